@@ -1,0 +1,304 @@
+// TgOps.td — the `tg` dialect: tensor ops at the level tgc's graph rewrites work on.
+//
+// Every value is a statically shaped ranked tensor (symbolic dims are bound before import), so each
+// op's verifier can check shapes exactly and later stages (kernel formation, buffer planning,
+// codegen) never meet a dynamic dim. Elementwise ops broadcast numpy-style. Weights are
+// `tg.constant` ops; the printer elides large ones (see compiler/Dump.h), so dumps stay readable.
+#ifndef TG_OPS
+#define TG_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def TG_Dialect : Dialect {
+  let name = "tg";
+  let summary = "tensor graph dialect of tgc";
+  let cppNamespace = "::tgc::tg";
+  let emitAccessorPrefix = kEmitAccessorPrefix_Prefixed;
+  let hasConstantMaterializer = 1;
+}
+
+class TG_Op<string mnemonic, list<Trait> traits = []> :
+    Op<TG_Dialect, mnemonic, !listconcat(traits, [NoSideEffect])>;
+
+def TG_Tensor : RankedTensorOf<[AnyType]>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def TG_ConstantOp : TG_Op<"constant", [ConstantLike]> {
+  let summary = "a constant tensor (weights, folded shapes, scalars)";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs TG_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class TG_UnaryOp<string mnemonic, string doc> :
+    TG_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = doc;
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def TG_NegOp : TG_UnaryOp<"neg", "-x">;
+def TG_AbsOp : TG_UnaryOp<"abs", "|x|">;
+def TG_SignOp : TG_UnaryOp<"sign", "sign(x)">;
+def TG_ExpOp : TG_UnaryOp<"exp", "e^x">;
+def TG_LogOp : TG_UnaryOp<"log", "ln x">;
+def TG_SqrtOp : TG_UnaryOp<"sqrt", "sqrt x">;
+def TG_RsqrtOp : TG_UnaryOp<"rsqrt", "1 / sqrt x">;
+def TG_ReciprocalOp : TG_UnaryOp<"reciprocal", "1 / x">;
+def TG_TanhOp : TG_UnaryOp<"tanh", "tanh x">;
+def TG_SigmoidOp : TG_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
+def TG_ErfOp : TG_UnaryOp<"erf", "erf x">;
+def TG_ReluOp : TG_UnaryOp<"relu", "max(x, 0)">;
+def TG_SiluOp : TG_UnaryOp<"silu", "x * sigmoid(x)">;
+def TG_SinOp : TG_UnaryOp<"sin", "sin x">;
+def TG_CosOp : TG_UnaryOp<"cos", "cos x">;
+def TG_FloorOp : TG_UnaryOp<"floor", "floor x">;
+def TG_CeilOp : TG_UnaryOp<"ceil", "ceil x">;
+def TG_RoundOp : TG_UnaryOp<"round", "round half to even">;
+def TG_NotOp : TG_UnaryOp<"not", "logical not (i1)">;
+
+def TG_GeluOp : TG_Op<"gelu", [SameOperandsAndResultType]> {
+  let summary = "GELU: x * Phi(x), exact (erf) or tanh approximation";
+  let arguments = (ins TG_Tensor:$input, DefaultValuedAttr<BoolAttr, "false">:$tanh_approx);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def TG_IsNanOp : TG_Op<"isnan"> {
+  let summary = "x != x, as i1";
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_CastOp : TG_Op<"cast"> {
+  let summary = "element type conversion (same shape)";
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+// Binary ops broadcast numpy-style; operands share one element type.
+class TG_BinaryOp<string mnemonic, string doc> : TG_Op<mnemonic> {
+  let summary = doc;
+  let arguments = (ins TG_Tensor:$lhs, TG_Tensor:$rhs);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_AddOp : TG_BinaryOp<"add", "a + b">;
+def TG_SubOp : TG_BinaryOp<"sub", "a - b">;
+def TG_MulOp : TG_BinaryOp<"mul", "a * b">;
+def TG_DivOp : TG_BinaryOp<"div", "a / b (integer: truncating)">;
+def TG_PowOp : TG_BinaryOp<"pow", "a ^ b">;
+def TG_MaxOp : TG_BinaryOp<"max", "max(a, b)">;
+def TG_MinOp : TG_BinaryOp<"min", "min(a, b)">;
+def TG_ModOp : TG_BinaryOp<"mod", "a mod b (sign of b for integers, fmod for floats)">;
+def TG_EqualOp : TG_BinaryOp<"equal", "a == b (i1)">;
+def TG_LessOp : TG_BinaryOp<"less", "a < b (i1)">;
+def TG_LessEqualOp : TG_BinaryOp<"less_equal", "a <= b (i1)">;
+def TG_GreaterOp : TG_BinaryOp<"greater", "a > b (i1)">;
+def TG_GreaterEqualOp : TG_BinaryOp<"greater_equal", "a >= b (i1)">;
+def TG_AndOp : TG_BinaryOp<"and", "a && b (i1)">;
+def TG_OrOp : TG_BinaryOp<"or", "a || b (i1)">;
+def TG_XorOp : TG_BinaryOp<"xor", "a != b (i1)">;
+
+def TG_WhereOp : TG_Op<"where"> {
+  let summary = "cond ? a : b, broadcasting all three";
+  let arguments = (ins TG_Tensor:$cond, TG_Tensor:$lhs, TG_Tensor:$rhs);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def TG_MatmulOp : TG_Op<"matmul"> {
+  let summary = "numpy matmul: batched, broadcasting batch dims; rank-1 operands promoted";
+  let arguments = (ins TG_Tensor:$lhs, TG_Tensor:$rhs);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_LinearOp : TG_Op<"linear"> {
+  let summary = "y = x · wᵀ + bias, with w [N, K] and x [..., K]";
+  let arguments = (ins TG_Tensor:$input, TG_Tensor:$weight, Optional<TG_Tensor>:$bias);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_ConvOp : TG_Op<"conv"> {
+  let summary = "N-d convolution, NC[D]HW layout, weight [M, C/group, k...]";
+  let arguments = (ins TG_Tensor:$input, TG_Tensor:$weight, Optional<TG_Tensor>:$bias,
+                       I64ArrayAttr:$strides, I64ArrayAttr:$pads, I64ArrayAttr:$dilations,
+                       I64Attr:$group);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations and reductions
+//===----------------------------------------------------------------------===//
+
+def TG_LayerNormOp : TG_Op<"layer_norm", [AttrSizedOperandSegments]> {
+  let summary = "(x - mean) / sqrt(var + eps) * scale + bias over dims [axis, rank)";
+  let arguments = (ins TG_Tensor:$input, Optional<TG_Tensor>:$scale, Optional<TG_Tensor>:$bias,
+                       I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input (`,` $scale^)? (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_SoftmaxOp : TG_Op<"softmax", [SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let arguments = (ins TG_Tensor:$input, I64Attr:$axis, DefaultValuedAttr<BoolAttr, "false">:$log);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+class TG_ReduceOp<string mnemonic, string doc> : TG_Op<mnemonic> {
+  let summary = doc;
+  let arguments = (ins TG_Tensor:$input, I64ArrayAttr:$axes, BoolAttr:$keepdims);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_ReduceSumOp : TG_ReduceOp<"reduce_sum", "sum over axes">;
+def TG_ReduceMeanOp : TG_ReduceOp<"reduce_mean", "mean over axes">;
+def TG_ReduceMaxOp : TG_ReduceOp<"reduce_max", "max over axes">;
+def TG_ReduceMinOp : TG_ReduceOp<"reduce_min", "min over axes">;
+def TG_ReduceProdOp : TG_ReduceOp<"reduce_prod", "product over axes">;
+
+def TG_ArgMaxOp : TG_Op<"argmax"> {
+  let summary = "index of the first (or last) maximum along axis, as i64";
+  let arguments = (ins TG_Tensor:$input, I64Attr:$axis, BoolAttr:$keepdims,
+                       DefaultValuedAttr<BoolAttr, "false">:$select_last);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def TG_ReshapeOp : TG_Op<"reshape"> {
+  let summary = "same elements, new static shape (a view: no data moves)";
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def TG_TransposeOp : TG_Op<"transpose"> {
+  let summary = "permute dims: result dim i is input dim perm[i]";
+  let arguments = (ins TG_Tensor:$input, I64ArrayAttr:$perm);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_SliceOp : TG_Op<"slice"> {
+  let summary = "strided slice: result[i...] = input[starts + i * steps], one start/step per dim";
+  let arguments = (ins TG_Tensor:$input, I64ArrayAttr:$starts, I64ArrayAttr:$steps);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_ConcatOp : TG_Op<"concat"> {
+  let summary = "concatenate along axis";
+  let arguments = (ins Variadic<TG_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_SplitOp : TG_Op<"split"> {
+  let summary = "split along axis into the results' sizes";
+  let arguments = (ins TG_Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<TG_Tensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+def TG_GatherOp : TG_Op<"gather"> {
+  let summary = "ONNX Gather: take slices of data along axis at integer indices (negative wrap)";
+  let arguments = (ins TG_Tensor:$data, TG_Tensor:$indices, I64Attr:$axis);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_GatherElementsOp : TG_Op<"gather_elements"> {
+  let summary = "ONNX GatherElements: result[i] = data[i with axis replaced by indices[i]]";
+  let arguments = (ins TG_Tensor:$data, TG_Tensor:$indices, I64Attr:$axis);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_ExpandOp : TG_Op<"expand"> {
+  let summary = "broadcast to the result shape";
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_PadOp : TG_Op<"pad"> {
+  let summary = "constant padding: pads = [begin_0.., end_0..] (may be negative)";
+  let arguments = (ins TG_Tensor:$input, I64ArrayAttr:$pads, F64Attr:$value);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel formation
+//===----------------------------------------------------------------------===//
+
+def TG_FusedOp : TG_Op<"fused", [IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "one kernel: the ops in its region run as one fused loop nest";
+  let description = [{
+    Formed by `tgc-form-kernels`. The region's block arguments are the operands; `tg.yield`
+    returns the single result. `kind` is "pointwise" (a chain of elementwise ops) or "gemm"
+    (a tg.linear / tg.matmul whose result feeds an elementwise epilogue).
+  }];
+  let arguments = (ins Variadic<TG_Tensor>:$inputs, StrAttr:$kind);
+  let results = (outs TG_Tensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$kind `(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body";
+  let hasVerifier = 1;
+}
+
+def TG_YieldOp : TG_Op<"yield", [Terminator, HasParent<"FusedOp">]> {
+  let summary = "the result of a tg.fused region";
+  let arguments = (ins Variadic<TG_Tensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let builders = [OpBuilder<(ins), [{ /* empty yield for the implicit terminator */ }]>];
+}
+
+#endif // TG_OPS

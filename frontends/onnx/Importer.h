@@ -1,0 +1,39 @@
+// Importer.h — ONNX ModelProto (incl. external data) → `tg` dialect.
+//
+// The importer validates everything it reads (see DESIGN.md, *Bad input*), infers static shapes
+// itself (it does not depend on libonnx's shape inference, which stops at opset 17), folds exporter
+// shape arithmetic by evaluating ops whose operands are all constant, and emits one
+// `func.func @main` whose arguments and results carry their ONNX names in `tg.name`.
+#ifndef TGC_FRONTENDS_ONNX_IMPORTER_H
+#define TGC_FRONTENDS_ONNX_IMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// Options of the ONNX import.
+struct ImportOptions {
+  /// Concrete shapes for graph inputs with symbolic or unknown dims ("--input-shape name=1x128").
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+};
+
+/// Reads and imports an ONNX model file. External data is read from beside the file only.
+/// Errors name the node and tensor at fault; every unsupported op is listed in one error.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxFile(mlir::MLIRContext &ctx, const std::string &path, const ImportOptions &options);
+
+/// Imports an in-memory serialized ModelProto; `baseDir` is where external data lives ("" for none).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxBytes(mlir::MLIRContext &ctx, const std::string &bytes, const std::string &baseDir,
+                const ImportOptions &options);
+
+} // namespace tgc
+
+#endif // TGC_FRONTENDS_ONNX_IMPORTER_H

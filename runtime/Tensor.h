@@ -1,0 +1,68 @@
+// Tensor.h — host tensors and element types shared by the runtime, the CLI and the interpreter.
+//
+// DType values equal ONNX's TensorProto.DataType so conversion at the edges is a cast. This header
+// has no MLIR or protobuf dependency: the runtime library stays small.
+#ifndef TGC_RUNTIME_TENSOR_H
+#define TGC_RUNTIME_TENSOR_H
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// Element types tgc handles (numbering from onnx.proto's TensorProto.DataType).
+enum class DType : int32_t {
+  F32 = 1,
+  U8 = 2,
+  I8 = 3,
+  I32 = 6,
+  I64 = 7,
+  Bool = 9,
+  F16 = 10,
+  F64 = 11,
+  BF16 = 16,
+};
+
+/// Bytes per element; 0 for an unknown value.
+size_t dtypeSize(DType t);
+/// "f32", "i64", ... ; "unknown" for an unknown value.
+const char *dtypeName(DType t);
+/// True when `v` is one of the DType enumerators.
+bool isKnownDType(int32_t v);
+
+/// A dense row-major tensor in host memory.
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data; ///< numel() * dtypeSize(dtype) bytes
+
+  /// Product of the dims (1 for a scalar).
+  int64_t numel() const;
+  /// Typed view of the bytes; T must match dtype's size.
+  template <typename T> T *as() { return reinterpret_cast<T *>(data.data()); }
+  template <typename T> const T *as() const { return reinterpret_cast<const T *>(data.data()); }
+  /// Element i converted to double (f16/bf16 decoded).
+  double get(int64_t i) const;
+  /// Stores v at i, converted (rounded) to dtype.
+  void set(int64_t i, double v);
+  /// A zero-filled tensor of this dtype and shape.
+  static HostTensor zeros(DType t, std::vector<int64_t> shape, std::string name = "");
+};
+
+/// Relative L2 error ||got - want|| / ||want|| (||got - want|| when want is all zero).
+/// NaN in one but not the other gives +inf; matching NaNs and equal infinities count as equal.
+/// Element counts must match (else +inf).
+double relativeL2(const HostTensor &got, const HostTensor &want);
+
+/// IEEE half / bfloat16 conversions (round to nearest even).
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bf16ToFloat(uint16_t h);
+uint16_t floatToBf16(float f);
+
+} // namespace tgc
+
+#endif // TGC_RUNTIME_TENSOR_H
