@@ -1,0 +1,108 @@
+// PlanUtil.cpp — checksums and the human-readable dump of a launch plan.
+#include "codegen/plan/PlanUtil.h"
+
+#include "runtime/Tensor.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace tgc::plan {
+
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+bool fnv1a64File(const std::string &path, uint64_t &out) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  uint64_t h = kFnvOffset;
+  std::vector<unsigned char> buf(1 << 16);
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0)
+    h = fnv1a64(buf.data(), n, h);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  out = h;
+  return ok;
+}
+
+static const char *kindName(BufferKind k) {
+  switch (k) {
+  case INPUT: return "INPUT";
+  case OUTPUT: return "OUTPUT";
+  case ARENA: return "ARENA";
+  case WEIGHT: return "WEIGHT";
+  default: return "UNKNOWN";
+  }
+}
+
+std::string formatArg(const BufferArg &a) {
+  std::ostringstream os;
+  os << kindName(a.kind());
+  if (a.kind() == INPUT || a.kind() == OUTPUT)
+    os << "[" << a.index() << "]";
+  os << "+" << a.offset() << ":" << a.bytes();
+  return os.str();
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+static std::string formatDesc(const TensorDesc &d) {
+  std::ostringstream os;
+  os << "'" << d.name() << "' ";
+  if (isKnownDType(d.dtype()))
+    os << dtypeName(static_cast<DType>(d.dtype()));
+  else
+    os << "dtype(" << d.dtype() << ")";
+  os << " " << formatShape(std::vector<int64_t>(d.shape().begin(), d.shape().end()));
+  return os.str();
+}
+
+std::string formatPlan(const Plan &p) {
+  std::ostringstream os;
+  char hex[32];
+  os << "tgc plan v" << p.format_version() << "\n";
+  os << "target:       " << p.target() << "\n";
+  os << "tgc version:  " << p.tgc_version() << "\n";
+  os << "model:        " << p.model_name() << " (hash " << p.model_hash() << ")\n";
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.weights_fnv1a64());
+  os << "weights:      " << p.weights_file() << ", " << p.weights_bytes() << " bytes, fnv1a64 "
+     << hex << "\n";
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.kernels_fnv1a64());
+  os << "kernels:      " << p.kernels_file() << ", fnv1a64 " << hex << "\n";
+  os << "arena:        " << p.arena_bytes() << " bytes (alignment " << p.alignment() << ")\n";
+  os << "inputs:\n";
+  for (int i = 0; i < p.inputs_size(); ++i)
+    os << "  [" << i << "] " << formatDesc(p.inputs(i)) << "\n";
+  os << "outputs:\n";
+  for (int i = 0; i < p.outputs_size(); ++i)
+    os << "  [" << i << "] " << formatDesc(p.outputs(i)) << " <- "
+       << formatArg(p.outputs(i).source()) << "\n";
+  os << "steps: " << p.steps_size() << "\n";
+  for (int i = 0; i < p.steps_size(); ++i) {
+    const Step &s = p.steps(i);
+    os << "  " << i << ": " << (s.kind() == Step::COPY ? "copy" : s.symbol()) << "(";
+    for (int j = 0; j < s.args_size(); ++j)
+      os << (j ? ", " : "") << formatArg(s.args(j));
+    os << ")";
+    if (!s.label().empty())
+      os << "  # " << s.label();
+    os << "\n";
+  }
+  return os.str();
+}
+
+} // namespace tgc::plan

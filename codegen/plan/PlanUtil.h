@@ -1,0 +1,41 @@
+// PlanUtil.h — constants, checksums and the text dump of a launch plan (no MLIR dependency).
+//
+// Shared by the package writers (codegen/) and the runtime, so both sides agree on the magic,
+// the format version and the checksum function.
+#ifndef TGC_CODEGEN_PLAN_PLANUTIL_H
+#define TGC_CODEGEN_PLAN_PLANUTIL_H
+
+#include "codegen/plan/plan.pb.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tgc::plan {
+
+/// "TGCP" read as a little-endian uint32.
+constexpr uint32_t kPlanMagic = 0x50434754u;
+/// Bumped whenever the meaning of a field changes.
+constexpr uint32_t kPlanFormatVersion = 1;
+/// Alignment of every arena and weight offset.
+constexpr int64_t kAlignment = 64;
+/// Largest plan.pb the runtime reads.
+constexpr int64_t kMaxPlanBytes = 256ll << 20;
+
+/// FNV-1a 64 over `n` bytes, continuing from `h` (start with kFnvOffset).
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h = kFnvOffset);
+/// FNV-1a 64 of a file's bytes; false when it cannot be read.
+bool fnv1a64File(const std::string &path, uint64_t &out);
+
+/// "INPUT[0]+0:64", "ARENA+128:256", ...
+std::string formatArg(const BufferArg &a);
+/// Human-readable dump of the whole plan (header, interface, steps) for `tgc inspect`.
+std::string formatPlan(const Plan &p);
+/// "[1, 32]"
+std::string formatShape(const std::vector<int64_t> &shape);
+
+} // namespace tgc::plan
+
+#endif // TGC_CODEGEN_PLAN_PLANUTIL_H

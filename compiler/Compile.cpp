@@ -1,0 +1,255 @@
+// Compile.cpp — the compile driver: import, run the pipeline with instrumentation, write the
+// package.
+//
+// Debugging hooks live here rather than in the passes: IR printing and per-stage dumps
+// (--print-ir-after*, --dump-dir) and the numerics check (--check-each-pass), which runs the
+// reference interpreter before the pipeline and after every pass and names the first pass whose
+// outputs drift.
+#include "compiler/Compile.h"
+
+#include "compiler/Pipeline.h"
+#include "compiler/dialect/TgDialect.h"
+#include "compiler/interp/Interpreter.h"
+#include "frontends/onnx/Importer.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <random>
+
+namespace tgc {
+
+const char *tgcVersion() { return "0.1.0"; }
+
+namespace {
+
+mlir::OpPrintingFlags dumpFlags() {
+  mlir::OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(16);
+  return flags;
+}
+
+std::string printModule(mlir::ModuleOp m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m->print(os, dumpFlags());
+  return s;
+}
+
+llvm::Error writeFile(const std::string &path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write %s: %s", path.c_str(), ec.message().c_str());
+  os << text;
+  return llvm::Error::success();
+}
+
+mlir::func::FuncOp mainOf(mlir::ModuleOp m) { return m.lookupSymbol<mlir::func::FuncOp>("main"); }
+
+/// Deterministic random inputs for @main's arguments (floats in [-1, 1), integers in [0, 10)).
+std::vector<HostTensor> randomInputs(mlir::func::FuncOp fn) {
+  std::mt19937 rng(1234);
+  std::vector<HostTensor> inputs;
+  for (mlir::BlockArgument arg : fn.getArguments()) {
+    auto type = arg.getType().cast<mlir::RankedTensorType>();
+    DType dt = llvm::cantFail(dtypeOf(type.getElementType()));
+    HostTensor t = HostTensor::zeros(dt, type.getShape().vec());
+    bool isFloat = type.getElementType().isa<mlir::FloatType>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.set(i, isFloat ? std::uniform_real_distribution<double>(-1, 1)(rng)
+                       : static_cast<double>(rng() % (dt == DType::Bool ? 2 : 10)));
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+/// Prints/dumps IR after passes, times them, and checks numerics after each when asked.
+class Instrumentation : public mlir::PassInstrumentation {
+public:
+  Instrumentation(const CompileOptions &o, llvm::raw_ostream &log, CompileResult &r)
+      : options(o), log(log), result(r) {}
+
+  llvm::Error begin(mlir::ModuleOp m) {
+    if (!options.dumpDir.empty())
+      if (auto err = writeFile(stagePath("import"), printModule(m)))
+        return err;
+    if (options.checkEachPass) {
+      inputs = randomInputs(mainOf(m));
+      auto ref = interpret(mainOf(m), inputs);
+      if (!ref)
+        return ref.takeError();
+      reference = std::move(*ref);
+    }
+    return llvm::Error::success();
+  }
+
+  void runBeforePass(mlir::Pass *, mlir::Operation *) override {
+    start = std::chrono::steady_clock::now();
+  }
+
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string name = pass->getArgument().str();
+    result.passSeconds.push_back({name, secs});
+    auto module = op->getParentOfType<mlir::ModuleOp>();
+    if (!module)
+      module = llvm::dyn_cast<mlir::ModuleOp>(op);
+    if (wantsPrint(name))
+      log << "// -----// IR after " << name << " //----- //\n" << printModule(module) << "\n";
+    if (!options.dumpDir.empty())
+      llvm::consumeError(writeFile(stagePath(name), printModule(module)));
+    if (options.checkEachPass && driftPass.empty())
+      checkNumerics(name, module);
+  }
+
+  /// The first pass whose interpreter output drifted ("" when none did).
+  std::string driftPass, driftMessage;
+
+private:
+  std::string stagePath(const std::string &name) {
+    return llvm::formatv("{0}/{1:2}-{2}.mlir", options.dumpDir, stage++, name).str();
+  }
+
+  bool wantsPrint(const std::string &name) const {
+    if (options.printIrAfterAll)
+      return true;
+    for (const std::string &p : options.printIrAfter)
+      if (p == name || "tgc-" + p == name)
+        return true;
+    return false;
+  }
+
+  void checkNumerics(const std::string &name, mlir::ModuleOp m) {
+    auto out = interpret(mainOf(m), inputs);
+    if (!out) {
+      driftPass = name;
+      driftMessage = llvm::toString(out.takeError());
+      return;
+    }
+    for (size_t i = 0; i < out->size(); ++i) {
+      double err = relativeL2((*out)[i], reference[i]);
+      double tol = (*out)[i].dtype == DType::F32 || (*out)[i].dtype == DType::F64 ? 1e-5 : 1e-2;
+      log << llvm::formatv("check-each-pass: after {0}: output {1} rel_l2={2:e}\n", name, i, err);
+      if (!(err <= tol)) {
+        driftPass = name;
+        driftMessage = llvm::formatv("output {0} drifted: rel_l2={1:e} > {2:e}", i, err, tol);
+      }
+    }
+  }
+
+  const CompileOptions &options;
+  llvm::raw_ostream &log;
+  CompileResult &result;
+  std::vector<HostTensor> inputs, reference;
+  std::chrono::steady_clock::time_point start;
+  int stage = 0;
+};
+
+void countOps(mlir::ModuleOp m, int64_t &total, std::map<std::string, int64_t> *byKind) {
+  total = 0;
+  m.walk([&](mlir::Operation *op) {
+    if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "tg" ||
+        llvm::isa<tg::ConstantOp, tg::YieldOp>(op) || op->getParentOfType<tg::FusedOp>())
+      return;
+    ++total;
+    if (byKind)
+      ++(*byKind)[op->getName().getStringRef().str()];
+  });
+}
+
+std::string hashFile(const std::string &path) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  uint64_t h = 1469598103934665603ull;
+  if (buf)
+    for (unsigned char c : (*buf)->getBuffer())
+      h = (h ^ c) * 1099511628211ull;
+  return llvm::formatv("{0:x16}", h).str();
+}
+
+} // namespace
+
+llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log) {
+  if (options.target != "cpu")
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "target '%s' is not available yet: this build supports "
+                                   "--target=cpu (the CUDA backend is issue #4)",
+                                   options.target.c_str());
+  if (options.precision != "fp32")
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "precision '%s' is not available yet on the CPU backend: "
+                                   "use --precision=fp32",
+                                   options.precision.c_str());
+  if (!options.dumpDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
+      return llvm::createStringError(ec, "cannot create dump dir %s", options.dumpDir.c_str());
+
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+  ctx.disableMultithreading(); // deterministic dumps; the graphs are small
+  CompileResult result;
+
+  auto t0 = std::chrono::steady_clock::now();
+  ImportOptions importOptions;
+  importOptions.inputShapes = options.inputShapes;
+  auto module = importOnnxFile(ctx, options.modelPath, importOptions);
+  if (!module)
+    return module.takeError();
+  result.passSeconds.push_back(
+      {"import", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+  countOps(**module, result.opsBefore, nullptr);
+
+  mlir::PassManager pm(&ctx);
+  PipelineOptions pipelineOptions;
+  pipelineOptions.formKernels = options.formKernels;
+  buildPipeline(pm, pipelineOptions);
+  auto instr = std::make_unique<Instrumentation>(options, log, result);
+  Instrumentation *instrPtr = instr.get();
+  if (auto err = instr->begin(**module))
+    return std::move(err);
+  pm.addInstrumentation(std::move(instr));
+
+  std::string diagnostics;
+  {
+    mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+      llvm::raw_string_ostream os(diagnostics);
+      os << d.getLocation() << ": " << d << "\n";
+      return mlir::success();
+    });
+    if (mlir::failed(pm.run(**module)))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "compile pipeline failed:\n%s",
+                                     diagnostics.c_str());
+  }
+  if (!instrPtr->driftPass.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "check-each-pass: pass '%s' changed the results: %s",
+                                   instrPtr->driftPass.c_str(), instrPtr->driftMessage.c_str());
+  countOps(**module, result.opsAfter, &result.opsAfterByKind);
+
+  PackageInfo info;
+  info.target = options.target;
+  info.tgcVersion = tgcVersion();
+  info.modelName = llvm::sys::path::stem(llvm::sys::path::parent_path(options.modelPath)).str();
+  info.modelHash = hashFile(options.modelPath);
+  auto t1 = std::chrono::steady_clock::now();
+  auto stats = writeCpuPackage(**module, options.outputPath, info, options.cacheDir);
+  if (!stats)
+    return stats.takeError();
+  result.passSeconds.push_back(
+      {"codegen", std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count()});
+  result.package = *stats;
+
+  if (!options.dumpDir.empty())
+    for (const char *f : {"kernels.cpp", "plan.txt"})
+      llvm::sys::fs::copy_file(options.outputPath + "/" + f, options.dumpDir + "/" + f);
+  return result;
+}
+
+} // namespace tgc

@@ -1,0 +1,49 @@
+// Compile.h — the compile driver: ONNX file → passes → package (`tgc::compile`).
+#ifndef TGC_COMPILER_COMPILE_H
+#define TGC_COMPILER_COMPILE_H
+
+#include "codegen/cpu/CpuBackend.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// Everything `tgc compile` can be told.
+struct CompileOptions {
+  std::string modelPath;
+  std::string outputPath;
+  std::string target = "cpu";     ///< "cpu" or "cuda:sm_XY"
+  std::string precision = "fp32"; ///< "fp32", "fp16" or "bf16"
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  bool printIrAfterAll = false;
+  std::vector<std::string> printIrAfter; ///< pass flags, with or without the "tgc-" prefix
+  std::string dumpDir;                   ///< per-stage IR, kernels and plan; "" for none
+  std::string cacheDir;                  ///< kernel cache; "" for none
+  bool checkEachPass = false;            ///< interpret before/after every pass, name drift
+  bool formKernels = true;
+};
+
+/// Figures of one compile, for --stats.
+struct CompileResult {
+  PackageStats package;
+  int64_t opsBefore = 0; ///< tg ops after import (constants excluded)
+  int64_t opsAfter = 0;  ///< tg ops at the end of the pipeline (constants excluded)
+  std::map<std::string, int64_t> opsAfterByKind;
+  std::vector<std::pair<std::string, double>> passSeconds; ///< wall time per stage
+};
+
+/// Compiles `options.modelPath` into a package at `options.outputPath`. IR dumps and messages
+/// go to `log`. Errors name what is wrong (node, tensor, pass).
+llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log);
+
+/// The version string recorded in packages.
+const char *tgcVersion();
+
+} // namespace tgc
+
+#endif // TGC_COMPILER_COMPILE_H

@@ -1,0 +1,29 @@
+// Pipeline.cpp — the pass pipeline, stage by stage (cleanup → kernel formation).
+//
+// Stages follow DESIGN.md: cleanup (fold constants, canonicalize, CSE) first, so later stages
+// see the graph without exporter noise; kernel formation last, since it fixes the kernels
+// codegen emits. Recognition, horizontal fusion and precision passes slot in between.
+#include "compiler/Pipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/Passes.h"
+#include "passes/cleanup/Passes.h"
+#include "passes/kernels/Passes.h"
+
+namespace tgc {
+
+void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
+  auto &fn = pm.nest<mlir::func::FuncOp>();
+  fn.addPass(createFoldConstantsPass());
+  fn.addPass(mlir::createCanonicalizerPass());
+  fn.addPass(mlir::createCSEPass());
+  if (options.formKernels)
+    fn.addPass(createFormKernelsPass());
+}
+
+void registerAllPasses() {
+  registerCleanupPasses();
+  registerKernelsPasses();
+}
+
+} // namespace tgc

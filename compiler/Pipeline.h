@@ -1,0 +1,22 @@
+// Pipeline.h — the compile pipeline: every stage, in order, in one function.
+#ifndef TGC_COMPILER_PIPELINE_H
+#define TGC_COMPILER_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace tgc {
+
+/// Pipeline knobs (set from the tgc CLI).
+struct PipelineOptions {
+  bool formKernels = true;
+};
+
+/// Adds tgc's passes, in pipeline order, to `pm` (which runs on the module).
+void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options);
+
+/// Registers every tgc pass with MLIR's registry (tgc-opt).
+void registerAllPasses();
+
+} // namespace tgc
+
+#endif // TGC_COMPILER_PIPELINE_H

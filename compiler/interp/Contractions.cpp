@@ -1,0 +1,158 @@
+// Contractions.cpp — matmul, linear and convolution kernels.
+//
+// Operands are read into double once; every dot product accumulates in double. Loop orders are the
+// simple cache-friendly ones (i-k-j for matmul, row dots for linear, precomputed kernel offsets for
+// conv): fast enough to run small models in tests, and obviously correct.
+#include "compiler/interp/Kernels.h"
+
+namespace tgc::interp {
+
+namespace {
+
+llvm::Error checkOutSize(const Shape &want, const Shape &outShape) {
+  if (product(want) != product(outShape))
+    return kernelError("result shape " + shapeToString(outShape) + " should hold " +
+                       shapeToString(want));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<HostTensor> matmul(const HostTensor &a, const HostTensor &b, const Shape &outShape) {
+  Shape sa = a.shape, sb = b.shape;
+  if (sa.empty() || sb.empty())
+    return kernelError("matmul operands must have rank >= 1");
+  if (sa.size() == 1)
+    sa.insert(sa.begin(), 1);
+  if (sb.size() == 1)
+    sb.push_back(1);
+  int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  if (sb[sb.size() - 2] != k)
+    return kernelError("matmul shapes " + shapeToString(a.shape) + " and " +
+                       shapeToString(b.shape) + " do not contract");
+  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  auto batch = broadcastShapes(ba, bb);
+  if (!batch)
+    return kernelError("matmul batch dims " + shapeToString(ba) + " and " + shapeToString(bb) +
+                       " do not broadcast");
+  Shape full = *batch;
+  full.push_back(m);
+  full.push_back(n);
+  if (auto e = checkOutSize(full, outShape))
+    return std::move(e);
+
+  // Batch strides in elements: a broadcast batch dim re-reads the same matrix.
+  std::array<std::vector<int64_t>, 2> strides{broadcastStrides(ba, *batch),
+                                              broadcastStrides(bb, *batch)};
+  for (int64_t &s : strides[0])
+    s *= m * k;
+  for (int64_t &s : strides[1])
+    s *= k * n;
+  std::vector<double> va = toF64(a), vb = toF64(b), r(product(outShape)), acc(n);
+  forEachIndex<2>(*batch, strides, {0, 0}, [&](int64_t bi, const std::array<int64_t, 2> &o) {
+    const double *pa = va.data() + o[0], *pb = vb.data() + o[1];
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double x = pa[i * k + kk];
+        const double *row = pb + kk * n;
+        for (int64_t j = 0; j < n; ++j)
+          acc[j] += x * row[j];
+      }
+      std::copy(acc.begin(), acc.end(), r.begin() + (bi * m + i) * n);
+    }
+  });
+  HostTensor out = HostTensor::zeros(a.dtype, outShape);
+  storeF64(out, r);
+  return std::move(out);
+}
+
+llvm::Expected<HostTensor> linear(const HostTensor &x, const HostTensor &w, const HostTensor *bias,
+                                  const Shape &outShape) {
+  if (x.shape.empty() || w.shape.size() != 2 || w.shape[1] != x.shape.back())
+    return kernelError("linear weight " + shapeToString(w.shape) + " does not fit input " +
+                       shapeToString(x.shape));
+  int64_t k = w.shape[1], n = w.shape[0], m = k ? x.numel() / k : product(x.shape, 0, x.shape.size() - 1);
+  if (bias && bias->numel() != n)
+    return kernelError("linear bias " + shapeToString(bias->shape) + " should have " +
+                       std::to_string(n) + " elements");
+  Shape full(x.shape.begin(), x.shape.end() - 1);
+  full.push_back(n);
+  if (auto e = checkOutSize(full, outShape))
+    return std::move(e);
+  std::vector<double> vx = toF64(x), vw = toF64(w), r(m * n, 0.0);
+  std::vector<double> vb = bias ? toF64(*bias) : std::vector<double>(n, 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    const double *xr = vx.data() + i * k;
+    for (int64_t j = 0; j < n; ++j) {
+      const double *wr = vw.data() + j * k;
+      double acc = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc += xr[kk] * wr[kk];
+      r[i * n + j] = acc + vb[j];
+    }
+  }
+  HostTensor out = HostTensor::zeros(x.dtype, outShape);
+  storeF64(out, r);
+  return std::move(out);
+}
+
+llvm::Expected<HostTensor> conv(const HostTensor &x, const HostTensor &w, const HostTensor *bias,
+                                const ConvParams &p, const Shape &outShape) {
+  size_t rank = x.shape.size();
+  if (rank < 3 || w.shape.size() != rank || outShape.size() != rank)
+    return kernelError("conv input, weight and result need one rank >= 3");
+  size_t sp = rank - 2;
+  if (p.strides.size() != sp || p.dilations.size() != sp || p.pads.size() != 2 * sp)
+    return kernelError("conv needs one stride and dilation per spatial dim and two pads");
+  int64_t batch = x.shape[0], c = x.shape[1], mOut = w.shape[0], cg = w.shape[1], g = p.group;
+  if (g <= 0 || cg * g != c || mOut % g != 0 || outShape[0] != batch || outShape[1] != mOut)
+    return kernelError("conv channels of input " + shapeToString(x.shape) + " and weight " +
+                       shapeToString(w.shape) + " do not match group " + std::to_string(g));
+  if (bias && bias->numel() != mOut)
+    return kernelError("conv bias must have one element per output channel");
+
+  Shape inSp(x.shape.begin() + 2, x.shape.end()), kSp(w.shape.begin() + 2, w.shape.end()),
+      outSp(outShape.begin() + 2, outShape.end());
+  std::vector<int64_t> inStr = stridesOf(inSp);
+  int64_t inVol = product(inSp), kVol = product(kSp), outVol = product(outSp), mPerG = mOut / g;
+
+  std::vector<double> vx = toF64(x), vw = toF64(w), r(product(outShape));
+  std::vector<double> vb = bias ? toF64(*bias) : std::vector<double>(mOut, 0.0);
+  std::vector<int64_t> offs(kVol), oIdx(sp), kIdx(sp);
+  for (int64_t op = 0; op < outVol; ++op) {
+    for (int64_t d = sp - 1, rem = op; d >= 0; --d) {
+      oIdx[d] = rem % outSp[d];
+      rem /= outSp[d];
+    }
+    // Input offset of each kernel tap at this output position, or -1 where it lands in padding.
+    for (int64_t kp = 0; kp < kVol; ++kp) {
+      int64_t off = 0;
+      for (int64_t d = sp - 1, rem = kp; d >= 0 && off >= 0; --d) {
+        int64_t ki = rem % kSp[d];
+        rem /= kSp[d];
+        int64_t pos = oIdx[d] * p.strides[d] - p.pads[d] + ki * p.dilations[d];
+        off = pos < 0 || pos >= inSp[d] ? -1 : off + pos * inStr[d];
+      }
+      offs[kp] = off;
+    }
+    for (int64_t nb = 0; nb < batch; ++nb)
+      for (int64_t m = 0; m < mOut; ++m) {
+        int64_t grp = m / mPerG;
+        double acc = vb[m];
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const double *xs = vx.data() + (nb * c + grp * cg + ci) * inVol;
+          const double *ws = vw.data() + (m * cg + ci) * kVol;
+          for (int64_t kp = 0; kp < kVol; ++kp)
+            if (offs[kp] >= 0)
+              acc += xs[offs[kp]] * ws[kp];
+        }
+        r[(nb * mOut + m) * outVol + op] = acc;
+      }
+  }
+  HostTensor out = HostTensor::zeros(x.dtype, outShape);
+  storeF64(out, r);
+  return std::move(out);
+}
+
+} // namespace tgc::interp

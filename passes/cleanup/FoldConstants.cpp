@@ -1,0 +1,66 @@
+// FoldConstants.cpp — `tgc-fold-constants`: evaluate all-constant ops with the interpreter.
+//
+// Folding through the reference interpreter (instead of a second set of folders) means every op
+// the interpreter knows can be folded, with exactly the semantics the oracle checks against.
+#include "compiler/dialect/TgDialect.h"
+#include "compiler/interp/Interpreter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/cleanup/Passes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace tgc {
+namespace {
+#define GEN_PASS_CLASSES
+#include "passes/cleanup/Passes.h.inc"
+
+bool isFoldable(mlir::Operation *op, int64_t maxElements) {
+  if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "tg")
+    return false;
+  if (llvm::isa<tg::ConstantOp, tg::FusedOp, tg::YieldOp>(op) || op->getNumOperands() == 0)
+    return false;
+  if (!llvm::all_of(op->getOperands(), [](mlir::Value v) {
+        return v.getDefiningOp<tg::ConstantOp>() != nullptr;
+      }))
+    return false;
+  return llvm::all_of(op->getResultTypes(), [&](mlir::Type t) {
+    return t.cast<mlir::RankedTensorType>().getNumElements() <= maxElements;
+  });
+}
+
+struct FoldConstantsPass : public FoldConstantsBase<FoldConstantsPass> {
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::Operation *> candidates;
+    getOperation().walk([&](mlir::Operation *op) {
+      if (op->getParentOfType<tg::FusedOp>() == nullptr && isFoldable(op, maxElements))
+        candidates.push_back(op);
+    });
+    // Walk order is program order, so a chain of constant ops folds front to back in one sweep.
+    for (mlir::Operation *op : candidates) {
+      if (!isFoldable(op, maxElements))
+        continue;
+      std::vector<HostTensor> operands;
+      for (mlir::Value v : op->getOperands())
+        operands.push_back(tensorFromAttr(v.getDefiningOp<tg::ConstantOp>().getValue()));
+      auto results = evaluateOp(op, operands);
+      if (!results) {
+        op->emitError() << "constant folding failed: " << llvm::toString(results.takeError());
+        return signalPassFailure();
+      }
+      mlir::OpBuilder b(op);
+      for (auto [res, value] : llvm::zip(op->getResults(), *results)) {
+        auto type = res.getType().cast<mlir::RankedTensorType>();
+        auto c = b.create<tg::ConstantOp>(op->getLoc(), type, attrFromTensor(value, type));
+        res.replaceAllUsesWith(c.getResult());
+      }
+      op->erase();
+    }
+  }
+};
+} // namespace
+
+std::unique_ptr<mlir::Pass> createFoldConstantsPass() {
+  return std::make_unique<FoldConstantsPass>();
+}
+
+} // namespace tgc

@@ -1,0 +1,126 @@
+// FormKernels.cpp — `tgc-form-kernels`: pointwise chains and GEMM epilogues → tg.fused.
+//
+// Kernels are formed greedily in program order (see Passes.td for the rule). Every kernel has a
+// single result, so codegen emits one loop nest per kernel and the buffer planner sees one
+// output per step. Chains across multi-use values stay separate kernels: recomputing shared
+// producers is a later, measured decision.
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BlockAndValueMapping.h"
+#include "mlir/IR/Builders.h"
+#include "passes/kernels/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace tgc {
+namespace {
+#define GEN_PASS_CLASSES
+#include "passes/kernels/Passes.h.inc"
+
+struct Group {
+  llvm::SmallVector<mlir::Operation *> ops; ///< in program order; back() is the output
+  bool gemm = false;
+};
+
+bool isSplatConstant(mlir::Value v) {
+  auto c = v.getDefiningOp<tg::ConstantOp>();
+  auto dense = c ? c.getValue().dyn_cast<mlir::DenseElementsAttr>() : nullptr;
+  return dense && dense.isSplat();
+}
+
+mlir::Type resultType(mlir::Operation *op) { return op->getResult(0).getType(); }
+
+/// Builds the tg.fused op for `g` right before its output op and erases the members.
+void materialize(Group &g) {
+  mlir::Operation *out = g.ops.back();
+  llvm::SmallPtrSet<mlir::Operation *, 8> members(g.ops.begin(), g.ops.end());
+  llvm::SetVector<mlir::Value> inputs;
+  for (mlir::Operation *op : g.ops)
+    for (mlir::Value v : op->getOperands())
+      if (!members.contains(v.getDefiningOp()) && !isSplatConstant(v))
+        inputs.insert(v);
+
+  mlir::OpBuilder b(out);
+  llvm::SmallVector<mlir::Location> locs;
+  for (mlir::Operation *op : g.ops)
+    locs.push_back(op->getLoc());
+  auto fused = b.create<tg::FusedOp>(b.getFusedLoc(locs), resultType(out),
+                                     inputs.getArrayRef(), g.gemm ? "gemm" : "pointwise");
+  mlir::Block *body = new mlir::Block();
+  fused.getBody().push_back(body);
+  mlir::BlockAndValueMapping map;
+  for (mlir::Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  mlir::OpBuilder inner = mlir::OpBuilder::atBlockEnd(body);
+  for (mlir::Operation *op : g.ops) {
+    for (mlir::Value v : op->getOperands())
+      if (isSplatConstant(v) && !map.contains(v))
+        map.map(v, inner.clone(*v.getDefiningOp())->getResult(0));
+    inner.clone(*op, map);
+  }
+  inner.create<tg::YieldOp>(out->getLoc(), map.lookup(out->getResult(0)));
+  out->getResult(0).replaceAllUsesWith(fused.getResult());
+  for (mlir::Operation *op : llvm::reverse(g.ops))
+    op->erase();
+}
+
+struct FormKernelsPass : public FormKernelsBase<FormKernelsPass> {
+  void runOnOperation() override {
+    std::vector<Group> groups;
+    llvm::DenseMap<mlir::Operation *, size_t> groupOf; // current output op → group index
+
+    for (mlir::Operation &opRef : getOperation().getBody().front()) {
+      mlir::Operation *op = &opRef;
+      if (llvm::isa<tg::LinearOp, tg::MatmulOp>(op)) {
+        groups.push_back({{op}, /*gemm=*/true});
+        groupOf[op] = groups.size() - 1;
+        continue;
+      }
+      if (!isPointwiseOp(op))
+        continue;
+      // Join the group whose output feeds this op, if the rule allows.
+      std::optional<size_t> joined;
+      for (mlir::Value v : op->getOperands()) {
+        mlir::Operation *def = v.getDefiningOp();
+        auto it = def ? groupOf.find(def) : groupOf.end();
+        if (it == groupOf.end() || !def->getResult(0).hasOneUse() ||
+            resultType(def).cast<mlir::ShapedType>().getShape() !=
+                resultType(op).cast<mlir::ShapedType>().getShape())
+          continue;
+        joined = it->second;
+        groupOf.erase(it);
+        break;
+      }
+      if (!joined) {
+        groups.push_back({{}, /*gemm=*/false});
+        joined = groups.size() - 1;
+      }
+      groups[*joined].ops.push_back(op);
+      groupOf[op] = *joined;
+    }
+
+    for (Group &g : groups)
+      if (g.ops.size() >= 2)
+        materialize(g);
+  }
+};
+} // namespace
+
+bool isPointwiseOp(mlir::Operation *op) {
+  if (op->getNumResults() != 1)
+    return false;
+  return llvm::isa<tg::NegOp, tg::AbsOp, tg::SignOp, tg::ExpOp, tg::LogOp, tg::SqrtOp,
+                   tg::RsqrtOp, tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp,
+                   tg::ReluOp, tg::SiluOp, tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp,
+                   tg::RoundOp, tg::NotOp, tg::GeluOp, tg::IsNanOp, tg::CastOp, tg::AddOp,
+                   tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp, tg::MaxOp, tg::MinOp, tg::ModOp,
+                   tg::EqualOp, tg::LessOp, tg::LessEqualOp, tg::GreaterOp, tg::GreaterEqualOp,
+                   tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp, tg::ExpandOp>(op);
+}
+
+std::unique_ptr<mlir::Pass> createFormKernelsPass() {
+  return std::make_unique<FormKernelsPass>();
+}
+
+} // namespace tgc

@@ -1,0 +1,21 @@
+// Passes.td — kernel formation: grouping ops into the kernels codegen emits.
+#ifndef TGC_PASSES_KERNELS
+#define TGC_PASSES_KERNELS
+
+include "mlir/Pass/PassBase.td"
+
+def FormKernels : Pass<"tgc-form-kernels", "mlir::func::FuncOp"> {
+  let summary = "Group pointwise chains and GEMM epilogues into tg.fused kernels";
+  let description = [{
+    Vertical fusion. Walking the function in order, an elementwise op joins the kernel that
+    produces one of its operands when that producer is the kernel's current output, has no other
+    use, and has the same shape as the op's result (so the kernel still iterates over one output
+    space). A kernel seeded by `tg.linear` or `tg.matmul` is a "gemm" kernel: the elementwise ops
+    it absorbs run as the GEMM's epilogue. Splat constants are cloned into the kernel as
+    literals. Every kernel has exactly one result; single-op pointwise groups and GEMMs without an
+    epilogue are left as plain ops.
+  }];
+  let constructor = "tgc::createFormKernelsPass()";
+}
+
+#endif // TGC_PASSES_KERNELS

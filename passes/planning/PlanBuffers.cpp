@@ -1,0 +1,240 @@
+// PlanBuffers.cpp — liveness-based arena planning and weights layout for `@main`.
+//
+// Decisions:
+// - Positions: the top-level ops of @main are numbered in order (arguments are position -1).
+//   tg.fused regions are IsolatedFromAbove, so every use of a top-level value is a top-level op.
+// - A value's live range is [position of its definition, position of its last reader]; graph
+//   outputs (tg.name'd or not, every operand of `return`) live to the end, because the runtime
+//   copies them out after the last step. Values nobody reads still get a buffer (the kernel
+//   writes them) that is free again right after their defining op.
+// - Reshape is a view: its result shares its input's storage (same offset, no copy), and the
+//   storage's live range is extended to the last reader of any view. A view of a graph input
+//   or a weight stays in that buffer.
+// - Arena allocation is greedy first-fit over the free gaps, in definition order: before op i,
+//   buffers whose last reader is < i are released; op i's results are then placed in the first
+//   gap that fits. An op's results never overlap its operands (no in-place kernels), so kernels
+//   may read inputs after writing outputs. Offsets and the total are 64-byte aligned.
+// - Weights: every tg.constant read by a kernel (or returned) goes in the weights blob, 64-byte
+//   aligned, in op order — except splat constants and constants of at most kMaxInlineElements
+//   elements whose every reader is elementwise code (a standalone elementwise op, or a tg.fused
+//   block argument used only by elementwise ops in the region): codegen inlines those as literals.
+// - Graph outputs stay in the arena; the plan names their offset and the runtime copies them out.
+//   Outputs that are an input or a weight (or views of them) are copied by the package writer's
+//   COPY steps into an arena slot, which this planner allocates like any other result.
+#include "passes/planning/PlanBuffers.h"
+
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+
+namespace tgc {
+
+namespace {
+
+constexpr int64_t kMaxInlineElements = 64;
+
+int64_t alignUp(int64_t v) { return (v + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
+
+/// True when every reader of block argument `arg` is elementwise.
+bool onlyElementwiseReaders(Value v) {
+  for (Operation *user : v.getUsers())
+    if (!isElementwiseOp(user))
+      return false;
+  return true;
+}
+
+/// True when the constant `c` may be written into kernels as literals.
+bool isInlineConstant(tg::ConstantOp c) {
+  auto type = c.getType().cast<RankedTensorType>();
+  auto dense = c.getValue().dyn_cast<DenseElementsAttr>();
+  if (!dense || !type.hasStaticShape())
+    return false;
+  if (!dense.isSplat() && type.getNumElements() > kMaxInlineElements)
+    return false;
+  if (c->use_empty())
+    return false;
+  for (OpOperand &use : c->getUses()) {
+    Operation *user = use.getOwner();
+    if (isElementwiseOp(user))
+      continue;
+    if (auto fused = dyn_cast<tg::FusedOp>(user)) {
+      Block &body = fused.getBody().front();
+      if (use.getOperandNumber() < body.getNumArguments() &&
+          onlyElementwiseReaders(body.getArgument(use.getOperandNumber())))
+        continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+/// Greedy first-fit allocator over one growing arena.
+class Arena {
+public:
+  int64_t allocate(int64_t bytes) {
+    bytes = alignUp(std::max<int64_t>(bytes, 1));
+    int64_t cursor = 0;
+    for (auto &[off, len] : live_) {
+      if (off - cursor >= bytes)
+        break;
+      cursor = std::max(cursor, off + len);
+    }
+    live_.emplace(cursor, bytes);
+    peak_ = std::max(peak_, cursor + bytes);
+    return cursor;
+  }
+  void release(int64_t offset) {
+    auto it = live_.find(offset);
+    if (it != live_.end())
+      live_.erase(it);
+  }
+  int64_t peak() const { return peak_; }
+
+private:
+  std::multimap<int64_t, int64_t> live_; // offset -> aligned length
+  int64_t peak_ = 0;
+};
+
+} // namespace
+
+bool isElementwiseOp(Operation *op) {
+  return isa<tg::NegOp, tg::AbsOp, tg::SignOp, tg::ExpOp, tg::LogOp, tg::SqrtOp, tg::RsqrtOp,
+             tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp, tg::ReluOp, tg::SiluOp,
+             tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp, tg::RoundOp, tg::NotOp, tg::GeluOp,
+             tg::IsNanOp, tg::CastOp, tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp,
+             tg::MaxOp, tg::MinOp, tg::ModOp, tg::EqualOp, tg::LessOp, tg::LessEqualOp,
+             tg::GreaterOp, tg::GreaterEqualOp, tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp>(op);
+}
+
+int64_t tensorBytes(Type type) {
+  auto t = type.dyn_cast<RankedTensorType>();
+  if (!t || !t.hasStaticShape())
+    return -1;
+  Type e = t.getElementType();
+  int64_t size;
+  if (e.isInteger(1))
+    size = 1;
+  else if (e.isIntOrFloat() && e.getIntOrFloatBitWidth() % 8 == 0)
+    size = e.getIntOrFloatBitWidth() / 8;
+  else
+    return -1;
+  int64_t n = size;
+  for (int64_t d : t.getShape()) {
+    if (d < 0 || (d > 0 && n > INT64_MAX / d))
+      return -1;
+    n *= d;
+  }
+  return n;
+}
+
+llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
+  BufferPlan plan;
+  Block &body = fn.getBody().front();
+  auto fail = [&](Value v, const llvm::Twine &msg) -> llvm::Error {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << msg << " (type " << v.getType() << " at " << v.getLoc() << ")";
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), os.str());
+  };
+
+  // Positions and the storage root of every value (reshape views point at their input's root).
+  llvm::DenseMap<Operation *, int64_t> position;
+  llvm::DenseMap<Value, Value> root;
+  int64_t n = 0;
+  for (Operation &op : body) {
+    position[&op] = n++;
+    if (auto r = dyn_cast<tg::ReshapeOp>(op)) {
+      Value in = r.getInput();
+      root[r.getResult()] = root.count(in) ? root[in] : in;
+    }
+  }
+  auto rootOf = [&](Value v) { auto it = root.find(v); return it == root.end() ? v : it->second; };
+
+  // Last reader of each root, counting readers of views.
+  llvm::DenseMap<Value, int64_t> lastUse;
+  auto touch = [&](Value v, int64_t pos) {
+    Value r = rootOf(v);
+    auto [it, inserted] = lastUse.try_emplace(r, pos);
+    if (!inserted)
+      it->second = std::max(it->second, pos);
+  };
+  for (Operation &op : body) {
+    int64_t pos = position[&op];
+    if (isa<tg::ReshapeOp>(op))
+      continue; // a view reads nothing by itself
+    bool isReturn = op.hasTrait<OpTrait::IsTerminator>();
+    for (Value v : op.getOperands())
+      touch(v, isReturn ? n : pos);
+  }
+
+  // Graph inputs.
+  for (BlockArgument arg : body.getArguments()) {
+    int64_t bytes = tensorBytes(arg.getType());
+    if (bytes < 0)
+      return fail(arg, "cannot size input " + llvm::Twine(arg.getArgNumber()));
+    plan.locs[arg] = {BufferLoc::Input, arg.getArgNumber(), 0, bytes};
+  }
+
+  // Weights, then arena, in op order.
+  Arena arena;
+  std::vector<std::pair<int64_t, int64_t>> releases; // (last use, offset)
+  for (Operation &op : body) {
+    int64_t pos = position[&op];
+    if (auto c = dyn_cast<tg::ConstantOp>(op)) {
+      int64_t bytes = tensorBytes(c.getType());
+      if (bytes < 0)
+        return fail(c.getResult(), "cannot size constant");
+      if (!lastUse.count(c.getResult()))
+        continue; // unused (and not viewed): no storage
+      if (isInlineConstant(c) && rootOf(c.getResult()) == c.getResult()) {
+        plan.locs[c.getResult()] = {BufferLoc::Inline, 0, 0, bytes};
+        continue;
+      }
+      plan.locs[c.getResult()] = {BufferLoc::Weight, 0, plan.weightBytes, bytes};
+      plan.weights.push_back(&op);
+      plan.weightBytes += alignUp(bytes);
+      continue;
+    }
+    if (auto r = dyn_cast<tg::ReshapeOp>(op)) {
+      auto it = plan.locs.find(r.getInput());
+      if (it == plan.locs.end())
+        return fail(r.getInput(), "reshape of a value without storage");
+      BufferLoc loc = it->second;
+      if (loc.kind == BufferLoc::Inline) {
+        // Only reachable when an inline constant is reshaped: give it real storage instead.
+        return fail(r.getInput(), "reshape of an inlined constant");
+      }
+      loc.bytes = tensorBytes(r.getType());
+      plan.locs[r.getResult()] = loc;
+      continue;
+    }
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    // Release buffers whose last reader ran before this op.
+    std::sort(releases.begin(), releases.end());
+    size_t k = 0;
+    for (; k < releases.size() && releases[k].first < pos; ++k)
+      arena.release(releases[k].second);
+    releases.erase(releases.begin(), releases.begin() + k);
+    for (Value res : op.getResults()) {
+      int64_t bytes = tensorBytes(res.getType());
+      if (bytes < 0)
+        return fail(res, "cannot size result of '" + op.getName().getStringRef() + "'");
+      int64_t off = arena.allocate(bytes);
+      int64_t end = lastUse.count(res) ? lastUse[res] : pos;
+      plan.locs[res] = {BufferLoc::Arena, 0, off, bytes};
+      plan.intervals.push_back({res, pos, end, off, bytes});
+      plan.unsharedBytes += alignUp(std::max<int64_t>(bytes, 1));
+      releases.push_back({end, off});
+    }
+  }
+  plan.arenaBytes = arena.peak();
+  return plan;
+}
+
+} // namespace tgc

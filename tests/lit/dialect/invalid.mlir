@@ -1,0 +1,63 @@
+// RUN: tgc-opt %s --split-input-file --verify-diagnostics
+
+func.func @add_no_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{operand shapes 2x3 and 4 do not broadcast}}
+  %0 = tg.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @add_wrong_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{result shape 3x3 should be 2x3}}
+  %0 = tg.add %a, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @linear_bad_k(%x: tensor<4x8xf32>, %w: tensor<16x7xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{weight must be [N, K] with K = input's last dim}}
+  %0 = tg.linear %x, %w : tensor<4x8xf32>, tensor<16x7xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{element count changes from 2x3 to 7}}
+  %0 = tg.reshape %x : tensor<2x3xf32> -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @transpose_not_perm(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{perm is not a permutation}}
+  %0 = tg.transpose %x {perm = [0, 0]} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @slice_out_of_bounds(%x: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{dim 0 reads outside the input}}
+  %0 = tg.slice %x {starts = [2], steps = [1]} : tensor<4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @split_sizes(%x: tensor<6xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{result sizes sum to 5, input has 6}}
+  %0:2 = tg.split %x {axis = 0 : i64} : tensor<6xf32> -> tensor<2xf32>, tensor<3xf32>
+  return %0#0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{operands must have static shapes}}
+  %0 = tg.neg %x : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

@@ -1,0 +1,62 @@
+// RUN: tgc-opt %s --split-input-file | tgc-opt --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xi1> {
+  // CHECK: %[[S:.+]] = tg.add %{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %0 = tg.add %a, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: %[[T:.+]] = tg.tanh %[[S]] : tensor<2x3xf32>
+  %1 = tg.tanh %0 : tensor<2x3xf32>
+  // CHECK: tg.gelu %[[T]] {tanh_approx = true} : tensor<2x3xf32>
+  %2 = tg.gelu %1 {tanh_approx = true} : tensor<2x3xf32>
+  // CHECK: tg.isnan %{{.+}} : tensor<2x3xf32> -> tensor<2x3xi1>
+  %3 = tg.isnan %2 : tensor<2x3xf32> -> tensor<2x3xi1>
+  return %3 : tensor<2x3xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @contractions
+func.func @contractions(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %m: tensor<2x8x5xf32>) -> (tensor<4x16xf32>, tensor<2x4x5xf32>) {
+  // CHECK: tg.linear %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %0 = tg.linear %x, %w, %b : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  // CHECK: tg.matmul %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<2x8x5xf32> -> tensor<2x4x5xf32>
+  %1 = tg.matmul %x, %m : tensor<4x8xf32>, tensor<2x8x5xf32> -> tensor<2x4x5xf32>
+  return %0, %1 : tensor<4x16xf32>, tensor<2x4x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @movement
+func.func @movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> (tensor<4x3x2xf32>, tensor<2x2x4xf32>, tensor<5x3x4xf32>, tensor<24xf32>) {
+  // CHECK: tg.transpose %{{.+}} {perm = [2, 1, 0]}
+  %0 = tg.transpose %x {perm = [2, 1, 0]} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  // CHECK: tg.slice %{{.+}} {starts = [0, 2, 0], steps = [1, -1, 1]}
+  %1 = tg.slice %x {starts = [0, 2, 0], steps = [1, -1, 1]} : tensor<2x3x4xf32> -> tensor<2x2x4xf32>
+  // CHECK: tg.gather %{{.+}}, %{{.+}} {axis = 0 : i64}
+  %2 = tg.gather %x, %i {axis = 0 : i64} : tensor<2x3x4xf32>, tensor<5xi64> -> tensor<5x3x4xf32>
+  // CHECK: tg.reshape %{{.+}} : tensor<2x3x4xf32> -> tensor<24xf32>
+  %3 = tg.reshape %x : tensor<2x3x4xf32> -> tensor<24xf32>
+  return %0, %1, %2, %3 : tensor<4x3x2xf32>, tensor<2x2x4xf32>, tensor<5x3x4xf32>, tensor<24xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @norms
+func.func @norms(%x: tensor<2x8xf32>, %g: tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x1xf32>) {
+  // CHECK: tg.layer_norm %{{.+}}, %{{.+}} {axis = -1 : i64, epsilon = 9.99999974E-6 : f32}
+  %0 = "tg.layer_norm"(%x, %g) {axis = -1 : i64, epsilon = 1.0e-5 : f32, operand_segment_sizes = array<i32: 1, 1, 0>} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  // CHECK: tg.softmax %{{.+}} {axis = 1 : i64} : tensor<2x8xf32>
+  %1 = tg.softmax %x {axis = 1 : i64} : tensor<2x8xf32>
+  // CHECK: tg.reduce_mean %{{.+}} {axes = [1], keepdims = true}
+  %2 = tg.reduce_mean %x {axes = [1], keepdims = true} : tensor<2x8xf32> -> tensor<2x1xf32>
+  return %0, %1, %2 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @constants
+func.func @constants() -> tensor<2xi64> {
+  // CHECK: tg.constant dense<[1, 2]> : tensor<2xi64>
+  %0 = tg.constant dense<[1, 2]> : tensor<2xi64>
+  return %0 : tensor<2xi64>
+}

@@ -1,0 +1,73 @@
+// RUN: tgc-opt %s --split-input-file --tgc-form-kernels | FileCheck %s
+
+// A pointwise chain becomes one kernel; the splat constant is inlined.
+// CHECK-LABEL: func.func @pointwise_chain
+func.func @pointwise_chain(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  // CHECK: %[[K:.+]] = tg.fused "pointwise"(%{{.+}}, %{{.+}}) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // CHECK:   tg.add
+  // CHECK:   tg.constant dense<5.000000e-01>
+  // CHECK:   tg.mul
+  // CHECK:   tg.tanh
+  // CHECK:   tg.yield
+  // CHECK: return %[[K]]
+  %c = tg.constant dense<0.5> : tensor<4x8xf32>
+  %0 = tg.add %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %1 = tg.mul %0, %c : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %2 = tg.tanh %1 : tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// A linear followed by bias-add and GELU becomes one gemm kernel with an epilogue.
+// CHECK-LABEL: func.func @gemm_epilogue
+func.func @gemm_epilogue(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  // CHECK: tg.fused "gemm"
+  // CHECK:   tg.linear
+  // CHECK:   tg.add
+  // CHECK:   tg.gelu
+  // CHECK:   tg.yield
+  %0 = tg.linear %x, %w : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  %1 = tg.add %0, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %2 = tg.gelu %1 : tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+
+// -----
+
+// Negative: a producer with two uses stays its own kernel (no recomputation).
+// CHECK-LABEL: func.func @no_fuse_multi_use
+func.func @no_fuse_multi_use(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  // CHECK: %[[E:.+]] = tg.exp
+  // CHECK-NOT: tg.fused
+  // CHECK: tg.neg %[[E]]
+  // CHECK: tg.tanh %[[E]]
+  %0 = tg.exp %a : tensor<8xf32>
+  %1 = tg.neg %0 : tensor<8xf32>
+  %2 = tg.tanh %0 : tensor<8xf32>
+  return %1, %2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Negative: a broadcast that grows the iteration space starts a new kernel.
+// CHECK-LABEL: func.func @no_fuse_shape_change
+func.func @no_fuse_shape_change(%a: tensor<8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: tg.exp
+  // CHECK-NOT: tg.fused
+  // CHECK: tg.add
+  %0 = tg.exp %a : tensor<8xf32>
+  %1 = tg.add %0, %b : tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: a GEMM without an elementwise consumer stays a plain op.
+// CHECK-LABEL: func.func @no_fuse_gemm_alone
+func.func @no_fuse_gemm_alone(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // CHECK-NOT: tg.fused
+  // CHECK: tg.linear
+  %0 = tg.linear %x, %w : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}

@@ -1,0 +1,333 @@
+// tgc.cpp — the tgc command line: compile, run, bench, inspect.
+//
+// A thin shell over the library: argument parsing (CLI11), then tgc::compile or tgc::Session.
+// Exit codes: 0 success; 1 any error or a failed --check; CLI11's own codes (< 128) for bad
+// arguments. Every error goes to stderr and names what is wrong.
+#include "compiler/Compile.h"
+#include "frontends/onnx/TensorIO.h"
+#include "runtime/Session.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char *kExamples = R"(Examples:
+  tgc compile model.onnx -o model.tgpkg --target=cpu
+  tgc compile model.onnx -o model.tgpkg --input-shape input_ids=1x128 --dump-dir=dump/
+  tgc run model.tgpkg --test-data model/test_data_set_0
+  tgc bench model.tgpkg --iters 200
+  tgc inspect model.tgpkg
+)";
+
+int fail(const std::string &msg) {
+  std::cerr << "tgc: error: " << msg << "\n";
+  return 1;
+}
+
+/// "name=1x128" → (name, {1, 128}).
+bool parseInputShape(const std::string &spec, std::string &name, std::vector<int64_t> &dims,
+                     std::string &err) {
+  size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    err = "--input-shape '" + spec + "': expected NAME=DIMxDIM...";
+    return false;
+  }
+  name = spec.substr(0, eq);
+  std::stringstream ss(spec.substr(eq + 1));
+  std::string d;
+  while (std::getline(ss, d, 'x')) {
+    char *end = nullptr;
+    long long v = std::strtoll(d.c_str(), &end, 10);
+    if (d.empty() || *end != '\0' || v <= 0) {
+      err = "--input-shape '" + spec + "': dim '" + d + "' is not a positive integer";
+      return false;
+    }
+    dims.push_back(v);
+  }
+  return true;
+}
+
+/// input_K.pb / output_K.pb files of a test_data_set folder, ordered by K.
+std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix) {
+  std::vector<std::pair<int, std::string>> found;
+  std::regex re(prefix + "_([0-9]+)\\.pb");
+  std::error_code ec;
+  for (auto &e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    std::string f = e.path().filename().string();
+    if (std::regex_match(f, m, re))
+      found.push_back({std::stoi(m[1]), e.path().string()});
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto &p : found)
+    out.push_back(p.second);
+  return out;
+}
+
+bool readTensors(const std::vector<std::string> &files, std::vector<tgc::HostTensor> &out,
+                 std::string &err) {
+  for (const std::string &f : files) {
+    auto t = tgc::readTensorProtoFile(f);
+    if (!t) {
+      err = llvm::toString(t.takeError());
+      return false;
+    }
+    out.push_back(std::move(*t));
+  }
+  return true;
+}
+
+std::vector<tgc::HostTensor> randomInputs(const tgc::Session &s) {
+  std::mt19937 rng(42);
+  std::vector<tgc::HostTensor> in;
+  for (const tgc::TensorSpec &spec : s.inputs()) {
+    tgc::HostTensor t = tgc::HostTensor::zeros(spec.dtype, spec.shape, spec.name);
+    bool isFloat = spec.dtype == tgc::DType::F32 || spec.dtype == tgc::DType::F64 ||
+                   spec.dtype == tgc::DType::F16 || spec.dtype == tgc::DType::BF16;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.set(i, isFloat ? std::uniform_real_distribution<double>(-1, 1)(rng)
+                       : double(rng() % (spec.dtype == tgc::DType::Bool ? 2 : 10)));
+    in.push_back(std::move(t));
+  }
+  return in;
+}
+
+std::string shapeStr(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::unique_ptr<tgc::Session> loadSession(const std::string &pkg, int threads, std::string &err) {
+  tgc::Status st;
+  auto s = tgc::Session::load(pkg, st, threads);
+  if (!s)
+    err = st.message;
+  return s;
+}
+
+/// Median wall time of `iters` runs, in microseconds.
+double medianMicros(tgc::Session &s, const std::vector<tgc::HostTensor> &in, int warmup, int iters,
+                    std::string &err) {
+  std::vector<tgc::HostTensor> out;
+  for (int i = 0; i < warmup; ++i) {
+    tgc::Status st = s.run(in, out);
+    if (!st.ok) {
+      err = st.message;
+      return -1;
+    }
+  }
+  std::vector<double> times;
+  for (int i = 0; i < iters; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    s.run(in, out);
+    times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                        .count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+std::string jsonEscape(const std::string &s) {
+  std::string r;
+  for (char c : s)
+    r += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return r;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tgc — ahead-of-time tensor-graph compiler"};
+  app.footer(kExamples);
+  app.require_subcommand(1);
+
+  // compile
+  tgc::CompileOptions copt;
+  std::vector<std::string> shapeSpecs;
+  bool stats = false, noCache = false;
+  std::string statsJson;
+  auto *compile = app.add_subcommand("compile", "compile an ONNX model into a package");
+  compile->add_option("model", copt.modelPath, "ONNX model file")->required();
+  compile->add_option("-o,--output", copt.outputPath, "package directory to write")->required();
+  compile->add_option("--target", copt.target, "cpu | cuda:sm_90 | cuda:sm_80")->capture_default_str();
+  compile->add_option("--precision", copt.precision, "fp32 | fp16 | bf16")->capture_default_str();
+  compile->add_option("--input-shape", shapeSpecs, "bind a graph input's dims: NAME=1x128");
+  compile->add_flag("--print-ir-after-all", copt.printIrAfterAll, "print IR after every pass");
+  compile->add_option("--print-ir-after", copt.printIrAfter, "print IR after the named pass");
+  compile->add_option("--dump-dir", copt.dumpDir, "write per-stage IR, kernels and plan here");
+  compile->add_option("--cache-dir", copt.cacheDir, "kernel cache (default $TGC_CACHE_DIR or ~/.cache/tgc)");
+  compile->add_flag("--no-cache", noCache, "do not use the kernel cache");
+  compile->add_flag("--check-each-pass", copt.checkEachPass,
+                    "interpret before and after every pass; name the first pass that drifts");
+  compile->add_flag("--stats", stats, "print op counts, kernels and pass times");
+  compile->add_option("--stats-json", statsJson, "write the statistics as JSON to this file");
+
+  // run / bench / inspect
+  std::string pkg, testData, outDir;
+  std::vector<std::string> inputFiles;
+  double tolerance = -1;
+  int threads = 0, iters = 100, warmup = 10;
+  bool printValues = false;
+  auto *run = app.add_subcommand("run", "run a package, optionally checking reference outputs");
+  run->add_option("package", pkg, "package directory")->required();
+  run->add_option("--test-data", testData, "ONNX test_data_set folder: input_K.pb, output_K.pb");
+  run->add_option("--inputs", inputFiles, "input TensorProto .pb files, in input order");
+  run->add_option("--tolerance", tolerance, "max rel-L2 error (default 1e-5 fp32, 1e-2 fp16/bf16)");
+  run->add_option("--threads", threads, "intra-op threads (0: all cores)");
+  run->add_option("--save-outputs", outDir, "write output_K.pb files to this folder");
+  run->add_flag("--print", printValues, "print the first output values");
+
+  auto *bench = app.add_subcommand("bench", "time a package (median latency)");
+  bench->add_option("package", pkg, "package directory")->required();
+  bench->add_option("--test-data", testData, "take inputs from this test_data_set folder");
+  bench->add_option("--iters", iters, "timed runs")->capture_default_str();
+  bench->add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
+  bench->add_option("--threads", threads, "intra-op threads (0: all cores)");
+
+  auto *inspect = app.add_subcommand("inspect", "print a package's plan, kernels, arena and weights");
+  inspect->add_option("package", pkg, "package directory")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  std::string err;
+
+  if (*compile) {
+    for (const std::string &spec : shapeSpecs) {
+      std::string name;
+      std::vector<int64_t> dims;
+      if (!parseInputShape(spec, name, dims, err))
+        return fail(err);
+      copt.inputShapes[name] = dims;
+    }
+    if (!noCache && copt.cacheDir.empty()) {
+      const char *env = std::getenv("TGC_CACHE_DIR");
+      const char *home = std::getenv("HOME");
+      copt.cacheDir = env ? env : home ? std::string(home) + "/.cache/tgc" : "";
+    }
+    if (noCache)
+      copt.cacheDir.clear();
+    auto result = tgc::compile(copt, llvm::errs());
+    if (!result)
+      return fail(llvm::toString(result.takeError()));
+    std::cout << "wrote " << copt.outputPath << ": " << result->package.kernels << " kernels, arena "
+              << result->package.arenaBytes << " B, weights " << result->package.weightBytes
+              << " B\n";
+    if (stats) {
+      std::cout << "ops: " << result->opsBefore << " after import -> " << result->opsAfter
+                << " after passes\n";
+      for (auto &[k, n] : result->opsAfterByKind)
+        std::cout << "  " << k << ": " << n << "\n";
+      for (auto &[p, s] : result->passSeconds)
+        std::printf("  time %-24s %8.3f ms\n", p.c_str(), s * 1e3);
+    }
+    if (!statsJson.empty()) {
+      std::ofstream js(statsJson);
+      js << "{\n  \"rules\": {},\n  \"ops_before\": " << result->opsBefore
+         << ",\n  \"ops_after\": " << result->opsAfter << ",\n  \"ops_after_by_kind\": {";
+      bool first = true;
+      for (auto &[k, n] : result->opsAfterByKind) {
+        js << (first ? "" : ",") << "\n    \"" << jsonEscape(k) << "\": " << n;
+        first = false;
+      }
+      js << "\n  },\n  \"kernels\": " << result->package.kernels
+         << ",\n  \"arena_bytes\": " << result->package.arenaBytes
+         << ",\n  \"weight_bytes\": " << result->package.weightBytes << ",\n  \"pass_seconds\": {";
+      first = true;
+      for (auto &[p, s] : result->passSeconds) {
+        js << (first ? "" : ",") << "\n    \"" << jsonEscape(p) << "\": " << s;
+        first = false;
+      }
+      js << "\n  }\n}\n";
+      if (!js)
+        return fail("cannot write " + statsJson);
+    }
+    return 0;
+  }
+
+  auto session = loadSession(pkg, threads, err);
+  if (!session)
+    return fail(err);
+
+  if (*inspect) {
+    std::cout << session->describe();
+    return 0;
+  }
+
+  std::vector<tgc::HostTensor> inputs, expected;
+  if (!testData.empty()) {
+    if (!fs::is_directory(testData))
+      return fail("--test-data '" + testData + "' is not a directory");
+    if (!readTensors(numberedFiles(testData, "input"), inputs, err) ||
+        !readTensors(numberedFiles(testData, "output"), expected, err))
+      return fail(err);
+  } else if (!inputFiles.empty()) {
+    if (!readTensors(inputFiles, inputs, err))
+      return fail(err);
+  } else {
+    inputs = randomInputs(*session);
+  }
+
+  if (*bench) {
+    double us = medianMicros(*session, inputs, warmup, iters, err);
+    if (us < 0)
+      return fail(err);
+    std::printf("median latency: %.1f us over %d runs\n", us, iters);
+    return 0;
+  }
+
+  std::vector<tgc::HostTensor> outputs;
+  tgc::Status st = session->run(inputs, outputs);
+  if (!st.ok)
+    return fail(st.message);
+  if (!expected.empty() && expected.size() != outputs.size())
+    return fail("test data has " + std::to_string(expected.size()) + " outputs, package has " +
+                std::to_string(outputs.size()));
+  bool ok = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const tgc::HostTensor &o = outputs[i];
+    std::cout << "output '" << o.name << "' " << tgc::dtypeName(o.dtype) << " " << shapeStr(o.shape);
+    if (printValues) {
+      std::cout << " values:";
+      for (int64_t j = 0; j < std::min<int64_t>(o.numel(), 8); ++j)
+        std::cout << " " << o.get(j);
+    }
+    if (!expected.empty()) {
+      bool lowp = o.dtype == tgc::DType::F16 || o.dtype == tgc::DType::BF16;
+      double tol = tolerance >= 0 ? tolerance : lowp ? 1e-2 : 1e-5;
+      double e = tgc::relativeL2(o, expected[i]);
+      bool pass = o.shape == expected[i].shape && e <= tol;
+      ok = ok && pass;
+      std::printf(" rel_l2=%.3e tolerance=%.0e %s", e, tol, pass ? "PASS" : "FAIL");
+      if (o.shape != expected[i].shape)
+        std::cout << " (expected shape " << shapeStr(expected[i].shape) << ")";
+    }
+    std::cout << "\n";
+    if (!outDir.empty()) {
+      fs::create_directories(outDir);
+      if (auto e = tgc::writeTensorProtoFile(o, outDir + "/output_" + std::to_string(i) + ".pb"))
+        return fail(llvm::toString(std::move(e)));
+    }
+  }
+  if (!ok)
+    return fail("outputs differ from the reference beyond the tolerance");
+  double us = medianMicros(*session, inputs, 3, 20, err);
+  if (us >= 0)
+    std::printf("latency: %.1f us (median of 20 runs)\n", us);
+  return 0;
+}
