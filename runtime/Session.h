@@ -28,6 +28,15 @@ struct TensorSpec {
   std::vector<int64_t> shape;
 };
 
+/// A caller-owned tensor buffer, for running without copies (the C API uses this).
+struct TensorRef {
+  DType dtype = DType::F32;
+  const int64_t *dims = nullptr; ///< `rank` dims
+  int32_t rank = 0;
+  void *data = nullptr;          ///< inputs are only read
+  size_t bytes = 0;              ///< size of `data` in bytes
+};
+
 /// A loaded package and one execution context (arena). Use one Session per thread; sessions
 /// of the same package share nothing mutable.
 class Session {
@@ -41,6 +50,10 @@ public:
   /// Runs once. `inputs` are matched by position and validated (dtype, rank, shape);
   /// `outputs` is resized and filled.
   virtual Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) = 0;
+  /// Runs once on caller-owned buffers: inputs are validated (dtype, rank, shape, byte size) and
+  /// read in place; each output's declared dtype/shape must match and its buffer be large enough.
+  virtual Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                         size_t numOutputs) = 0;
   /// Human-readable summary: target, kernels and their steps, arena and weight bytes.
   virtual std::string describe() const = 0;
 };

@@ -7,6 +7,7 @@
 #define TGC_COMPILER_INTERP_INTERPRETER_H
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "runtime/Tensor.h"
 #include "llvm/Support/Error.h"

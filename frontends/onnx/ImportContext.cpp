@@ -86,12 +86,20 @@ llvm::Error ImportContext::error(const NodeView &n, const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), n.label + ": " + msg.str());
 }
 
+llvm::Expected<Value> ImportContext::need(const NodeView &n, size_t i) {
+  if (!n.input(i))
+    return error(n, "input " + llvm::Twine(i) + " is required");
+  return n.input(i);
+}
+
 Shape ImportContext::shapeOf(Value v) {
   auto t = v.getType().cast<RankedTensorType>();
   return Shape(t.getShape().begin(), t.getShape().end());
 }
 
-Type ImportContext::elemOf(Value v) { return v.getType().cast<RankedTensorType>().getElementType(); }
+Type ImportContext::elemOf(Value v) {
+  return v.getType().cast<RankedTensorType>().getElementType();
+}
 
 llvm::Expected<int64_t> checkAxis(const NodeView &n, int64_t axis, int64_t rank) {
   auto a = normalizeAxis(axis, rank);

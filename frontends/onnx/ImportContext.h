@@ -12,8 +12,8 @@
 #include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
 #include "frontends/onnx/onnx.pb.h"
-#include "runtime/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "runtime/Tensor.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -27,11 +27,11 @@ namespace tgc::onnx_import {
 /// One ONNX node being imported, with its operands resolved.
 struct NodeView {
   const onnx::NodeProto &proto;
-  std::string label;                ///< "Reshape 'name'" or "Reshape #3" when unnamed
-  mlir::Location loc;               ///< NameLoc of the node name
-  std::vector<mlir::Value> inputs;  ///< null for absent optional inputs
-  std::vector<bool> outputUsed;     ///< output i is consumed or a graph output
-  int64_t opset = 0;                ///< default-domain opset of the model
+  std::string label;               ///< "Reshape 'name'" or "Reshape #3" when unnamed
+  mlir::Location loc;              ///< NameLoc of the node name
+  std::vector<mlir::Value> inputs; ///< null for absent optional inputs
+  std::vector<bool> outputUsed;    ///< output i is consumed or a graph output
+  int64_t opset = 0;               ///< default-domain opset of the model
 
   /// Input i, or a null value when absent.
   mlir::Value input(size_t i) const { return i < inputs.size() ? inputs[i] : mlir::Value(); }
@@ -75,6 +75,8 @@ public:
 
   /// "label: msg" as an error.
   static llvm::Error error(const NodeView &n, const llvm::Twine &msg);
+  /// Input i, which must be present.
+  static llvm::Expected<mlir::Value> need(const NodeView &n, size_t i);
 
   // --- types ---
   static Shape shapeOf(mlir::Value v);
@@ -141,8 +143,7 @@ public:
   static std::optional<std::vector<double>> constDoubles(mlir::Value v);
   /// Integer values of input `i`, which must be constant: errors "<label>: <what> input must be
   /// constant" otherwise.
-  llvm::Expected<std::vector<int64_t>> requireInts(const NodeView &n, size_t i,
-                                                   const char *what);
+  llvm::Expected<std::vector<int64_t>> requireInts(const NodeView &n, size_t i, const char *what);
 
   // --- errors ---
   /// Records the first error of the current node (reported after its importer returns).

@@ -85,8 +85,8 @@ llvm::Expected<std::string> readFileBytes(const std::string &path, size_t maxByt
   if (!S_ISREG(st.st_mode))
     return err("'" + path + "' is not a regular file");
   if ((uint64_t)st.st_size > maxBytes)
-    return err("'" + path + "' is " + llvm::Twine((uint64_t)st.st_size) +
-               " bytes; the limit is " + llvm::Twine((uint64_t)maxBytes) +
+    return err("'" + path + "' is " + llvm::Twine((uint64_t)st.st_size) + " bytes; the limit is " +
+               llvm::Twine((uint64_t)maxBytes) +
                " (protobuf files must be under 2 GiB; store weights as external data)");
   std::string bytes((size_t)st.st_size, '\0');
   if (auto e = preadAll(f.fd, bytes.data(), bytes.size(), 0, path))
@@ -237,9 +237,9 @@ llvm::Expected<std::string> readExternalData(const onnx::TensorProto &t, const s
                llvm::Twine((uint64_t)expectedBytes) + " bytes its dims and type declare");
   uint64_t n = (uint64_t)expectedBytes;
   if (n > fileSize - offset)
-    return err(what + ": external data range [" + llvm::Twine(offset) + ", " +
-               llvm::Twine(offset) + " + " + llvm::Twine(n) + ") is beyond the end of '" +
-               location + "' (" + llvm::Twine(fileSize) + " bytes)");
+    return err(what + ": external data range [" + llvm::Twine(offset) + ", " + llvm::Twine(offset) +
+               " + " + llvm::Twine(n) + ") is beyond the end of '" + location + "' (" +
+               llvm::Twine(fileSize) + " bytes)");
   std::string data((size_t)n, '\0');
   if (auto e = preadAll(f.fd, data.data(), data.size(), offset, path))
     return std::move(e);
@@ -304,7 +304,8 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
     if (raw.size() != bytes)
       return err(what + ": raw_data is " + llvm::Twine((uint64_t)raw.size()) + " bytes but " +
                  dtypeName(h.dtype) + " " + shapeToString(h.shape) + " needs " +
-                 llvm::Twine((uint64_t)bytes) + (raw.size() < bytes ? " (too short)" : " (too long)"));
+                 llvm::Twine((uint64_t)bytes) +
+                 (raw.size() < bytes ? " (too short)" : " (too long)"));
     h.data.assign(raw.begin(), raw.end());
     if (h.dtype == DType::Bool)
       for (auto &b : h.data)
@@ -312,7 +313,28 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
     return h;
   }
 
-  // Typed fields. The storage of each type follows onnx.proto's comments.
+  // Typed fields. The storage of each type follows onnx.proto's comments. The value count is
+  // checked before allocating, so dims that claim terabytes fail fast.
+  int64_t fieldSize = 0;
+  const char *fieldName = "";
+  switch (h.dtype) {
+  case DType::F32:
+    fieldSize = t.float_data_size(), fieldName = "float_data";
+    break;
+  case DType::F64:
+    fieldSize = t.double_data_size(), fieldName = "double_data";
+    break;
+  case DType::I64:
+    fieldSize = t.int64_data_size(), fieldName = "int64_data";
+    break;
+  default:
+    fieldSize = t.int32_data_size(), fieldName = "int32_data";
+    break;
+  }
+  if (fieldSize != *numel)
+    return err(what + ": " + fieldName + " has " + llvm::Twine(fieldSize) +
+               " values but the dims " + shapeToString(h.shape) + " declare " +
+               llvm::Twine(*numel));
   h.data.assign(bytes, 0);
   if (*numel == 0)
     return h;
@@ -338,29 +360,29 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
       return std::move(e);
     break;
   case DType::I8:
-    if (auto e = fromField(t.int32_data(), h, what, "int32_data",
-                           [](HostTensor &h, int64_t i, int32_t v) { h.as<int8_t>()[i] = (int8_t)v; }))
+    if (auto e =
+            fromField(t.int32_data(), h, what, "int32_data",
+                      [](HostTensor &h, int64_t i, int32_t v) { h.as<int8_t>()[i] = (int8_t)v; }))
       return std::move(e);
     break;
   case DType::U8:
-    if (auto e = fromField(t.int32_data(), h, what, "int32_data", [](HostTensor &h, int64_t i,
-                                                                     int32_t v) {
-          h.as<uint8_t>()[i] = (uint8_t)v;
-        }))
+    if (auto e =
+            fromField(t.int32_data(), h, what, "int32_data",
+                      [](HostTensor &h, int64_t i, int32_t v) { h.as<uint8_t>()[i] = (uint8_t)v; }))
       return std::move(e);
     break;
   case DType::Bool:
-    if (auto e = fromField(t.int32_data(), h, what, "int32_data",
-                           [](HostTensor &h, int64_t i, int32_t v) { h.as<uint8_t>()[i] = v != 0; }))
+    if (auto e =
+            fromField(t.int32_data(), h, what, "int32_data",
+                      [](HostTensor &h, int64_t i, int32_t v) { h.as<uint8_t>()[i] = v != 0; }))
       return std::move(e);
     break;
   case DType::F16:
   case DType::BF16:
     // 16-bit floats are stored as their bit patterns in int32_data.
-    if (auto e = fromField(t.int32_data(), h, what, "int32_data", [](HostTensor &h, int64_t i,
-                                                                     int32_t v) {
-          h.as<uint16_t>()[i] = (uint16_t)v;
-        }))
+    if (auto e = fromField(
+            t.int32_data(), h, what, "int32_data",
+            [](HostTensor &h, int64_t i, int32_t v) { h.as<uint16_t>()[i] = (uint16_t)v; }))
       return std::move(e);
     break;
   }

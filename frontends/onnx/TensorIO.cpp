@@ -16,8 +16,8 @@ llvm::Expected<HostTensor> readTensorProtoFile(const std::string &path) {
     return bytes.takeError();
   onnx::TensorProto proto;
   if (!proto.ParseFromArray(bytes->data(), (int)bytes->size()))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'%s': malformed TensorProto", path.c_str());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%s': malformed TensorProto",
+                                   path.c_str());
   auto t = onnx_import::tensorFromProto(proto, onnx_import::dirOf(path));
   if (!t)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%s': %s", path.c_str(),
@@ -27,12 +27,12 @@ llvm::Expected<HostTensor> readTensorProtoFile(const std::string &path) {
 
 llvm::Error writeTensorProtoFile(const HostTensor &t, const std::string &path) {
   if (!isKnownDType((int32_t)t.dtype))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor '%s': unknown dtype", t.name.c_str());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "tensor '%s': unknown dtype",
+                                   t.name.c_str());
   if ((int64_t)t.data.size() != t.numel() * (int64_t)dtypeSize(t.dtype))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor '%s': %zu bytes do not match its shape",
-                                   t.name.c_str(), t.data.size());
+                                   "tensor '%s': %zu bytes do not match its shape", t.name.c_str(),
+                                   t.data.size());
   onnx::TensorProto proto;
   proto.set_name(t.name);
   proto.set_data_type((int32_t)t.dtype);

@@ -1,0 +1,353 @@
+// CpuBackend.cpp — writes a CPU package: plan.pb, weights.bin, kernels.cpp/.so and plan.txt.
+//
+// The planner (passes/planning) decides where every value lives; the emitter (CpuKernels.cpp)
+// writes one C++ kernel per top-level op; this file ties them into a plan, lays out the weights
+// blob, and compiles kernels.cpp with the host compiler (`c++`, or $TGC_CXX) into kernels.so.
+// Compiled objects are cached by the FNV-1a 64 hash of compiler + flags + source, so recompiling
+// an unchanged model only copies a file. The compiler runs through posix_spawnp (no shell); its
+// output goes to kernels.log in the package and is quoted in the error when it fails.
+#include "codegen/cpu/CpuBackend.h"
+
+#include "codegen/cpu/CpuEmit.h"
+#include "codegen/plan/PlanUtil.h"
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace mlir;
+
+namespace tgc {
+
+namespace {
+
+llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Flags the kernels are compiled with (part of the cache key).
+const std::vector<std::string> kCxxFlags = {"-std=c++17", "-O2",      "-march=x86-64-v2",
+                                            "-fPIC",      "-shared",  "-fopenmp",
+                                            "-fwrapv",    "-fno-math-errno"};
+
+bool writeFile(const std::string &path, const void *data, size_t n) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return false;
+  bool ok = std::fwrite(data, 1, n, f) == n;
+  return std::fclose(f) == 0 && ok;
+}
+
+bool readFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+std::string hex64(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
+/// The compiler command: $TGC_CXX (split on spaces, e.g. "ccache g++") or `c++`.
+std::vector<std::string> compilerCommand() {
+  std::vector<std::string> cmd;
+  const char *env = std::getenv("TGC_CXX");
+  std::istringstream ss(env && *env ? env : "c++");
+  std::string w;
+  while (ss >> w)
+    cmd.push_back(w);
+  return cmd;
+}
+
+/// Runs `argv` with stdout+stderr into `logPath`; returns the exit status or an error.
+llvm::Error runCompiler(const std::vector<std::string> &argv, const std::string &logPath) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char *> cargv;
+  for (const auto &a : argv)
+    cargv.push_back(const_cast<char *>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    return error("CPU backend: cannot run the host compiler '" + argv[0] + "': " + strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return error("CPU backend: waitpid failed: " + llvm::Twine(strerror(errno)));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return llvm::Error::success();
+  std::string log;
+  readFile(logPath, log);
+  if (log.size() > 8000)
+    log = log.substr(0, 8000) + "\n... (truncated; see " + logPath + ")";
+  std::string cmd;
+  for (const auto &a : argv)
+    cmd += (cmd.empty() ? "" : " ") + a;
+  return error("CPU backend: kernel compilation failed (" + cmd + "):\n" + log);
+}
+
+/// Raw little-endian bytes of a constant (i1 as one byte per element).
+llvm::Error constantBytes(tg::ConstantOp c, std::string &blob, int64_t offset) {
+  auto dense = c.getValue().dyn_cast<DenseElementsAttr>();
+  auto type = c.getType().cast<RankedTensorType>();
+  int64_t n = type.getNumElements();
+  if (!dense) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << c.getLoc();
+    return error("CPU backend: constant at " + os.str() + " is not a dense elements attribute");
+  }
+  char *out = blob.data() + offset;
+  Type e = type.getElementType();
+  if (e.isInteger(1)) {
+    int64_t i = 0;
+    for (bool b : dense.getValues<bool>())
+      out[i++] = b ? 1 : 0;
+    return llvm::Error::success();
+  }
+  size_t esize = e.getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    if (raw.size() < esize)
+      return error("CPU backend: malformed splat constant");
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(out + i * esize, raw.data(), esize);
+  } else {
+    if ((int64_t)raw.size() != n * (int64_t)esize)
+      return error("CPU backend: constant data size does not match its type");
+    std::memcpy(out, raw.data(), raw.size());
+  }
+  return llvm::Error::success();
+}
+
+plan::BufferArg toArg(const BufferLoc &loc) {
+  plan::BufferArg a;
+  switch (loc.kind) {
+  case BufferLoc::Input: a.set_kind(plan::INPUT); a.set_index((int32_t)loc.index); break;
+  case BufferLoc::Arena: a.set_kind(plan::ARENA); break;
+  case BufferLoc::Weight: a.set_kind(plan::WEIGHT); break;
+  case BufferLoc::Inline: a.set_kind(plan::BUFFER_UNKNOWN); break;
+  }
+  a.set_offset(loc.offset);
+  a.set_bytes(loc.bytes);
+  return a;
+}
+
+llvm::Expected<int32_t> onnxDType(Type t, Location loc) {
+  if (t.isF32()) return 1;
+  if (t.isF64()) return 11;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isInteger(1)) return 9;
+  if (auto i = t.dyn_cast<IntegerType>()) {
+    if (i.getWidth() == 8) return i.isUnsigned() ? 2 : 3;
+    if (i.getWidth() == 32 && !i.isUnsigned()) return 6;
+    if (i.getWidth() == 64 && !i.isUnsigned()) return 7;
+  }
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "CPU backend: element type " << t << " of a graph input/output is not supported (at "
+     << loc << ")";
+  return error(os.str());
+}
+
+llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, Type type, Location loc) {
+  auto t = type.cast<RankedTensorType>();
+  auto dt = onnxDType(t.getElementType(), loc);
+  if (!dt)
+    return dt.takeError();
+  d.set_name(name);
+  d.set_dtype(*dt);
+  for (int64_t s : t.getShape())
+    d.add_shape(s);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string &dir,
+                                             const PackageInfo &info,
+                                             const std::string &cacheDir) {
+  auto fn = module.lookupSymbol<func::FuncOp>("main");
+  if (!fn || fn.getBody().empty())
+    return error("CPU backend: the module has no @main function");
+
+  auto plan = planBuffers(fn);
+  if (!plan)
+    return plan.takeError();
+
+  // Kernels and steps, in program order.
+  plan::Plan p;
+  p.set_magic(plan::kPlanMagic);
+  p.set_format_version(plan::kPlanFormatVersion);
+  p.set_target(info.target.empty() ? "cpu" : info.target);
+  p.set_tgc_version(info.tgcVersion);
+  p.set_model_name(info.modelName);
+  p.set_model_hash(info.modelHash);
+  p.set_alignment((int32_t)kBufferAlignment);
+  p.set_end_marker(plan::kPlanMagic);
+  p.set_weights_file("weights.bin");
+  p.set_kernels_file("kernels.so");
+
+  Block &body = fn.getBody().front();
+  for (BlockArgument a : body.getArguments()) {
+    auto name = fn.getArgAttrOfType<StringAttr>(a.getArgNumber(), "tg.name");
+    if (auto e = fillDesc(*p.add_inputs(),
+                          name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
+                          a.getType(), a.getLoc()))
+      return std::move(e);
+  }
+
+  std::string code = cpu::kPrelude;
+  cpu::KernelEmitter emitter(*plan);
+  PackageStats stats;
+  for (Operation &op : body) {
+    if (isa<tg::ConstantOp, tg::ReshapeOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    auto k = emitter.emit(&op, p.steps_size(), code);
+    if (!k)
+      return k.takeError();
+    plan::Step *s = p.add_steps();
+    s->set_kind(plan::Step::KERNEL);
+    s->set_symbol(k->symbol);
+    s->set_label(k->label);
+    for (Value v : k->args) {
+      auto it = plan->locs.find(v);
+      if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
+        return error("CPU backend: kernel argument without a buffer in " + k->symbol);
+      *s->add_args() = toArg(it->second);
+    }
+    ++stats.kernels;
+  }
+
+  // Outputs: arena values are copied out by the runtime; outputs that are an input or a weight
+  // (or views of them) are written by a COPY step straight into the caller's output buffer.
+  Operation *ret = body.getTerminator();
+  for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
+    Value v = ret->getOperand(i);
+    auto name = fn.getResultAttrOfType<StringAttr>(i, "tg.name");
+    plan::TensorDesc *d = p.add_outputs();
+    if (auto e = fillDesc(*d, name ? name.str() : "output_" + std::to_string(i), v.getType(),
+                          ret->getLoc()))
+      return std::move(e);
+    auto it = plan->locs.find(v);
+    if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
+      return error("CPU backend: output " + llvm::Twine(i) + " has no buffer");
+    if (it->second.kind == BufferLoc::Arena) {
+      *d->mutable_source() = toArg(it->second);
+      continue;
+    }
+    plan::BufferArg dst;
+    dst.set_kind(plan::OUTPUT);
+    dst.set_index((int32_t)i);
+    dst.set_offset(0);
+    dst.set_bytes(it->second.bytes);
+    plan::Step *s = p.add_steps();
+    s->set_kind(plan::Step::COPY);
+    s->set_label("copy output '" + d->name() + "' from " +
+                 (it->second.kind == BufferLoc::Input ? "an input" : "a weight"));
+    *s->add_args() = dst;
+    *s->add_args() = toArg(it->second);
+    *d->mutable_source() = dst;
+  }
+
+  // Package directory: created, or replaced when it already holds a package.
+  if (llvm::sys::fs::is_directory(dir)) {
+    std::error_code ec;
+    bool empty = llvm::sys::fs::directory_iterator(dir, ec) == llvm::sys::fs::directory_iterator();
+    if (!empty && !llvm::sys::fs::exists(dir + "/plan.pb"))
+      return error("CPU backend: '" + dir + "' exists and is not a tgc package; not replacing it");
+    if (!empty)
+      if (auto e2 = llvm::sys::fs::remove_directories(dir))
+        return error("CPU backend: cannot replace '" + dir + "': " + e2.message());
+  } else if (llvm::sys::fs::exists(dir)) {
+    return error("CPU backend: '" + dir + "' exists and is not a directory");
+  }
+  if (auto ec = llvm::sys::fs::create_directories(dir))
+    return error("CPU backend: cannot create '" + dir + "': " + ec.message());
+
+  // Weights blob.
+  std::string blob((size_t)plan->weightBytes, '\0');
+  for (Operation *w : plan->weights) {
+    auto c = cast<tg::ConstantOp>(w);
+    if (auto e = constantBytes(c, blob, plan->locs[c.getResult()].offset))
+      return std::move(e);
+  }
+  if (!writeFile(dir + "/weights.bin", blob.data(), blob.size()))
+    return error("CPU backend: cannot write " + dir + "/weights.bin");
+  p.set_weights_bytes(plan->weightBytes);
+  p.set_weights_fnv1a64(plan::fnv1a64(blob.data(), blob.size()));
+  p.set_arena_bytes(plan->arenaBytes);
+
+  // Kernels: write the source, then compile it (or take it from the cache).
+  std::string src = dir + "/kernels.cpp", so = dir + "/kernels.so";
+  if (!writeFile(src, code.data(), code.size()))
+    return error("CPU backend: cannot write " + src);
+  std::vector<std::string> cmd = compilerCommand();
+  std::string key;
+  for (const auto &a : cmd)
+    key += a + "\n";
+  for (const auto &f : kCxxFlags)
+    key += f + "\n";
+  key += code;
+  std::string hash = hex64(plan::fnv1a64(key.data(), key.size()));
+  std::string cached = cacheDir.empty() ? "" : cacheDir + "/" + hash + ".so";
+  if (!cached.empty() && llvm::sys::fs::exists(cached) &&
+      !llvm::sys::fs::copy_file(cached, so)) {
+    stats.kernelCacheHit = true;
+  } else {
+    std::vector<std::string> argv = cmd;
+    argv.insert(argv.end(), kCxxFlags.begin(), kCxxFlags.end());
+    argv.insert(argv.end(), {"-o", so, src, "-lopenblas"});
+    if (auto e = runCompiler(argv, dir + "/kernels.log"))
+      return std::move(e);
+    llvm::sys::fs::remove(dir + "/kernels.log");
+    if (!cached.empty() && !llvm::sys::fs::create_directories(cacheDir)) {
+      // Publish atomically: copy to a unique temporary name, then rename.
+      std::string tmp = cached + ".tmp." + std::to_string(getpid());
+      if (!llvm::sys::fs::copy_file(so, tmp) && llvm::sys::fs::rename(tmp, cached))
+        llvm::sys::fs::remove(tmp);
+    }
+  }
+  uint64_t soHash;
+  if (!plan::fnv1a64File(so, soHash))
+    return error("CPU backend: cannot read " + so);
+  p.set_kernels_fnv1a64(soHash);
+
+  std::string bytes;
+  if (!p.SerializeToString(&bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
+    return error("CPU backend: cannot write " + dir + "/plan.pb");
+  std::string text = plan::formatPlan(p);
+  if (!writeFile(dir + "/plan.txt", text.data(), text.size()))
+    return error("CPU backend: cannot write " + dir + "/plan.txt");
+
+  stats.arenaBytes = plan->arenaBytes;
+  stats.weightBytes = plan->weightBytes;
+  return stats;
+}
+
+} // namespace tgc

@@ -1,0 +1,415 @@
+// ImportNN.cpp — ONNX contractions, normalizations and reductions → `tg`.
+//
+// Gemm becomes tg.linear when it is one (transA=0, alpha=beta=1, weight usable as [N, K]) so
+// that GEMM epilogue fusion sees the common case directly; everything else is matmul + mul + add.
+// Inference-only normalizations (BatchNormalization, InstanceNormalization) are rewritten to
+// layer_norm / mul / add, and their constant parameters fold at import.
+#include "frontends/onnx/ImportContext.h"
+
+#include <algorithm>
+
+namespace tgc::onnx_import {
+
+using namespace mlir;
+using Values = std::vector<Value>;
+using Result = llvm::Expected<Values>;
+
+namespace {
+
+Value scalarLike(ImportContext &c, Location loc, Value x, double v) {
+  return c.splat(loc, v, c.elemOf(x));
+}
+
+Result importMatMul(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(a, c.need(n, 0));
+  TGC_ASSIGN(b, c.need(n, 1));
+  if (c.elemOf(a) != c.elemOf(b))
+    return c.error(n, "operands have different element types");
+  auto s = matmulShape(c.shapeOf(a), c.shapeOf(b));
+  if (!s)
+    return c.error(n, "shapes " + shapeToString(c.shapeOf(a)) + " and " +
+                          shapeToString(c.shapeOf(b)) + " do not contract");
+  return Values{c.emit<tg::MatmulOp>(n.loc, c.type(*s, c.elemOf(a)), a, b)};
+}
+
+Result importGemm(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(a, c.need(n, 0));
+  TGC_ASSIGN(b, c.need(n, 1));
+  Value bias = n.input(2);
+  double alpha = n.attrFloat("alpha", 1), beta = n.attrFloat("beta", 1);
+  bool transA = n.attrInt("transA", 0) != 0, transB = n.attrInt("transB", 0) != 0;
+  Shape as = c.shapeOf(a), bs = c.shapeOf(b);
+  if (as.size() != 2 || bs.size() != 2)
+    return c.error(n,
+                   "A and B must be 2-D; got " + shapeToString(as) + " and " + shapeToString(bs));
+  if (c.elemOf(a) != c.elemOf(b) || (bias && c.elemOf(bias) != c.elemOf(a)))
+    return c.error(n, "operands have different element types");
+  int64_t M = transA ? as[1] : as[0], K = transA ? as[0] : as[1];
+  int64_t K2 = transB ? bs[1] : bs[0], N = transB ? bs[0] : bs[1];
+  if (K != K2)
+    return c.error(n, "A " + shapeToString(as) + " and B " + shapeToString(bs) +
+                          " do not contract (transA=" + std::to_string(transA) +
+                          ", transB=" + std::to_string(transB) + ")");
+  Shape out{M, N};
+  Type elem = c.elemOf(a);
+  bool useBias = bias && beta != 0;
+  if (useBias) {
+    auto s = broadcastShapes(c.shapeOf(bias), out);
+    if (!s || *s != out)
+      return c.error(n, "C " + shapeToString(c.shapeOf(bias)) + " does not broadcast to " +
+                            shapeToString(out));
+  }
+  if (!transA && alpha == 1 && (beta == 1 || !useBias) && (transB || c.isConstant(b))) {
+    // y = A · Wᵀ (+ bias) with W = B as [N, K].
+    Value w = transB ? b : c.transpose(n.loc, b, {1, 0});
+    Shape cs = useBias ? c.shapeOf(bias) : Shape{};
+    bool vectorBias =
+        useBias && *numElements(cs) == N && (cs.size() == 1 || (cs.size() == 2 && cs[0] == 1));
+    Value vec = vectorBias ? c.reshape(n.loc, bias, {N}) : Value();
+    Value y = c.emit<tg::LinearOp>(n.loc, c.type(out, elem), a, w, vec);
+    if (useBias && !vectorBias)
+      y = c.binary<tg::AddOp>(n.loc, y, bias);
+    return Values{y};
+  }
+  Value a2 = transA ? c.transpose(n.loc, a, {1, 0}) : a;
+  Value b2 = transB ? c.transpose(n.loc, b, {1, 0}) : b;
+  Value y = c.emit<tg::MatmulOp>(n.loc, c.type(out, elem), a2, b2);
+  if (alpha != 1)
+    y = c.binary<tg::MulOp>(n.loc, y, scalarLike(c, n.loc, y, alpha));
+  if (useBias) {
+    Value cb =
+        beta != 1 ? c.binary<tg::MulOp>(n.loc, bias, scalarLike(c, n.loc, bias, beta)) : bias;
+    y = c.binary<tg::AddOp>(n.loc, y, cb);
+  }
+  return Values{y};
+}
+
+Result importConv(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  TGC_ASSIGN(w, c.need(n, 1));
+  Value bias = n.input(2);
+  Shape xs = c.shapeOf(x), ws = c.shapeOf(w);
+  if (xs.size() < 3 || ws.size() != xs.size())
+    return c.error(n, "input " + shapeToString(xs) + " and weight " + shapeToString(ws) +
+                          " must have the same rank >= 3");
+  size_t sp = xs.size() - 2;
+  int64_t group = n.attrInt("group", 1);
+  if (group <= 0 || xs[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != xs[1])
+    return c.error(n, "input channels " + std::to_string(xs[1]) + " do not match weight " +
+                          shapeToString(ws) + " with group " + std::to_string(group));
+  if (auto ks = n.attrInts("kernel_shape"))
+    if (*ks != Shape(ws.begin() + 2, ws.end()))
+      return c.error(n, "kernel_shape differs from the weight's spatial dims");
+  auto strides = n.attrInts("strides").value_or(std::vector<int64_t>(sp, 1));
+  auto dil = n.attrInts("dilations").value_or(std::vector<int64_t>(sp, 1));
+  auto pads = n.attrInts("pads").value_or(std::vector<int64_t>(2 * sp, 0));
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
+    return c.error(n, "strides/dilations need one entry per spatial dim, pads two");
+  const int64_t big = int64_t(1) << 31;
+  for (size_t i = 0; i < sp; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 || strides[i] > big ||
+        dil[i] > big || pads[i] > big || pads[i + sp] > big || xs[i + 2] > big || ws[i + 2] > big)
+      return c.error(n, "strides and dilations must be positive, pads non-negative (and all "
+                        "below 2^31)");
+  std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < sp; ++i) {
+      int64_t in = xs[i + 2], outDim = (in + strides[i] - 1) / strides[i];
+      int64_t eff = dil[i] * (ws[i + 2] - 1) + 1;
+      int64_t total = std::max(int64_t(0), (outDim - 1) * strides[i] + eff - in);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      pads[i + sp] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    return c.error(n, "auto_pad '" + autoPad + "' is not supported");
+  }
+  Shape out{xs[0], ws[0]};
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t eff = dil[i] * (ws[i + 2] - 1) + 1;
+    int64_t o = (xs[i + 2] + pads[i] + pads[i + sp] - eff) / strides[i] + 1;
+    if (xs[i + 2] + pads[i] + pads[i + sp] < eff || o <= 0)
+      return c.error(n, "kernel " + shapeToString(ws) + " is larger than the padded input " +
+                            shapeToString(xs));
+    out.push_back(o);
+  }
+  if (bias && c.shapeOf(bias) != Shape{ws[0]})
+    return c.error(n, "bias must be [" + std::to_string(ws[0]) + "]");
+  return Values{c.emit<tg::ConvOp>(n.loc, c.type(out, c.elemOf(x)), x, w, bias,
+                                   c.b.getI64ArrayAttr(strides), c.b.getI64ArrayAttr(pads),
+                                   c.b.getI64ArrayAttr(dil), (uint64_t)group)};
+}
+
+Value layerNorm(ImportContext &c, Location loc, Value x, Value scale, Value bias, int64_t axis,
+                float eps) {
+  return c.emit<tg::LayerNormOp>(loc, x.getType(), x, scale, bias, c.b.getI64IntegerAttr(axis),
+                                 c.b.getF32FloatAttr(eps));
+}
+
+Result importLayerNorm(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  TGC_ASSIGN(scale, c.need(n, 1));
+  if (n.used(1) || n.used(2))
+    return c.error(n, "only output 0 is supported (Mean and InvStdDev outputs are used)");
+  TGC_ASSIGN(axis, checkAxis(n, n.attrInt("axis", -1), c.rankOf(x)));
+  Shape xs = c.shapeOf(x), norm(xs.begin() + axis, xs.end());
+  for (Value p : {scale, n.input(2)}) {
+    if (!p)
+      continue;
+    if (c.elemOf(p) != c.elemOf(x))
+      return c.error(n, "scale and bias must have the input's element type");
+    if (!broadcastShapes(norm, c.shapeOf(p)) || *broadcastShapes(norm, c.shapeOf(p)) != norm)
+      return c.error(n, "scale/bias " + shapeToString(c.shapeOf(p)) +
+                            " does not broadcast to the normalized dims " + shapeToString(norm));
+  }
+  return Values{layerNorm(c, n.loc, x, scale, n.input(2), axis, n.attrFloat("epsilon", 1e-5f))};
+}
+
+/// A per-channel parameter [C] reshaped to broadcast against [N, C, d...] of rank `rank`.
+Value channelParam(ImportContext &c, Location loc, Value p, int64_t rank) {
+  Shape s{c.shapeOf(p).empty() ? 1 : c.shapeOf(p)[0]};
+  for (int64_t i = 2; i < rank; ++i)
+    s.push_back(1);
+  return c.reshape(loc, p, s);
+}
+
+Result importBatchNorm(ImportContext &c, const NodeView &n) {
+  Value in[5];
+  for (int i = 0; i < 5; ++i) {
+    TGC_ASSIGN(v, c.need(n, i));
+    in[i] = v;
+  }
+  Value x = in[0];
+  if (n.attrInt("training_mode", 0) != 0 || n.used(1) || n.used(2) || n.used(3) || n.used(4))
+    return c.error(n, "training mode is not supported (inference only)");
+  Shape xs = c.shapeOf(x);
+  if (xs.size() < 2)
+    return c.error(n, "input must have rank >= 2");
+  for (int i = 1; i < 5; ++i)
+    if (c.shapeOf(in[i]) != Shape{xs[1]} || c.elemOf(in[i]) != c.elemOf(x))
+      return c.error(n, "scale, bias, mean and var must be [" + std::to_string(xs[1]) +
+                            "] of the input's element type");
+  int64_t r = (int64_t)xs.size();
+  Location loc = n.loc;
+  // y = x * a + (B - mean * a), a = scale / sqrt(var + eps)
+  Value var = c.binary<tg::AddOp>(loc, in[4], scalarLike(c, loc, x, n.attrFloat("epsilon", 1e-5f)));
+  Value a = c.binary<tg::DivOp>(loc, in[1], c.unary<tg::SqrtOp>(loc, var));
+  Value shift = c.binary<tg::SubOp>(loc, in[2], c.binary<tg::MulOp>(loc, in[3], a));
+  Value y = c.binary<tg::MulOp>(loc, x, channelParam(c, loc, a, r));
+  return Values{c.binary<tg::AddOp>(loc, y, channelParam(c, loc, shift, r))};
+}
+
+Result importInstanceNorm(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  TGC_ASSIGN(scale, c.need(n, 1));
+  TGC_ASSIGN(bias, c.need(n, 2));
+  Shape xs = c.shapeOf(x);
+  if (xs.size() < 3)
+    return c.error(n, "input must have rank >= 3");
+  for (Value p : {scale, bias})
+    if (c.shapeOf(p) != Shape{xs[1]} || c.elemOf(p) != c.elemOf(x))
+      return c.error(n, "scale and bias must be [" + std::to_string(xs[1]) + "]");
+  int64_t r = (int64_t)xs.size();
+  Value y = layerNorm(c, n.loc, x, Value(), Value(), 2, n.attrFloat("epsilon", 1e-5f));
+  y = c.binary<tg::MulOp>(n.loc, y, channelParam(c, n.loc, scale, r));
+  return Values{c.binary<tg::AddOp>(n.loc, y, channelParam(c, n.loc, bias, r))};
+}
+
+Result importGroupNorm(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  TGC_ASSIGN(scale, c.need(n, 1));
+  TGC_ASSIGN(bias, c.need(n, 2));
+  Shape xs = c.shapeOf(x);
+  int64_t g = n.attrInt("num_groups", 0);
+  if (xs.size() < 3 || g <= 0 || xs[1] % g != 0)
+    return c.error(n, "needs rank >= 3 and channels divisible by num_groups");
+  int64_t C = xs[1], r = (int64_t)xs.size();
+  Value y = c.reshape(n.loc, x, {xs[0], g, *numElements(xs) / xs[0] / g});
+  y = layerNorm(c, n.loc, y, Value(), Value(), 2, n.attrFloat("epsilon", 1e-5f));
+  y = c.reshape(n.loc, y, xs);
+  Value params[2] = {scale, bias};
+  for (Value &p : params) {
+    int64_t k = *numElements(c.shapeOf(p));
+    if (c.elemOf(p) != c.elemOf(x) || c.rankOf(p) != 1 || (k != C && k != g))
+      return c.error(n, "scale and bias must be [C] or [num_groups]");
+    if (k != C) // opset 18: one value per group, repeated over its channels
+      p = c.reshape(n.loc, c.expand(n.loc, c.reshape(n.loc, p, {g, 1}), {g, C / g}), {C});
+  }
+  y = c.binary<tg::MulOp>(n.loc, y, channelParam(c, n.loc, params[0], r));
+  return Values{c.binary<tg::AddOp>(n.loc, y, channelParam(c, n.loc, params[1], r))};
+}
+
+Result importSoftmax(ImportContext &c, const NodeView &n, bool log) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  if (!c.isFloat(c.elemOf(x)))
+    return c.error(n, "input must be floating point");
+  Shape xs = c.shapeOf(x);
+  int64_t r = (int64_t)xs.size();
+  if (n.opset >= 13) {
+    TGC_ASSIGN(axis, checkAxis(n, n.attrInt("axis", -1), r));
+    return Values{c.emit<tg::SoftmaxOp>(n.loc, x.getType(), x, (uint64_t)axis, log)};
+  }
+  // Before opset 13 the input is coerced to 2-D [prod(d[:axis]), prod(d[axis:])].
+  int64_t axis = n.attrInt("axis", 1);
+  if (axis < 0)
+    axis += r;
+  if (axis < 0 || axis > r)
+    return c.error(n, "axis " + std::to_string(n.attrInt("axis", 1)) + " out of range");
+  if (axis == r - 1)
+    return Values{c.emit<tg::SoftmaxOp>(n.loc, x.getType(), x, (uint64_t)axis, log)};
+  int64_t outer = *numElements(Shape(xs.begin(), xs.begin() + axis));
+  int64_t inner = *numElements(Shape(xs.begin() + axis, xs.end()));
+  Value v = c.reshape(n.loc, x, {outer, inner});
+  v = c.emit<tg::SoftmaxOp>(n.loc, v.getType(), v, (uint64_t)1, log);
+  return Values{c.reshape(n.loc, v, xs)};
+}
+
+enum class Reduce { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
+
+template <typename OpT>
+Value reduceOp(ImportContext &c, Location loc, Value x, const std::vector<int64_t> &axes,
+               bool keep) {
+  Shape xs = c.shapeOf(x), out;
+  for (int64_t i = 0; i < (int64_t)xs.size(); ++i) {
+    bool red = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (!red)
+      out.push_back(xs[i]);
+    else if (keep)
+      out.push_back(1);
+  }
+  return c.emit<OpT>(loc, c.type(out, c.elemOf(x)), x, c.b.getI64ArrayAttr(axes), keep);
+}
+
+Result importReduce(ImportContext &c, const NodeView &n, Reduce kind) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  int64_t r = c.rankOf(x);
+  std::vector<int64_t> axes;
+  int64_t inputFrom = kind == Reduce::Sum ? 13 : 18;
+  if (n.opset >= inputFrom) {
+    if (n.input(1)) {
+      TGC_ASSIGN(a, c.requireInts(n, 1, "axes"));
+      axes = a;
+    }
+  } else {
+    axes = n.attrInts("axes").value_or(std::vector<int64_t>{});
+  }
+  bool keep = n.attrInt("keepdims", 1) != 0;
+  if (axes.empty()) {
+    if (n.attrInt("noop_with_empty_axes", 0) != 0)
+      return Values{x};
+    for (int64_t i = 0; i < r; ++i)
+      axes.push_back(i);
+  }
+  std::vector<bool> seen(r, false);
+  for (int64_t &a : axes) {
+    TGC_ASSIGN(ax, checkAxis(n, a, r));
+    if (seen[ax])
+      return c.error(n, "axis " + std::to_string(a) + " repeated");
+    seen[ax] = true;
+    a = ax;
+  }
+  std::sort(axes.begin(), axes.end());
+  Location loc = n.loc;
+  switch (kind) {
+  case Reduce::Sum:
+    return Values{reduceOp<tg::ReduceSumOp>(c, loc, x, axes, keep)};
+  case Reduce::Mean:
+    return Values{reduceOp<tg::ReduceMeanOp>(c, loc, x, axes, keep)};
+  case Reduce::Max:
+    return Values{reduceOp<tg::ReduceMaxOp>(c, loc, x, axes, keep)};
+  case Reduce::Min:
+    return Values{reduceOp<tg::ReduceMinOp>(c, loc, x, axes, keep)};
+  case Reduce::Prod:
+    return Values{reduceOp<tg::ReduceProdOp>(c, loc, x, axes, keep)};
+  case Reduce::L1:
+    return Values{reduceOp<tg::ReduceSumOp>(c, loc, c.unary<tg::AbsOp>(loc, x), axes, keep)};
+  case Reduce::L2:
+  case Reduce::SumSquare: {
+    Value s = reduceOp<tg::ReduceSumOp>(c, loc, c.binary<tg::MulOp>(loc, x, x), axes, keep);
+    return Values{kind == Reduce::L2 ? c.unary<tg::SqrtOp>(loc, s) : s};
+  }
+  case Reduce::LogSum:
+    return Values{c.unary<tg::LogOp>(loc, reduceOp<tg::ReduceSumOp>(c, loc, x, axes, keep))};
+  case Reduce::LogSumExp: {
+    // log(sum(exp(x - m))) + m with m = max(x), for stability.
+    Value m = reduceOp<tg::ReduceMaxOp>(c, loc, x, axes, true);
+    Value e = c.unary<tg::ExpOp>(loc, c.binary<tg::SubOp>(loc, x, m));
+    Value l = c.unary<tg::LogOp>(loc, reduceOp<tg::ReduceSumOp>(c, loc, e, axes, keep));
+    return Values{c.binary<tg::AddOp>(loc, l, c.reshape(loc, m, c.shapeOf(l)))};
+  }
+  }
+  return c.error(n, "unknown reduction");
+}
+
+Result importArgExtreme(ImportContext &c, const NodeView &n, bool isMin) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  Shape xs = c.shapeOf(x);
+  TGC_ASSIGN(axis, checkAxis(n, n.attrInt("axis", 0), (int64_t)xs.size()));
+  bool keep = n.attrInt("keepdims", 1) != 0, last = n.attrInt("select_last_index", 0) != 0;
+  if (isMin) {
+    Type e = c.elemOf(x);
+    if (e.isUnsignedInteger() || e.isInteger(1))
+      return c.error(n, "unsigned and bool inputs are not supported");
+    x = c.unary<tg::NegOp>(n.loc, x);
+  }
+  Shape out;
+  for (int64_t i = 0; i < (int64_t)xs.size(); ++i)
+    if (i != axis)
+      out.push_back(xs[i]);
+    else if (keep)
+      out.push_back(1);
+  return Values{c.emit<tg::ArgMaxOp>(n.loc, c.type(out, c.i64()), x, (uint64_t)axis, keep, last)};
+}
+
+Result importGlobalPool(ImportContext &c, const NodeView &n, bool isMax) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  int64_t r = c.rankOf(x);
+  if (r < 3)
+    return c.error(n, "input must have rank >= 3");
+  std::vector<int64_t> axes;
+  for (int64_t i = 2; i < r; ++i)
+    axes.push_back(i);
+  if (isMax)
+    return Values{reduceOp<tg::ReduceMaxOp>(c, n.loc, x, axes, true)};
+  return Values{reduceOp<tg::ReduceMeanOp>(c, n.loc, x, axes, true)};
+}
+
+OpHandler reduceHandler(Reduce k) {
+  return [k](ImportContext &c, const NodeView &n) { return importReduce(c, n, k); };
+}
+
+} // namespace
+
+void registerNNOps(OpTable &t) {
+  t["MatMul"] = importMatMul;
+  t["Gemm"] = importGemm;
+  t["Conv"] = importConv;
+  t["LayerNormalization"] = importLayerNorm;
+  t["BatchNormalization"] = importBatchNorm;
+  t["InstanceNormalization"] = importInstanceNorm;
+  t["GroupNormalization"] = importGroupNorm;
+  t["Softmax"] = [](ImportContext &c, const NodeView &n) { return importSoftmax(c, n, false); };
+  t["LogSoftmax"] = [](ImportContext &c, const NodeView &n) { return importSoftmax(c, n, true); };
+  t["ReduceSum"] = reduceHandler(Reduce::Sum);
+  t["ReduceMean"] = reduceHandler(Reduce::Mean);
+  t["ReduceMax"] = reduceHandler(Reduce::Max);
+  t["ReduceMin"] = reduceHandler(Reduce::Min);
+  t["ReduceProd"] = reduceHandler(Reduce::Prod);
+  t["ReduceL1"] = reduceHandler(Reduce::L1);
+  t["ReduceL2"] = reduceHandler(Reduce::L2);
+  t["ReduceSumSquare"] = reduceHandler(Reduce::SumSquare);
+  t["ReduceLogSum"] = reduceHandler(Reduce::LogSum);
+  t["ReduceLogSumExp"] = reduceHandler(Reduce::LogSumExp);
+  t["ArgMax"] = [](ImportContext &c, const NodeView &n) { return importArgExtreme(c, n, false); };
+  t["ArgMin"] = [](ImportContext &c, const NodeView &n) { return importArgExtreme(c, n, true); };
+  t["GlobalAveragePool"] = [](ImportContext &c, const NodeView &n) {
+    return importGlobalPool(c, n, false);
+  };
+  t["GlobalMaxPool"] = [](ImportContext &c, const NodeView &n) {
+    return importGlobalPool(c, n, true);
+  };
+}
+
+} // namespace tgc::onnx_import

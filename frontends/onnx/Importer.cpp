@@ -1,0 +1,274 @@
+// Importer.cpp — the ONNX import driver: model → validated graph → `func.func @main` in `tg`.
+//
+// Order of work: parse and validate the whole model first (names, cycles, opset, every
+// unsupported op listed at once), then emit initializers as constants, bind inputs (static shapes
+// from the model or ImportOptions::inputShapes), import nodes in topological order through the
+// op table, and finally drop dead ops (folded shape arithmetic) and verify the module.
+#include "frontends/onnx/Importer.h"
+
+#include "frontends/onnx/ImportContext.h"
+#include "frontends/onnx/ModelLoader.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <set>
+#include <unordered_map>
+
+namespace tgc {
+
+using namespace mlir;
+using namespace onnx_import;
+
+namespace {
+
+llvm::Error err(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+const OpTable &opTable() {
+  static const OpTable table = [] {
+    OpTable t;
+    registerElementwiseOps(t);
+    registerShapeOps(t);
+    registerNNOps(t);
+    return t;
+  }();
+  return table;
+}
+
+bool isDefaultDomain(const std::string &d) { return d.empty() || d == "ai.onnx"; }
+
+/// The static type of a graph input: model dims, completed by options.inputShapes.
+llvm::Expected<RankedTensorType> inputType(MLIRContext &ctx, const onnx::ValueInfoProto &in,
+                                           const ImportOptions &opts) {
+  const std::string what = "graph input '" + in.name() + "'";
+  if (!in.has_type() || !in.type().has_tensor_type())
+    return err(what + " is not a tensor");
+  const auto &tt = in.type().tensor_type();
+  auto dtype = dtypeFromOnnx(tt.elem_type(), what);
+  if (!dtype)
+    return dtype.takeError();
+  auto given = opts.inputShapes.find(in.name());
+  Shape shape;
+  if (!tt.has_shape()) {
+    if (given == opts.inputShapes.end())
+      return err(what + " has no shape in the model; give one with --input-shape " + in.name() +
+                 "=DxD...");
+    shape = given->second;
+  } else {
+    std::vector<std::string> symbolic;
+    for (const auto &d : tt.shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        shape.push_back(d.dim_value());
+      } else {
+        shape.push_back(-1);
+        symbolic.push_back(d.has_dim_param() ? d.dim_param() : "?");
+      }
+    }
+    if (given != opts.inputShapes.end()) {
+      if (given->second.size() != shape.size())
+        return err(what + " has rank " + std::to_string(shape.size()) + " but the given shape " +
+                   shapeToString(given->second) + " has rank " +
+                   std::to_string(given->second.size()));
+      for (size_t i = 0; i < shape.size(); ++i)
+        if (shape[i] >= 0 && given->second[i] != shape[i])
+          return err(what + ": given shape " + shapeToString(given->second) +
+                     " differs from the model's static dim " + std::to_string(i) + " = " +
+                     std::to_string(shape[i]));
+      shape = given->second;
+    } else if (!symbolic.empty()) {
+      std::string dims;
+      for (auto &s : symbolic)
+        dims += (dims.empty() ? "" : ", ") + s;
+      return err(what + " has symbolic dims (" + dims + "); give its shape with --input-shape " +
+                 in.name() + "=DxD...");
+    }
+  }
+  for (int64_t d : shape)
+    if (d < 0)
+      return err(what + ": negative dim in shape " + shapeToString(shape));
+  if (!numElements(shape))
+    return err(what + ": shape " + shapeToString(shape) + " overflows");
+  return RankedTensorType::get(shape, mlirElementType(*dtype, &ctx));
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::ModelProto &model,
+                                                  const std::string &baseDir,
+                                                  const ImportOptions &opts) {
+  ctx.loadDialect<tg::TGDialect, func::FuncDialect>();
+  const onnx::GraphProto &g = model.graph();
+
+  int64_t opset = -1;
+  for (const auto &o : model.opset_import())
+    if (isDefaultDomain(o.domain()))
+      opset = o.version();
+  if (opset < 0)
+    return err("the model imports no version of the default ONNX opset");
+  if (opset < 7)
+    return err("opset " + std::to_string(opset) + " is too old (tgc supports opsets 7 to 21)");
+
+  auto order = checkGraph(g);
+  if (!order)
+    return order.takeError();
+
+  // Every unsupported op, listed at once.
+  const OpTable &table = opTable();
+  std::vector<std::string> unsupported;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto &n = g.node(i);
+    std::string nodeName = n.name().empty() ? "#" + std::to_string(i) : "'" + n.name() + "'";
+    if (!isDefaultDomain(n.domain()))
+      unsupported.push_back(n.domain() + "." + n.op_type() + " (node " + nodeName + ")");
+    else if (!table.count(n.op_type()))
+      unsupported.push_back(n.op_type() + " (node " + nodeName + ")");
+  }
+  if (!unsupported.empty()) {
+    std::string msg = "unsupported ONNX ops (opset " + std::to_string(opset) + "):";
+    for (auto &u : unsupported)
+      msg += "\n  " + u;
+    return err(msg);
+  }
+  if (g.sparse_initializer_size() > 0)
+    return err("sparse initializer '" + g.sparse_initializer(0).values().name() +
+               "' is not supported");
+
+  // Which outputs are consumed.
+  std::set<std::string> consumed;
+  for (const auto &n : g.node())
+    for (const auto &in : n.input())
+      consumed.insert(in);
+  for (const auto &o : g.output())
+    consumed.insert(o.name());
+
+  // Inputs that are not initializers become arguments.
+  std::set<std::string> initNames;
+  for (const auto &t : g.initializer())
+    initNames.insert(t.name());
+  std::set<std::string> inputNames;
+  std::vector<Type> argTypes;
+  std::vector<std::string> argNames;
+  for (const auto &in : g.input()) {
+    inputNames.insert(in.name());
+    if (initNames.count(in.name()))
+      continue;
+    auto t = inputType(ctx, in, opts);
+    if (!t)
+      return t.takeError();
+    argTypes.push_back(*t);
+    argNames.push_back(in.name());
+  }
+  for (const auto &kv : opts.inputShapes)
+    if (!inputNames.count(kv.first) || initNames.count(kv.first))
+      return err("--input-shape names '" + kv.first + "', which is not a graph input");
+
+  OpBuilder b(&ctx);
+  Location unknown = UnknownLoc::get(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(unknown);
+  auto fn = func::FuncOp::create(unknown, "main", b.getFunctionType(argTypes, {}));
+  module->push_back(fn);
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  ImportContext ic(ctx, b);
+  ScopedDiagnosticHandler diagHandler(&ctx, [&](Diagnostic &d) {
+    ic.diagnostics += (ic.diagnostics.empty() ? "" : "; ") + d.str();
+    return success();
+  });
+
+  std::unordered_map<std::string, Value> values;
+  for (size_t i = 0; i < argNames.size(); ++i) {
+    values[argNames[i]] = entry->getArgument(i);
+    fn.setArgAttr(i, "tg.name", b.getStringAttr(argNames[i]));
+  }
+  for (const auto &t : g.initializer()) {
+    auto h = tensorFromProto(t, baseDir);
+    if (!h)
+      return h.takeError();
+    values[t.name()] = ic.constant(NameLoc::get(b.getStringAttr(t.name())), *h);
+  }
+
+  for (size_t idx : *order) {
+    const auto &node = g.node((int)idx);
+    std::string label = nodeLabel(node, idx);
+    Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? label : node.name()));
+    NodeView nv{node, label, loc, {}, {}, opset};
+    for (const auto &in : node.input()) {
+      if (in.empty()) {
+        nv.inputs.push_back(Value());
+        continue;
+      }
+      auto it = values.find(in);
+      if (it == values.end())
+        return err(label + ": input '" + in + "' is an output its producer does not provide");
+      nv.inputs.push_back(it->second);
+    }
+    for (const auto &out : node.output())
+      nv.outputUsed.push_back(!out.empty() && consumed.count(out));
+    ic.currentLabel = label;
+    auto outs = table.at(node.op_type())(ic, nv);
+    if (!outs)
+      return outs.takeError();
+    if (auto e = ic.takeError())
+      return std::move(e);
+    for (int i = 0; i < node.output_size(); ++i) {
+      const std::string &name = node.output(i);
+      if (name.empty())
+        continue;
+      if ((size_t)i < outs->size())
+        values[name] = (*outs)[i];
+      else if (nv.used(i))
+        return err(label + ": output " + std::to_string(i) + " ('" + name + "') is not supported");
+    }
+  }
+
+  std::vector<Value> results;
+  std::vector<Type> resultTypes;
+  for (const auto &o : g.output()) {
+    auto it = values.find(o.name());
+    if (it == values.end())
+      return err("graph output '" + o.name() + "' is not produced");
+    results.push_back(it->second);
+    resultTypes.push_back(it->second.getType());
+  }
+  b.setInsertionPointToEnd(entry);
+  b.create<func::ReturnOp>(unknown, results);
+  fn.setType(b.getFunctionType(argTypes, resultTypes));
+  for (int i = 0; i < g.output_size(); ++i)
+    fn.setResultAttr(i, "tg.name", b.getStringAttr(g.output(i).name()));
+
+  // Drop ops left dead by folding and aliasing (users precede producers in reverse order).
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (!op.hasTrait<OpTrait::IsTerminator>() && op.use_empty())
+      op.erase();
+
+  ic.diagnostics.clear();
+  if (failed(mlir::verify(*module)))
+    return err("internal error: the imported module does not verify: " + ic.diagnostics);
+  return module;
+}
+
+} // namespace
+
+llvm::Expected<OwningOpRef<ModuleOp>> importOnnxBytes(MLIRContext &ctx, const std::string &bytes,
+                                                      const std::string &baseDir,
+                                                      const ImportOptions &options) {
+  auto model = parseModel(bytes);
+  if (!model)
+    return model.takeError();
+  return importModel(ctx, *model, baseDir, options);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &ctx, const std::string &path,
+                                                     const ImportOptions &options) {
+  auto bytes = readFileBytes(path);
+  if (!bytes)
+    return bytes.takeError();
+  auto module = importOnnxBytes(ctx, *bytes, dirOf(path), options);
+  if (!module)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
+                                   llvm::toString(module.takeError()).c_str());
+  return module;
+}
+
+} // namespace tgc

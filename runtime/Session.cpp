@@ -1,0 +1,406 @@
+// Session.cpp — loads a CPU package and replays its plan.
+//
+// Loading validates everything before anything runs: plan.pb size, parse, magic, format
+// version, end marker (truncation), target; weights.bin size and FNV-1a 64 checksum;
+// kernels.so checksum; every kernel symbol; every step argument's byte range against its buffer
+// (arena, weights, input or output) with overflow-safe arithmetic. A package that passes cannot
+// make a step read or write outside the buffers the runtime owns or was handed.
+// kernels.so is opened RTLD_LOCAL (packages never see each other's symbols) and RTLD_NODELETE
+// (OpenMP/OpenBLAS worker threads may outlive a session; the code must stay mapped).
+#include "runtime/Session.h"
+
+#include "codegen/plan/PlanUtil.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+namespace tgc {
+
+namespace {
+
+using plan::BufferArg;
+
+/// Largest arena or weights blob a package may ask for (1 TiB): beyond it the plan is corrupt.
+constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
+
+struct AlignedFree {
+  void operator()(uint8_t *p) const { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<uint8_t[], AlignedFree>;
+
+AlignedBuffer allocAligned(int64_t bytes) {
+  size_t n = (size_t)((bytes + 63) / 64 * 64);
+  if (n == 0)
+    n = 64;
+  auto *p = static_cast<uint8_t *>(std::aligned_alloc(64, n));
+  if (p)
+    std::memset(p, 0, n);
+  return AlignedBuffer(p);
+}
+
+std::string shapeString(const int64_t *dims, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string specString(DType t, const int64_t *dims, size_t rank) {
+  return std::string(isKnownDType((int32_t)t) ? dtypeName(t) : "dtype(" + std::to_string((int)t) + ")") +
+         " " + shapeString(dims, rank);
+}
+
+/// Bytes of a tensor; -1 when a dim is negative or the product overflows kMaxBufferBytes.
+int64_t bytesOf(DType t, const std::vector<int64_t> &shape) {
+  int64_t n = (int64_t)dtypeSize(t);
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxBufferBytes / d))
+      return -1;
+    n *= d;
+  }
+  return n;
+}
+
+/// Plain file name inside the package (no directories, no "..").
+bool plainFileName(const std::string &s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+         s.find('\0') == std::string::npos;
+}
+
+Status readWhole(const std::string &path, int64_t limit, std::string &out, const char *what) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::error(std::string(what) + " '" + path + "' cannot be read: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return Status::error(std::string(what) + " '" + path + "' is not a regular file");
+  if (st.st_size > limit)
+    return Status::error(std::string(what) + " '" + path + "' is too large (" +
+                         std::to_string((long long)st.st_size) + " bytes, limit " +
+                         std::to_string((long long)limit) + ")");
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return Status::error(std::string(what) + " '" + path + "' cannot be opened: " + std::strerror(errno));
+  out.resize((size_t)st.st_size);
+  size_t got = out.empty() ? 0 : std::fread(&out[0], 1, out.size(), f);
+  std::fclose(f);
+  if (got != out.size())
+    return Status::error(std::string(what) + " '" + path + "' could not be read completely");
+  return Status::success();
+}
+
+using KernelFn = void (*)(void *const *);
+
+class CpuSession final : public Session {
+public:
+  Status init(const std::string &path, int numThreads);
+  const std::vector<TensorSpec> &inputs() const override { return inputs_; }
+  const std::vector<TensorSpec> &outputs() const override { return outputs_; }
+  Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
+  Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                 size_t numOutputs) override;
+  std::string describe() const override;
+
+private:
+  Status checkArg(const BufferArg &a, const std::string &where) const;
+  Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
+  void execute(const TensorRef *inputs, const TensorRef *outputs);
+
+  std::string path_;
+  plan::Plan plan_;
+  std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<int64_t> inBytes_, outBytes_;
+  AlignedBuffer weights_, arena_;
+  void *dl_ = nullptr;
+  struct RtStep {
+    KernelFn fn = nullptr; ///< null for COPY
+    std::vector<BufferArg> args;
+    std::vector<void *> ptrs;
+  };
+  std::vector<RtStep> steps_;
+};
+
+Status CpuSession::checkArg(const BufferArg &a, const std::string &where) const {
+  int64_t limit;
+  std::string buf;
+  switch (a.kind()) {
+  case plan::ARENA: limit = plan_.arena_bytes(); buf = "arena"; break;
+  case plan::WEIGHT: limit = plan_.weights_bytes(); buf = "weights"; break;
+  case plan::INPUT:
+  case plan::OUTPUT: {
+    const auto &bytes = a.kind() == plan::INPUT ? inBytes_ : outBytes_;
+    const char *what = a.kind() == plan::INPUT ? "input" : "output";
+    if (a.index() < 0 || (size_t)a.index() >= bytes.size())
+      return Status::error(where + ": " + what + " index " + std::to_string(a.index()) +
+                           " out of range (package has " + std::to_string(bytes.size()) + ")");
+    limit = bytes[a.index()];
+    buf = std::string(what) + " " + std::to_string(a.index());
+    break;
+  }
+  default:
+    return Status::error(where + ": unknown buffer kind " + std::to_string((int)a.kind()));
+  }
+  if (a.offset() < 0 || a.bytes() < 0 || a.offset() > limit || a.bytes() > limit - a.offset())
+    return Status::error(where + ": range " + plan::formatArg(a) + " lies outside the " + buf +
+                         " (" + std::to_string(limit) + " bytes)");
+  return Status::success();
+}
+
+Status CpuSession::init(const std::string &path, int numThreads) {
+  path_ = path;
+  const std::string pre = "package '" + path + "': ";
+  std::string bytes;
+  Status st = readWhole(path + "/plan.pb", plan::kMaxPlanBytes, bytes, "plan");
+  if (!st.ok)
+    return Status::error(pre + st.message);
+  if (!plan_.ParseFromString(bytes))
+    return Status::error(pre + "plan.pb is corrupt or truncated (" + std::to_string(bytes.size()) +
+                         " bytes do not parse)");
+  if (plan_.magic() != plan::kPlanMagic) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", plan_.magic());
+    return Status::error(pre + "plan.pb has bad magic " + hex + " (not a tgc plan)");
+  }
+  if (plan_.format_version() != plan::kPlanFormatVersion)
+    return Status::error(pre + "plan format version " + std::to_string(plan_.format_version()) +
+                         " is not supported (this runtime reads version " +
+                         std::to_string(plan::kPlanFormatVersion) + ")");
+  if (plan_.end_marker() != plan::kPlanMagic)
+    return Status::error(pre + "plan.pb is truncated (end marker missing)");
+  if (plan_.target().rfind("cpu", 0) != 0)
+    return Status::error(pre + "target '" + plan_.target() + "' cannot run on the CPU runtime");
+  if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes)
+    return Status::error(pre + "arena size " + std::to_string(plan_.arena_bytes()) + " is invalid");
+  if (plan_.weights_bytes() < 0 || plan_.weights_bytes() > kMaxBufferBytes)
+    return Status::error(pre + "weights size " + std::to_string(plan_.weights_bytes()) +
+                         " is invalid");
+
+  // Interface.
+  for (int io = 0; io < 2; ++io) {
+    const auto &descs = io == 0 ? plan_.inputs() : plan_.outputs();
+    auto &specs = io == 0 ? inputs_ : outputs_;
+    auto &sizes = io == 0 ? inBytes_ : outBytes_;
+    for (int i = 0; i < descs.size(); ++i) {
+      const plan::TensorDesc &d = descs[i];
+      std::string what = std::string(io == 0 ? "input" : "output") + " '" + d.name() + "'";
+      if (!isKnownDType(d.dtype()))
+        return Status::error(pre + what + " has unknown dtype " + std::to_string(d.dtype()));
+      TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
+      int64_t b = bytesOf(s.dtype, s.shape);
+      if (b < 0)
+        return Status::error(pre + what + " has an invalid shape " +
+                             shapeString(s.shape.data(), s.shape.size()));
+      specs.push_back(std::move(s));
+      sizes.push_back(b);
+    }
+  }
+
+  // Weights.
+  if (!plainFileName(plan_.weights_file()))
+    return Status::error(pre + "weights file name '" + plan_.weights_file() + "' is invalid");
+  std::string wpath = path + "/" + plan_.weights_file();
+  std::string wbytes;
+  st = readWhole(wpath, kMaxBufferBytes, wbytes, "weights");
+  if (!st.ok)
+    return Status::error(pre + st.message);
+  if ((int64_t)wbytes.size() != plan_.weights_bytes())
+    return Status::error(pre + plan_.weights_file() + " has " + std::to_string(wbytes.size()) +
+                         " bytes, the plan expects " + std::to_string(plan_.weights_bytes()));
+  if (plan::fnv1a64(wbytes.data(), wbytes.size()) != plan_.weights_fnv1a64())
+    return Status::error(pre + plan_.weights_file() + " checksum mismatch (file is corrupt)");
+  weights_ = allocAligned(plan_.weights_bytes());
+  arena_ = allocAligned(plan_.arena_bytes());
+  if (!weights_ || !arena_)
+    return Status::error(pre + "out of memory allocating weights and arena (" +
+                         std::to_string(plan_.weights_bytes() + plan_.arena_bytes()) + " bytes)");
+  if (!wbytes.empty())
+    std::memcpy(weights_.get(), wbytes.data(), wbytes.size());
+  std::string().swap(wbytes);
+
+  // Kernels.
+  if (!plainFileName(plan_.kernels_file()))
+    return Status::error(pre + "kernels file name '" + plan_.kernels_file() + "' is invalid");
+  std::string kpath = path + "/" + plan_.kernels_file();
+  uint64_t khash;
+  if (!plan::fnv1a64File(kpath, khash))
+    return Status::error(pre + plan_.kernels_file() + " cannot be read");
+  if (khash != plan_.kernels_fnv1a64())
+    return Status::error(pre + plan_.kernels_file() + " checksum mismatch (file is corrupt)");
+  if (kpath.front() != '/' && kpath.rfind("./", 0) != 0)
+    kpath = "./" + kpath; // never let dlopen search the library path
+  dlerror();
+  dl_ = dlopen(kpath.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!dl_) {
+    const char *e = dlerror();
+    return Status::error(pre + "cannot load " + plan_.kernels_file() + ": " + (e ? e : "?"));
+  }
+
+  // Steps.
+  for (int i = 0; i < plan_.steps_size(); ++i) {
+    const plan::Step &s = plan_.steps(i);
+    std::string where = pre + "step " + std::to_string(i) +
+                        (s.symbol().empty() ? "" : " (" + s.symbol() + ")");
+    RtStep rs;
+    if (s.kind() == plan::Step::KERNEL) {
+      if (s.symbol().empty())
+        return Status::error(where + ": kernel symbol is empty");
+      dlerror();
+      void *sym = dlsym(dl_, s.symbol().c_str());
+      if (!sym)
+        return Status::error(pre + "kernel symbol '" + s.symbol() + "' of step " +
+                             std::to_string(i) + " not found in " + plan_.kernels_file());
+      rs.fn = reinterpret_cast<KernelFn>(sym);
+    } else if (s.kind() == plan::Step::COPY) {
+      if (s.args_size() != 2 || s.args(0).bytes() != s.args(1).bytes())
+        return Status::error(where + ": a copy needs two ranges of equal size");
+      if (s.args(0).kind() != plan::OUTPUT && s.args(0).kind() != plan::ARENA)
+        return Status::error(where + ": a copy must write an output or the arena");
+    } else {
+      return Status::error(where + ": unknown step kind " + std::to_string((int)s.kind()));
+    }
+    for (int j = 0; j < s.args_size(); ++j) {
+      st = checkArg(s.args(j), where + " arg " + std::to_string(j));
+      if (!st.ok)
+        return st;
+      rs.args.push_back(s.args(j));
+    }
+    rs.ptrs.resize(rs.args.size());
+    steps_.push_back(std::move(rs));
+  }
+  for (int i = 0; i < plan_.outputs_size(); ++i) {
+    const BufferArg &src = plan_.outputs(i).source();
+    std::string where = pre + "output '" + plan_.outputs(i).name() + "'";
+    st = checkArg(src, where);
+    if (!st.ok)
+      return st;
+    if (src.bytes() != outBytes_[i])
+      return Status::error(where + ": source has " + std::to_string(src.bytes()) +
+                           " bytes, the output needs " + std::to_string(outBytes_[i]));
+    if (src.kind() == plan::OUTPUT && src.index() != i)
+      return Status::error(where + ": source is another output");
+  }
+
+  if (numThreads > 0)
+    if (auto setThreads = reinterpret_cast<void (*)(int)>(dlsym(dl_, "tgk_set_threads")))
+      setThreads(numThreads);
+  return Status::success();
+}
+
+Status CpuSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) const {
+  const auto &specs = isInput ? inputs_ : outputs_;
+  const auto &sizes = isInput ? inBytes_ : outBytes_;
+  const char *what = isInput ? "input" : "output";
+  if (n != specs.size())
+    return Status::error("expected " + std::to_string(specs.size()) + " " + what + "s, got " +
+                         std::to_string(n));
+  for (size_t i = 0; i < n; ++i) {
+    const TensorRef &r = refs[i];
+    const TensorSpec &s = specs[i];
+    bool same = r.dtype == s.dtype && r.rank >= 0 && (size_t)r.rank == s.shape.size() &&
+                (r.rank == 0 || r.dims);
+    for (size_t d = 0; same && d < s.shape.size(); ++d)
+      same = r.dims[d] == s.shape[d];
+    if (!same) {
+      std::string got = r.rank < 0 || (r.rank > 0 && !r.dims)
+                            ? std::string("an invalid shape")
+                            : specString(r.dtype, r.dims, (size_t)r.rank);
+      return Status::error(std::string(what) + " '" + s.name + "': expected " +
+                           specString(s.dtype, s.shape.data(), s.shape.size()) + ", got " + got);
+    }
+    if ((int64_t)r.bytes < sizes[i] || (sizes[i] > 0 && !r.data))
+      return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
+                           std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
+  }
+  return Status::success();
+}
+
+void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
+  auto base = [&](const BufferArg &a) -> uint8_t * {
+    switch (a.kind()) {
+    case plan::INPUT: return static_cast<uint8_t *>(inputs[a.index()].data);
+    case plan::OUTPUT: return static_cast<uint8_t *>(outputs[a.index()].data);
+    case plan::ARENA: return arena_.get();
+    case plan::WEIGHT: return weights_.get();
+    default: return nullptr;
+    }
+  };
+  for (RtStep &s : steps_) {
+    for (size_t j = 0; j < s.args.size(); ++j) {
+      uint8_t *b = base(s.args[j]);
+      s.ptrs[j] = b ? b + s.args[j].offset() : nullptr;
+    }
+    if (s.fn)
+      s.fn(s.ptrs.data());
+    else if (s.args[0].bytes() > 0 && s.ptrs[0] != s.ptrs[1])
+      std::memmove(s.ptrs[0], s.ptrs[1], (size_t)s.args[0].bytes());
+  }
+  for (int i = 0; i < plan_.outputs_size(); ++i) {
+    const BufferArg &src = plan_.outputs(i).source();
+    if (src.kind() == plan::OUTPUT || src.bytes() == 0)
+      continue;
+    std::memcpy(outputs[i].data, base(src) + src.offset(), (size_t)src.bytes());
+  }
+}
+
+Status CpuSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                           size_t numOutputs) {
+  Status st = checkSpecs(inputs, numInputs, true);
+  if (!st.ok)
+    return st;
+  st = checkSpecs(outputs, numOutputs, false);
+  if (!st.ok)
+    return st;
+  execute(inputs, outputs);
+  return Status::success();
+}
+
+Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
+  std::vector<TensorRef> in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor &t = inputs[i];
+    in[i] = {t.dtype, t.shape.data(), (int32_t)t.shape.size(),
+             const_cast<uint8_t *>(t.data.data()), t.data.size()};
+    // A HostTensor's byte count must match its own dtype and shape exactly.
+    int64_t want = bytesOf(t.dtype, t.shape);
+    if (i < inputs_.size() && t.dtype == inputs_[i].dtype && t.shape == inputs_[i].shape &&
+        want != (int64_t)t.data.size())
+      return Status::error("input '" + inputs_[i].name + "': data has " +
+                           std::to_string(t.data.size()) + " bytes, expected " +
+                           std::to_string(want));
+  }
+  Status st = checkSpecs(in.data(), in.size(), true);
+  if (!st.ok)
+    return st;
+  outputs.clear();
+  std::vector<TensorRef> out(outputs_.size());
+  outputs.reserve(outputs_.size());
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    outputs.push_back(HostTensor::zeros(outputs_[i].dtype, outputs_[i].shape, outputs_[i].name));
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
+              outputs[i].data.data(), outputs[i].data.size()};
+  execute(in.data(), out.data());
+  return Status::success();
+}
+
+std::string CpuSession::describe() const {
+  return "package: " + path_ + "\n" + plan::formatPlan(plan_);
+}
+
+} // namespace
+
+std::unique_ptr<Session> Session::load(const std::string &path, Status &st, int numThreads) {
+  auto s = std::make_unique<CpuSession>();
+  try {
+    st = s->init(path, numThreads);
+  } catch (const std::exception &e) {
+    st = Status::error("package '" + path + "': " + e.what());
+  }
+  if (!st.ok)
+    return nullptr;
+  return s;
+}
+
+} // namespace tgc

@@ -1,0 +1,134 @@
+// tgc_runtime.cpp — the C API over tgc::Session; every exception stops here.
+#include "runtime/tgc_runtime.h"
+
+#include "runtime/Session.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+struct tgc_session {
+  std::unique_ptr<tgc::Session> session;
+  std::string description;
+};
+
+namespace {
+
+void setError(char **err, const std::string &msg) {
+  if (!err)
+    return;
+  *err = static_cast<char *>(std::malloc(msg.size() + 1));
+  if (*err)
+    std::memcpy(*err, msg.c_str(), msg.size() + 1);
+}
+
+std::vector<tgc::TensorRef> refsOf(const tgc_tensor *t, size_t n) {
+  std::vector<tgc::TensorRef> r(n);
+  for (size_t i = 0; i < n; ++i)
+    r[i] = {static_cast<tgc::DType>(t[i].dtype), t[i].dims, t[i].rank, t[i].data, t[i].bytes};
+  return r;
+}
+
+} // namespace
+
+extern "C" {
+
+tgc_session *tgc_session_load(const char *path, int threads, char **err) {
+  if (err)
+    *err = nullptr;
+  if (!path) {
+    setError(err, "tgc_session_load: path is NULL");
+    return nullptr;
+  }
+  try {
+    tgc::Status st;
+    auto s = tgc::Session::load(path, st, threads);
+    if (!s) {
+      setError(err, st.message);
+      return nullptr;
+    }
+    auto *h = new tgc_session;
+    h->session = std::move(s);
+    return h;
+  } catch (const std::exception &e) {
+    setError(err, std::string("tgc_session_load: ") + e.what());
+  } catch (...) {
+    setError(err, "tgc_session_load: unknown error");
+  }
+  return nullptr;
+}
+
+int tgc_session_run(tgc_session *s, const tgc_tensor *inputs, size_t num_inputs,
+                    const tgc_tensor *outputs, size_t num_outputs, char **err) {
+  if (err)
+    *err = nullptr;
+  if (!s || (num_inputs && !inputs) || (num_outputs && !outputs)) {
+    setError(err, "tgc_session_run: NULL session or tensor array");
+    return -1;
+  }
+  try {
+    for (size_t i = 0; i < num_inputs + num_outputs; ++i) {
+      const tgc_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+      if (!tgc::isKnownDType(t.dtype)) {
+        setError(err, std::string(i < num_inputs ? "input " : "output ") +
+                          std::to_string(i < num_inputs ? i : i - num_inputs) +
+                          ": unknown dtype " + std::to_string(t.dtype));
+        return -1;
+      }
+    }
+    auto in = refsOf(inputs, num_inputs), out = refsOf(outputs, num_outputs);
+    tgc::Status st = s->session->runRefs(in.data(), in.size(), out.data(), out.size());
+    if (!st.ok) {
+      setError(err, st.message);
+      return -1;
+    }
+    return 0;
+  } catch (const std::exception &e) {
+    setError(err, std::string("tgc_session_run: ") + e.what());
+  } catch (...) {
+    setError(err, "tgc_session_run: unknown error");
+  }
+  return -1;
+}
+
+size_t tgc_session_num_io(const tgc_session *s, int is_output) {
+  if (!s)
+    return 0;
+  return is_output ? s->session->outputs().size() : s->session->inputs().size();
+}
+
+int tgc_session_io(const tgc_session *s, int is_output, size_t index, const char **name,
+                   int32_t *dtype, int32_t *rank, const int64_t **dims) {
+  if (!s)
+    return -1;
+  const auto &specs = is_output ? s->session->outputs() : s->session->inputs();
+  if (index >= specs.size())
+    return -1;
+  const tgc::TensorSpec &t = specs[index];
+  if (name)
+    *name = t.name.c_str();
+  if (dtype)
+    *dtype = static_cast<int32_t>(t.dtype);
+  if (rank)
+    *rank = static_cast<int32_t>(t.shape.size());
+  if (dims)
+    *dims = t.shape.data();
+  return 0;
+}
+
+const char *tgc_session_describe(tgc_session *s) {
+  if (!s)
+    return "";
+  try {
+    s->description = s->session->describe();
+  } catch (...) {
+    s->description.clear();
+  }
+  return s->description.c_str();
+}
+
+void tgc_session_free(tgc_session *s) { delete s; }
+
+void tgc_free_error(char *err) { std::free(err); }
+
+} // extern "C"

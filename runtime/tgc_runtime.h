@@ -1,0 +1,57 @@
+/* tgc_runtime.h — the C API of the tgc runtime: load a package, run it, read its interface.
+ *
+ * Every function reports failure by return value (NULL or -1) and, where an `err` pointer is
+ * given, a malloc'ed message the caller releases with tgc_free_error. Nothing aborts, exits or
+ * throws. A session is not thread-safe: use one per thread. */
+#ifndef TGC_RUNTIME_TGC_RUNTIME_H
+#define TGC_RUNTIME_TGC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A loaded package with its own arena. */
+typedef struct tgc_session tgc_session;
+
+/** A caller-owned tensor. dtype uses ONNX TensorProto.DataType numbers (1 = f32, 7 = i64, ...). */
+typedef struct tgc_tensor {
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *dims; /**< rank dims */
+  void *data;          /**< read for inputs, written for outputs */
+  size_t bytes;        /**< size of data */
+} tgc_tensor;
+
+/** Loads the package directory `path`; `threads` <= 0 keeps the default. NULL on error. */
+tgc_session *tgc_session_load(const char *path, int threads, char **err);
+
+/** Runs once. Inputs and outputs are matched by position; their dtype and shape must equal the
+ *  package's (see tgc_session_io) and buffers must hold the bytes. 0 on success, -1 on error. */
+int tgc_session_run(tgc_session *s, const tgc_tensor *inputs, size_t num_inputs,
+                    const tgc_tensor *outputs, size_t num_outputs, char **err);
+
+/** Number of inputs (is_output = 0) or outputs (is_output = 1); 0 for a NULL session. */
+size_t tgc_session_num_io(const tgc_session *s, int is_output);
+
+/** Name, dtype, rank and dims of input/output `index`; pointers stay valid while `s` lives.
+ *  0 on success, -1 when `index` is out of range. Any out-pointer may be NULL. */
+int tgc_session_io(const tgc_session *s, int is_output, size_t index, const char **name,
+                   int32_t *dtype, int32_t *rank, const int64_t **dims);
+
+/** Human-readable summary of the package; valid while `s` lives. */
+const char *tgc_session_describe(tgc_session *s);
+
+/** Frees a session (NULL is ignored). */
+void tgc_session_free(tgc_session *s);
+
+/** Frees an error message returned through `err` (NULL is ignored). */
+void tgc_free_error(char *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TGC_RUNTIME_TGC_RUNTIME_H */

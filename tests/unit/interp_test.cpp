@@ -1,0 +1,496 @@
+// interp_test.cpp — unit tests of the `tg` reference interpreter (compiler/interp).
+//
+// Each case parses a small function in the tg dialect, runs it, and compares with values worked
+// out by hand (or with numpy, noted where used). Every test fails if its feature breaks.
+#include "compiler/dialect/TgDialect.h"
+#include "compiler/interp/Interpreter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+
+using namespace tgc;
+
+namespace {
+
+HostTensor make(DType t, std::vector<int64_t> shape, std::vector<double> values,
+                std::string name = "") {
+  HostTensor h = HostTensor::zeros(t, std::move(shape), std::move(name));
+  EXPECT_EQ(static_cast<int64_t>(values.size()), h.numel());
+  for (size_t i = 0; i < values.size(); ++i)
+    h.set(i, values[i]);
+  return h;
+}
+HostTensor f32(std::vector<int64_t> shape, std::vector<double> v) {
+  return make(DType::F32, std::move(shape), std::move(v));
+}
+HostTensor i64(std::vector<int64_t> shape, std::vector<double> v) {
+  return make(DType::I64, std::move(shape), std::move(v));
+}
+
+std::vector<double> values(const HostTensor &t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    v.push_back(t.get(i));
+  return v;
+}
+
+void expectNear(const HostTensor &t, const std::vector<double> &want, double tol = 1e-5) {
+  ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(t.get(i), want[i], tol * std::max(1.0, std::fabs(want[i]))) << "element " << i;
+}
+
+class InterpTest : public ::testing::Test {
+protected:
+  InterpTest() { ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>(); }
+
+  /// Parses `src` and returns its first function.
+  mlir::func::FuncOp parse(const std::string &src) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(src, &ctx);
+    if (!module)
+      return {};
+    auto fns = module->getOps<mlir::func::FuncOp>();
+    return fns.empty() ? mlir::func::FuncOp() : *fns.begin();
+  }
+
+  /// Runs `src` on `inputs`; fails the test on an error.
+  std::vector<HostTensor> run(const std::string &src, const std::vector<HostTensor> &inputs) {
+    auto fn = parse(src);
+    EXPECT_TRUE(fn) << "parse failed:\n" << src;
+    if (!fn)
+      return {};
+    auto r = interpret(fn, inputs);
+    if (!r) {
+      ADD_FAILURE() << llvm::toString(r.takeError());
+      return {};
+    }
+    return std::move(*r);
+  }
+
+  /// Runs `src` and returns the error message ("" when it succeeded).
+  std::string runError(const std::string &src, const std::vector<HostTensor> &inputs) {
+    auto fn = parse(src);
+    EXPECT_TRUE(fn);
+    if (!fn)
+      return "no function";
+    auto r = interpret(fn, inputs);
+    return r ? "" : llvm::toString(r.takeError());
+  }
+
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+TEST_F(InterpTest, BroadcastAdd) {
+  auto r = run(R"(
+    func.func @main(%a: tensor<2x1xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+      %0 = tg.add %a, %b : tensor<2x1xf32>, tensor<3xf32> -> tensor<2x3xf32>
+      return %0 : tensor<2x3xf32>
+    })",
+               {f32({2, 1}, {10, 20}), f32({3}, {1, 2, 3})});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(r[0].name, "output_0");
+  expectNear(r[0], {11, 12, 13, 21, 22, 23});
+}
+
+TEST_F(InterpTest, IntegerDivModAndCompare) {
+  auto r = run(R"(
+    func.func @main(%a: tensor<4xi64>, %b: tensor<4xi64>) -> (tensor<4xi64>, tensor<4xi64>, tensor<4xi1>) {
+      %0 = tg.div %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+      %1 = tg.mod %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+      %2 = tg.less %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi1>
+      return %0, %1, %2 : tensor<4xi64>, tensor<4xi64>, tensor<4xi1>
+    })",
+               {i64({4}, {7, -7, 7, -7}), i64({4}, {2, 2, -2, -2})});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(values(r[0]), (std::vector<double>{3, -3, -3, 3}));  // truncating
+  EXPECT_EQ(values(r[1]), (std::vector<double>{1, 1, -1, -1}));  // sign of the divisor
+  EXPECT_EQ(r[2].dtype, DType::Bool);
+  EXPECT_EQ(values(r[2]), (std::vector<double>{0, 1, 0, 1}));
+}
+
+TEST_F(InterpTest, IntegerDivisionByZeroIsAnError) {
+  std::string err = runError(R"(
+    func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {
+      %0 = tg.div %a, %b : tensor<2xi32>, tensor<2xi32> -> tensor<2xi32>
+      return %0 : tensor<2xi32>
+    })",
+                             {make(DType::I32, {2}, {1, 2}), make(DType::I32, {2}, {1, 0})});
+  EXPECT_NE(err.find("tg.div"), std::string::npos) << err;
+  EXPECT_NE(err.find("division by zero"), std::string::npos) << err;
+}
+
+TEST_F(InterpTest, UnaryRoundGeluFloatMod) {
+  auto r = run(R"(
+    func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+      %0 = tg.round %a : tensor<4xf32>
+      %1 = tg.gelu %b : tensor<4xf32>
+      %2 = tg.gelu %b {tanh_approx = true} : tensor<4xf32>
+      %3 = tg.mod %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+      return %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    })",
+               {f32({4}, {0.5, 1.5, 2.5, -2.5}), f32({4}, {-1, 0, 1, 2})});
+  ASSERT_EQ(r.size(), 4u);
+  expectNear(r[0], {0, 2, 2, -2}); // half to even
+  expectNear(r[1], {-0.15865525393145707, 0, 0.8413447460685429, 1.9544997361036416});
+  expectNear(r[2], {-0.15880800939172324, 0, 0.8411919906082768, 1.954597694087775});
+  EXPECT_NEAR(r[3].get(0), std::fmod(0.5, -1.0), 1e-6); // fmod: sign of the dividend
+  EXPECT_TRUE(std::isnan(r[3].get(1)));
+  EXPECT_NEAR(r[3].get(3), std::fmod(-2.5, 2.0), 1e-6);
+}
+
+TEST_F(InterpTest, MatmulBatchBroadcastAndRank1) {
+  // lhs [2,1,2,2] = arange(8), rhs [3,2,2] = arange(12) - 5; expected from numpy.
+  std::vector<double> a, b;
+  for (int i = 0; i < 8; ++i)
+    a.push_back(i);
+  for (int i = 0; i < 12; ++i)
+    b.push_back(i - 5);
+  auto r = run(R"(
+    func.func @main(%a: tensor<2x1x2x2xf32>, %b: tensor<3x2x2xf32>, %v: tensor<2xf32>) -> (tensor<2x3x2x2xf32>, tensor<3x2xf32>) {
+      %0 = tg.matmul %a, %b : tensor<2x1x2x2xf32>, tensor<3x2x2xf32> -> tensor<2x3x2x2xf32>
+      %1 = tg.matmul %v, %b : tensor<2xf32>, tensor<3x2x2xf32> -> tensor<3x2xf32>
+      return %0, %1 : tensor<2x3x2x2xf32>, tensor<3x2xf32>
+    })",
+               {f32({2, 1, 2, 2}, a), f32({3, 2, 2}, b), f32({2}, {1, -1})});
+  ASSERT_EQ(r.size(), 2u);
+  expectNear(r[0], {-3, -2, -19, -14, 1, 2, 1, 6, 5, 6, 21, 26,
+                    -35, -26, -51, -38, 1, 10, 1, 14, 37, 46, 53, 66});
+  // [1,-1] @ [[-5,-4],[-3,-2]] = [-2,-2]; each batch adds 4 to every entry of both rows.
+  expectNear(r[1], {-2, -2, -2, -2, -2, -2});
+}
+
+TEST_F(InterpTest, LinearWithBias) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x3xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>) -> tensor<2x2xf32> {
+      %0 = tg.linear %x, %w, %b : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xf32> -> tensor<2x2xf32>
+      return %0 : tensor<2x2xf32>
+    })",
+               {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 3}, {1, 0, -1, 0.5, 0.5, 0.5}),
+                f32({2}, {10, -1})});
+  ASSERT_EQ(r.size(), 1u);
+  // row 0: [1-3, 3] + b = [8, 2]; row 1: [4-6, 7.5] + b = [8, 6.5]
+  expectNear(r[0], {8, 2, 8, 6.5});
+}
+
+TEST_F(InterpTest, LayerNormScaleBias) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+      %0 = tg.layer_norm %x, %s, %b {axis = -1 : i64, epsilon = 1.0e-05 : f32} : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+      return %0 : tensor<2x4xf32>
+    })",
+               {f32({2, 4}, {1, 2, 3, 4, 2, 2, 2, 6}), f32({4}, {1, 2, 0.5, 1}),
+                f32({4}, {0, 1, 0, -1})});
+  ASSERT_EQ(r.size(), 1u);
+  // numpy: (x - mean) / sqrt(var + 1e-5) * s + b, biased variance
+  expectNear(r[0], {-1.3416354199689269, 0.105576386687382, 0.2236059033281545,
+                    0.3416354199689269, -0.5773493069415827, -0.15469861388316541,
+                    -0.28867465347079135, 0.7320479208247481});
+}
+
+TEST_F(InterpTest, SoftmaxAndLogSoftmax) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+      %0 = tg.softmax %x {axis = 1 : i64} : tensor<2x3xf32>
+      %1 = tg.softmax %x {axis = -1 : i64, log = true} : tensor<2x3xf32>
+      return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+    })",
+               {f32({2, 3}, {1, 2, 3, 1001, 1002, 1003})}); // large row: needs max subtraction
+  ASSERT_EQ(r.size(), 2u);
+  std::vector<double> sm{0.09003057317038046, 0.24472847105479767, 0.6652409557748219};
+  std::vector<double> lsm{-2.40760596444438, -1.4076059644443801, -0.4076059644443803};
+  expectNear(r[0], {sm[0], sm[1], sm[2], sm[0], sm[1], sm[2]});
+  expectNear(r[1], {lsm[0], lsm[1], lsm[2], lsm[0], lsm[1], lsm[2]});
+}
+
+TEST_F(InterpTest, ReduceKeepdimsAndEmptyAxes) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<3xf32>, tensor<1x1xf32>, tensor<2x3xf32>) {
+      %0 = tg.reduce_sum %x {axes = [1], keepdims = true} : tensor<2x3xf32> -> tensor<2x1xf32>
+      %1 = tg.reduce_max %x {axes = [0], keepdims = false} : tensor<2x3xf32> -> tensor<3xf32>
+      %2 = tg.reduce_mean %x {axes = [0, -1], keepdims = true} : tensor<2x3xf32> -> tensor<1x1xf32>
+      %3 = tg.reduce_prod %x {axes = [], keepdims = true} : tensor<2x3xf32> -> tensor<2x3xf32>
+      return %0, %1, %2, %3 : tensor<2x1xf32>, tensor<3xf32>, tensor<1x1xf32>, tensor<2x3xf32>
+    })",
+               {f32({2, 3}, {1, 5, 3, 4, 2, 6})});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].shape, (std::vector<int64_t>{2, 1}));
+  expectNear(r[0], {9, 12});
+  expectNear(r[1], {4, 5, 6});
+  expectNear(r[2], {3.5});
+  expectNear(r[3], {1, 5, 3, 4, 2, 6}); // empty axes: no reduction
+}
+
+TEST_F(InterpTest, ArgMaxFirstAndLast) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x3xf32>) -> (tensor<2xi64>, tensor<2x1xi64>) {
+      %0 = tg.argmax %x {axis = 1 : i64, keepdims = false} : tensor<2x3xf32> -> tensor<2xi64>
+      %1 = tg.argmax %x {axis = 1 : i64, keepdims = true, select_last = true} : tensor<2x3xf32> -> tensor<2x1xi64>
+      return %0, %1 : tensor<2xi64>, tensor<2x1xi64>
+    })",
+               {f32({2, 3}, {3, 1, 3, 0, 7, 2})});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(values(r[0]), (std::vector<double>{0, 1}));
+  EXPECT_EQ(values(r[1]), (std::vector<double>{2, 1}));
+}
+
+TEST_F(InterpTest, Transpose) {
+  std::vector<double> x;
+  for (int i = 0; i < 24; ++i)
+    x.push_back(i);
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+      %0 = tg.transpose %x {perm = [2, 0, 1]} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+      return %0 : tensor<4x2x3xf32>
+    })",
+               {f32({2, 3, 4}, x)});
+  ASSERT_EQ(r.size(), 1u);
+  // result[i][j][k] = x[j][k][i] = 12j + 4k + i
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_EQ(r[0].get(i * 6 + j * 3 + k), 12 * j + 4 * k + i);
+}
+
+TEST_F(InterpTest, SliceNegativeStep) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<3x5xf32>) -> tensor<2x3xf32> {
+      %0 = tg.slice %x {starts = [2, 4], steps = [-2, -2]} : tensor<3x5xf32> -> tensor<2x3xf32>
+      return %0 : tensor<2x3xf32>
+    })",
+               {f32({3, 5}, {0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24})});
+  ASSERT_EQ(r.size(), 1u);
+  expectNear(r[0], {24, 22, 20, 4, 2, 0});
+}
+
+TEST_F(InterpTest, ConcatSplitExpandPadWhere) {
+  auto r = run(R"(
+    func.func @main(%a: tensor<2x1xf32>, %b: tensor<2x2xf32>, %c: tensor<2x3xi1>) -> (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x2xf32>, tensor<3x3xf32>, tensor<2x3xf32>) {
+      %0 = tg.concat %a, %b {axis = -1 : i64} : tensor<2x1xf32>, tensor<2x2xf32> -> tensor<2x3xf32>
+      %1:2 = tg.split %0 {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x1xf32>, tensor<2x2xf32>
+      %2 = tg.expand %a : tensor<2x1xf32> -> tensor<2x2xf32>
+      %3 = tg.pad %b {pads = [1, -1, 0, 2], value = 9.0 : f64} : tensor<2x2xf32> -> tensor<3x3xf32>
+      %4 = tg.where %c, %0, %a : tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x1xf32> -> tensor<2x3xf32>
+      return %0, %1#0, %2, %3, %4 : tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x2xf32>, tensor<3x3xf32>, tensor<2x3xf32>
+    })",
+               {f32({2, 1}, {1, 2}), f32({2, 2}, {3, 4, 5, 6}),
+                make(DType::Bool, {2, 3}, {1, 0, 1, 0, 1, 0})});
+  ASSERT_EQ(r.size(), 5u);
+  expectNear(r[0], {1, 3, 4, 2, 5, 6});
+  expectNear(r[1], {1, 2});
+  expectNear(r[2], {1, 1, 2, 2});
+  // rows: one pad row on top; cols: crop the first, append two 9s.
+  expectNear(r[3], {9, 9, 9, 4, 9, 9, 6, 9, 9});
+  expectNear(r[4], {1, 1, 4, 2, 5, 2});
+}
+
+TEST_F(InterpTest, GatherNegativeIndexAndOutOfRange) {
+  const char *src = R"(
+    func.func @main(%d: tensor<3x2xf32>, %i: tensor<2xi64>) -> tensor<2x2xf32> {
+      %0 = tg.gather %d, %i {axis = 0 : i64} : tensor<3x2xf32>, tensor<2xi64> -> tensor<2x2xf32>
+      return %0 : tensor<2x2xf32>
+    })";
+  auto data = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  auto r = run(src, {data, i64({2}, {-1, 0})});
+  ASSERT_EQ(r.size(), 1u);
+  expectNear(r[0], {5, 6, 1, 2});
+  std::string err = runError(src, {data, i64({2}, {0, 3})});
+  EXPECT_NE(err.find("tg.gather"), std::string::npos) << err;
+  EXPECT_NE(err.find("out of range"), std::string::npos) << err;
+  EXPECT_NE(runError(src, {data, i64({2}, {-4, 0})}), "");
+}
+
+TEST_F(InterpTest, GatherElements) {
+  const char *src = R"(
+    func.func @main(%d: tensor<2x2xf32>, %i: tensor<2x2xi64>) -> tensor<2x2xf32> {
+      %0 = tg.gather_elements %d, %i {axis = 1 : i64} : tensor<2x2xf32>, tensor<2x2xi64> -> tensor<2x2xf32>
+      return %0 : tensor<2x2xf32>
+    })";
+  auto data = f32({2, 2}, {1, 2, 3, 4});
+  auto r = run(src, {data, i64({2, 2}, {0, 0, -1, 0})});
+  ASSERT_EQ(r.size(), 1u);
+  expectNear(r[0], {1, 1, 4, 3});
+  EXPECT_NE(runError(src, {data, i64({2, 2}, {0, 2, 0, 0})}).find("out of range"),
+            std::string::npos);
+}
+
+TEST_F(InterpTest, Conv2DPaddingStrideGroup) {
+  std::vector<double> x;
+  for (int i = 0; i < 18; ++i)
+    x.push_back(i);
+  auto r = run(R"(
+    func.func @main(%x: tensor<1x2x3x3xf32>, %w: tensor<2x1x2x2xf32>, %b: tensor<2xf32>) -> tensor<1x2x2x2xf32> {
+      %0 = tg.conv %x, %w, %b {strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1], group = 2 : i64} : tensor<1x2x3x3xf32>, tensor<2x1x2x2xf32>, tensor<2xf32> -> tensor<1x2x2x2xf32>
+      return %0 : tensor<1x2x2x2xf32>
+    })",
+               {f32({1, 2, 3, 3}, x), f32({2, 1, 2, 2}, {1, 2, 3, 4, -1, 0.5, 2, -2}),
+                f32({2}, {0.5, -1})});
+  ASSERT_EQ(r.size(), 1u);
+  // numpy reference (zero-padded input, per-group 2x2 windows at stride 2)
+  expectNear(r[0], {0.5, 11.5, 30.5, 67.5, -19, -3, -25, -9});
+}
+
+TEST_F(InterpTest, CastFloatToIntAndBool) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<5xf32>) -> (tensor<5xi64>, tensor<5xi1>, tensor<5xf32>) {
+      %0 = tg.cast %x : tensor<5xf32> -> tensor<5xi64>
+      %1 = tg.cast %x : tensor<5xf32> -> tensor<5xi1>
+      %2 = tg.cast %1 : tensor<5xi1> -> tensor<5xf32>
+      return %0, %1, %2 : tensor<5xi64>, tensor<5xi1>, tensor<5xf32>
+    })",
+               {f32({5}, {-1.7, 1.7, 2.5, -0.2, 0})});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(values(r[0]), (std::vector<double>{-1, 1, 2, 0, 0}));
+  EXPECT_EQ(values(r[1]), (std::vector<double>{1, 1, 1, 1, 0}));
+  EXPECT_EQ(values(r[2]), (std::vector<double>{1, 1, 1, 1, 0}));
+}
+
+TEST_F(InterpTest, FusedRegion) {
+  auto r = run(R"(
+    func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = tg.fused "pointwise" (%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+      ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+        %s = tg.sub %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+        %r = tg.relu %s : tensor<4xf32>
+        tg.yield %r : tensor<4xf32>
+      }
+      return %0 : tensor<4xf32>
+    })",
+               {f32({4}, {1, 2, 3, 4}), f32({4}, {2, 2, 2, 2})});
+  ASSERT_EQ(r.size(), 1u);
+  expectNear(r[0], {0, 0, 1, 2});
+}
+
+TEST_F(InterpTest, ConstantsAndResultNames) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32> {tg.name = "y"}) {
+      %c = tg.constant dense<[1.5, -2.0]> : tensor<2xf32>
+      %s = tg.constant dense<3.0> : tensor<2xf32>
+      %0 = tg.mul %x, %c : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+      %1 = tg.add %0, %s : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+      return %1 : tensor<2xf32>
+    })",
+               {f32({2}, {2, 3})});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].name, "y");
+  expectNear(r[0], {6, -3});
+}
+
+TEST_F(InterpTest, InterpretRejectsWrongInputs) {
+  const char *src = R"(
+    func.func @main(%x: tensor<2x3xf32> {tg.name = "pixels"}) -> tensor<2x3xf32> {
+      %0 = tg.neg %x : tensor<2x3xf32>
+      return %0 : tensor<2x3xf32>
+    })";
+  std::string err = runError(src, {f32({3, 2}, {1, 2, 3, 4, 5, 6})});
+  EXPECT_NE(err.find("pixels"), std::string::npos) << err;
+  EXPECT_NE(err.find("2x3"), std::string::npos) << err;
+  err = runError(src, {i64({2, 3}, {1, 2, 3, 4, 5, 6})});
+  EXPECT_NE(err.find("f32"), std::string::npos) << err;
+  EXPECT_NE(runError(src, {}).find("inputs"), std::string::npos);
+  HostTensor bad = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  bad.data.resize(8); // malformed: fewer bytes than the shape says
+  EXPECT_NE(runError(src, {bad}).find("bytes"), std::string::npos);
+}
+
+TEST_F(InterpTest, EvaluateOpAndUnknownOp) {
+  ctx.allowUnregisteredDialects();
+  auto fn = parse(R"(
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %c = tg.constant dense<[1.0, 2.0]> : tensor<2xf32>
+      %0 = tg.sqrt %c : tensor<2xf32>
+      %1 = "foo.bar"(%0) : (tensor<2xf32>) -> tensor<2xf32>
+      return %1 : tensor<2xf32>
+    })");
+  ASSERT_TRUE(fn);
+  auto it = fn.getBody().front().begin();
+  mlir::Operation *constant = &*it++, *sqrt = &*it++, *unknown = &*it;
+  auto c = evaluateOp(constant, {});
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  expectNear((*c)[0], {1, 2});
+  auto s = evaluateOp(sqrt, *c);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  expectNear((*s)[0], {1, std::sqrt(2.0)});
+  auto wrong = evaluateOp(sqrt, {f32({3}, {1, 2, 3})}); // operand shape disagrees with the IR
+  ASSERT_FALSE(bool(wrong));
+  llvm::consumeError(wrong.takeError());
+  auto u = evaluateOp(unknown, *s);
+  ASSERT_FALSE(bool(u));
+  std::string err = llvm::toString(u.takeError());
+  EXPECT_NE(err.find("foo.bar"), std::string::npos) << err;
+  EXPECT_NE(err.find("loc("), std::string::npos) << err;
+}
+
+TEST_F(InterpTest, AttrRoundTrip) {
+  auto ty = [&](DType d, std::vector<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, elementTypeOf(d, &ctx));
+  };
+  for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64, DType::I32,
+                  DType::I8, DType::U8, DType::Bool}) {
+    auto back = dtypeOf(elementTypeOf(d, &ctx));
+    ASSERT_TRUE(bool(back));
+    EXPECT_EQ(*back, d);
+    HostTensor t = make(d, {2, 2}, {1, 0, 1, 1});
+    if (d != DType::Bool)
+      t.set(3, -0.5 * (d == DType::U8 ? -500 : 1)); // u8: 250
+    auto attr = attrFromTensor(t, ty(d, {2, 2}));
+    ASSERT_TRUE(bool(attr)) << dtypeName(d);
+    HostTensor u = tensorFromAttr(attr.cast<mlir::ElementsAttr>());
+    EXPECT_EQ(u.dtype, d);
+    EXPECT_EQ(u.shape, t.shape);
+    EXPECT_EQ(u.data, t.data) << dtypeName(d);
+    // splat
+    HostTensor s = make(d, {3}, {1, 1, 1});
+    auto sa = attrFromTensor(s, ty(d, {3}));
+    ASSERT_TRUE(bool(sa));
+    EXPECT_TRUE(sa.isSplat()) << dtypeName(d);
+    EXPECT_EQ(tensorFromAttr(sa.cast<mlir::ElementsAttr>()).data, s.data) << dtypeName(d);
+  }
+  // f16 bits come through exactly from an attribute parsed as text.
+  auto fn = parse(R"(
+    func.func @main() -> tensor<2xf16> {
+      %c = tg.constant dense<[0.1, 65504.0]> : tensor<2xf16>
+      return %c : tensor<2xf16>
+    })");
+  ASSERT_TRUE(fn);
+  auto c = evaluateOp(&fn.getBody().front().front(), {});
+  ASSERT_TRUE(bool(c));
+  EXPECT_EQ((*c)[0].as<uint16_t>()[0], floatToHalf(0.1f));
+  EXPECT_EQ((*c)[0].get(1), 65504.0);
+  // mismatched dtype gives a null attribute, not a crash
+  EXPECT_FALSE(bool(attrFromTensor(f32({2}, {1, 2}), ty(DType::I64, {2}))));
+}
+
+TEST_F(InterpTest, LargeLinearRunsQuickly) {
+  const int m = 256, k = 1024, n = 128;
+  std::vector<double> x(m * k), w(n * k);
+  for (int i = 0; i < m * k; ++i)
+    x[i] = (i % 7) - 3;
+  for (int i = 0; i < n * k; ++i)
+    w[i] = (i % 5) - 2;
+  auto fn = parse(R"(
+    func.func @main(%x: tensor<256x1024xf32>, %w: tensor<128x1024xf32>) -> tensor<256x128xf32> {
+      %0 = tg.linear %x, %w : tensor<256x1024xf32>, tensor<128x1024xf32> -> tensor<256x128xf32>
+      return %0 : tensor<256x128xf32>
+    })");
+  ASSERT_TRUE(fn);
+  std::vector<HostTensor> in{f32({m, k}, x), f32({n, k}, w)};
+  auto start = std::chrono::steady_clock::now();
+  auto r = interpret(fn, in);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  double want = 0;
+  for (int kk = 0; kk < k; ++kk)
+    want += x[5 * k + kk] * w[7 * k + kk];
+  EXPECT_EQ((*r)[0].get(5 * n + 7), want);
+  EXPECT_LT(secs, 5.0); // generous: a few hundred ms on a slow core
+}
+
+} // namespace

@@ -1,0 +1,139 @@
+// plan_buffers_test.cpp — buffer planning: arena reuse, no overlap of live buffers, views, weights.
+#include "passes/planning/PlanBuffers.h"
+
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Parsed {
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp main;
+};
+
+std::unique_ptr<Parsed> parse(const std::string &ir) {
+  auto p = std::make_unique<Parsed>();
+  p->ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  p->module = mlir::parseSourceString<mlir::ModuleOp>(ir, &p->ctx);
+  if (p->module)
+    p->main = p->module->lookupSymbol<mlir::func::FuncOp>("main");
+  return p;
+}
+
+void expectNoOverlap(const tgc::BufferPlan &plan) {
+  const auto &iv = plan.intervals;
+  for (size_t i = 0; i < iv.size(); ++i) {
+    EXPECT_EQ(iv[i].offset % tgc::kBufferAlignment, 0);
+    EXPECT_LE(iv[i].offset + iv[i].bytes, plan.arenaBytes);
+    for (size_t j = i + 1; j < iv.size(); ++j) {
+      bool liveTogether = iv[i].begin <= iv[j].end && iv[j].begin <= iv[i].end;
+      bool bytesOverlap = iv[i].offset < iv[j].offset + iv[j].bytes &&
+                          iv[j].offset < iv[i].offset + iv[i].bytes;
+      EXPECT_FALSE(liveTogether && bytesOverlap)
+          << "buffers " << i << " [" << iv[i].begin << "," << iv[i].end << "] @" << iv[i].offset
+          << " and " << j << " [" << iv[j].begin << "," << iv[j].end << "] @" << iv[j].offset;
+    }
+  }
+}
+
+TEST(PlanBuffers, ChainReusesArena) {
+  auto p = parse(R"(
+func.func @main(%x: tensor<256xf32> {tg.name = "x"}) -> tensor<256xf32> {
+  %0 = tg.exp %x : tensor<256xf32>
+  %1 = tg.tanh %0 : tensor<256xf32>
+  %2 = tg.exp %1 : tensor<256xf32>
+  %3 = tg.tanh %2 : tensor<256xf32>
+  %4 = tg.exp %3 : tensor<256xf32>
+  %5 = tg.add %4, %0 : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32>
+  return %5 : tensor<256xf32>
+}
+)");
+  ASSERT_TRUE(p->main);
+  auto plan = tgc::planBuffers(p->main);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->intervals.size(), 6u);
+  EXPECT_EQ(plan->unsharedBytes, 6 * 1024);
+  EXPECT_LT(plan->arenaBytes, plan->unsharedBytes) << "no reuse happened";
+  EXPECT_EQ(plan->arenaBytes, 3 * 1024); // %0 lives to the end; two more alternate
+  expectNoOverlap(*plan);
+  EXPECT_EQ(plan->locs[p->main.getArgument(0)].kind, tgc::BufferLoc::Input);
+}
+
+TEST(PlanBuffers, BranchyGraphNoOverlap) {
+  auto p = parse(R"(
+func.func @main(%x: tensor<4x100xf32>, %y: tensor<100xf32>) -> (tensor<4x100xf32>, tensor<4x1xf32>) {
+  %0 = tg.add %x, %y : tensor<4x100xf32>, tensor<100xf32> -> tensor<4x100xf32>
+  %1 = tg.mul %0, %0 : tensor<4x100xf32>, tensor<4x100xf32> -> tensor<4x100xf32>
+  %2 = tg.reduce_sum %1 {axes = [1], keepdims = true} : tensor<4x100xf32> -> tensor<4x1xf32>
+  %3 = tg.sub %0, %2 : tensor<4x100xf32>, tensor<4x1xf32> -> tensor<4x100xf32>
+  %4 = tg.reshape %3 : tensor<4x100xf32> -> tensor<400xf32>
+  %5 = tg.exp %4 : tensor<400xf32>
+  %6 = tg.reshape %5 : tensor<400xf32> -> tensor<4x100xf32>
+  %7 = tg.relu %6 : tensor<4x100xf32>
+  %8 = tg.add %7, %3 : tensor<4x100xf32>, tensor<4x100xf32> -> tensor<4x100xf32>
+  return %8, %2 : tensor<4x100xf32>, tensor<4x1xf32>
+}
+)");
+  ASSERT_TRUE(p->main);
+  auto plan = tgc::planBuffers(p->main);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  expectNoOverlap(*plan);
+  EXPECT_LT(plan->arenaBytes, plan->unsharedBytes);
+  // Reshape results are views: same storage as their input, no allocation of their own.
+  mlir::Operation *ops[16];
+  int n = 0;
+  for (mlir::Operation &op : p->main.getBody().front())
+    ops[n++] = &op;
+  auto loc = [&](int i) { return plan->locs[ops[i]->getResult(0)]; };
+  EXPECT_EQ(loc(4).kind, tgc::BufferLoc::Arena);
+  EXPECT_EQ(loc(4).offset, loc(3).offset);
+  EXPECT_EQ(loc(6).offset, loc(5).offset);
+  // %3 is read through its own uses (pos 8) — its storage must outlive %5's and %7's writes.
+  for (const auto &iv : plan->intervals)
+    if (iv.value == ops[3]->getResult(0))
+      EXPECT_EQ(iv.end, 8);
+  // The output %2 lives to the end.
+  for (const auto &iv : plan->intervals)
+    if (iv.value == ops[2]->getResult(0))
+      EXPECT_EQ(iv.end, n - 1 + 1);
+}
+
+TEST(PlanBuffers, WeightsAndInlineConstants) {
+  auto p = parse(R"(
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  %w = tg.constant dense<1.0> : tensor<4x3xf32>
+  %s = tg.constant dense<2.0> : tensor<f32>
+  %v = tg.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %unused = tg.constant dense<0.0> : tensor<8xf32>
+  %0 = tg.linear %x, %w : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<2x4xf32>
+  %1 = tg.mul %0, %s : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf32>
+  %2 = tg.fused "pointwise" (%1, %v) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<4xf32>):
+    %t = tg.add %a, %b : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+    tg.yield %t : tensor<2x4xf32>
+  }
+  return %2 : tensor<2x4xf32>
+}
+)");
+  ASSERT_TRUE(p->main);
+  auto plan = tgc::planBuffers(p->main);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  auto it = p->main.getBody().front().begin();
+  mlir::Value w = it->getResult(0), s = (++it)->getResult(0), v = (++it)->getResult(0),
+              unused = (++it)->getResult(0);
+  EXPECT_EQ(plan->locs[w].kind, tgc::BufferLoc::Weight); // read by a GEMM
+  EXPECT_EQ(plan->locs[s].kind, tgc::BufferLoc::Inline); // splat read by elementwise code
+  EXPECT_EQ(plan->locs[v].kind, tgc::BufferLoc::Inline); // small, read inside a pointwise kernel
+  EXPECT_EQ(plan->locs.count(unused), 0u);
+  EXPECT_EQ(plan->weights.size(), 1u);
+  EXPECT_EQ(plan->weightBytes, 64);
+  expectNoOverlap(*plan);
+}
+
+} // namespace
