@@ -171,7 +171,7 @@ struct Code {
     s += '\n';
   }
   void open(const std::string &t) {
-    line(t + " {");
+    line(t.empty() ? "{" : t + " {");
     ++ind;
   }
   void close(const std::string &t = "}") {
@@ -1106,7 +1106,6 @@ llvm::Expected<EmittedKernel> KernelEmitter::emit(Operation *op, int index, std:
         names += (names.empty() ? "" : ", ") + n;
     }
     kinds = kinds.substr(0, 48);
-    kb.body.clear();
   } else {
     kinds = op->getName().stripDialect().str();
   }

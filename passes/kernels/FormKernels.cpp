@@ -13,6 +13,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <optional>
+
 namespace tgc {
 namespace {
 #define GEN_PASS_CLASSES
@@ -59,7 +61,7 @@ void materialize(Group &g) {
         map.map(v, inner.clone(*v.getDefiningOp())->getResult(0));
     inner.clone(*op, map);
   }
-  inner.create<tg::YieldOp>(out->getLoc(), map.lookup(out->getResult(0)));
+  inner.create<tg::YieldOp>(out->getLoc(), mlir::ValueRange{map.lookup<mlir::Value>(out->getResult(0))});
   out->getResult(0).replaceAllUsesWith(fused.getResult());
   for (mlir::Operation *op : llvm::reverse(g.ops))
     op->erase();

@@ -1,0 +1,132 @@
+// cpu_vs_interp_test.cpp — compiled CPU packages agree with the reference interpreter on ops and
+// layouts the runtime_test does not cover (strided slices, pads, broadcasts, grouped convs, ...).
+#include "codegen/cpu/CpuBackend.h"
+#include "compiler/interp/Interpreter.h"
+#include "runtime/Session.h"
+
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+namespace {
+
+std::string tmpDir() {
+  const char *t = std::getenv("TEST_TMPDIR");
+  return t ? t : "/tmp";
+}
+
+tgc::HostTensor randomTensor(tgc::DType t, std::vector<int64_t> shape, uint32_t seed) {
+  auto h = tgc::HostTensor::zeros(t, shape);
+  uint32_t s = seed * 2654435761u + 7u;
+  for (int64_t i = 0; i < h.numel(); ++i) {
+    s = s * 1664525u + 1013904223u;
+    double v = (double)((s >> 8) & 0xffff) / 16384.0 - 2.0; // [-2, 2)
+    h.set(i, t == tgc::DType::I64 ? std::floor(v * 2) : v); // i64 in [-4, 4): valid gather indices
+  }
+  return h;
+}
+
+/// Compiles `ir`, runs it and the interpreter on the same random inputs, compares every output.
+void compareWithInterpreter(const std::string &ir, const std::string &name) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+  ASSERT_TRUE(module);
+  auto fn = module->lookupSymbol<mlir::func::FuncOp>("main");
+  std::vector<tgc::HostTensor> inputs;
+  uint32_t seed = 1;
+  for (mlir::Type t : fn.getArgumentTypes()) {
+    auto rt = t.cast<mlir::RankedTensorType>();
+    auto dt = tgc::dtypeOf(rt.getElementType());
+    ASSERT_TRUE(bool(dt));
+    inputs.push_back(randomTensor(*dt, {rt.getShape().begin(), rt.getShape().end()}, seed++));
+  }
+  auto want = tgc::interpret(fn, inputs);
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  std::string dir = tmpDir() + "/" + name;
+  auto stats = tgc::writeCpuPackage(*module, dir, {}, tmpDir() + "/kcache");
+  ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
+  tgc::Status st;
+  auto session = tgc::Session::load(dir, st, 2);
+  ASSERT_TRUE(session) << st.message;
+  std::vector<tgc::HostTensor> got;
+  st = session->run(inputs, got);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(got.size(), want->size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape, (*want)[i].shape) << "output " << i;
+    ASSERT_EQ(got[i].dtype, (*want)[i].dtype) << "output " << i;
+    EXPECT_LT(tgc::relativeL2(got[i], (*want)[i]), 1e-5) << "output " << i << " of " << name;
+  }
+}
+
+TEST(CpuVsInterp, MovementAndIndexing) {
+  compareWithInterpreter(R"(
+func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x2x5xi64>, %c: tensor<4x1xf32>) -> (tensor<3x2x2xf32>, tensor<4x5x6xf32>, tensor<2x4x4x5xf32>, tensor<3x5xi64>, tensor<3x2x5xf32>, tensor<3x4x5xi32>, tensor<3x4x5xf32>, tensor<4x5xf32>, tensor<4xf32>, tensor<3x4x5xi1>, tensor<1x4x5xi64>) {
+  %0 = tg.slice %x {starts = [2, 1, 4], steps = [-1, 2, -3]} : tensor<3x4x5xf32> -> tensor<3x2x2xf32>
+  %1 = tg.pad %x {pads = [-1, 0, 1, 2, 1, 0], value = 0.5 : f64} : tensor<3x4x5xf32> -> tensor<4x5x6xf32>
+  %2 = tg.expand %c : tensor<4x1xf32> -> tensor<2x4x4x5xf32>
+  %3 = tg.argmax %x {axis = 1 : i64, keepdims = false} : tensor<3x4x5xf32> -> tensor<3x5xi64>
+  %4 = tg.gather_elements %x, %i {axis = 1 : i64} : tensor<3x4x5xf32>, tensor<3x2x5xi64> -> tensor<3x2x5xf32>
+  %5 = tg.cast %x : tensor<3x4x5xf32> -> tensor<3x4x5xi32>
+  %z = tg.constant dense<0.0> : tensor<f32>
+  %pos = tg.greater %x, %z : tensor<3x4x5xf32>, tensor<f32> -> tensor<3x4x5xi1>
+  %6 = tg.where %pos, %x, %c : tensor<3x4x5xi1>, tensor<3x4x5xf32>, tensor<4x1xf32> -> tensor<3x4x5xf32>
+  %7 = tg.reduce_max %x {axes = [0], keepdims = false} : tensor<3x4x5xf32> -> tensor<4x5xf32>
+  %8 = tg.reduce_sum %x {axes = [0, 2], keepdims = false} : tensor<3x4x5xf32> -> tensor<4xf32>
+  %9 = tg.isnan %x : tensor<3x4x5xf32> -> tensor<3x4x5xi1>
+  %10 = tg.argmax %x {axis = 0 : i64, keepdims = true, select_last = true} : tensor<3x4x5xf32> -> tensor<1x4x5xi64>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10 : tensor<3x2x2xf32>, tensor<4x5x6xf32>, tensor<2x4x4x5xf32>, tensor<3x5xi64>, tensor<3x2x5xf32>, tensor<3x4x5xi32>, tensor<3x4x5xf32>, tensor<4x5xf32>, tensor<4xf32>, tensor<3x4x5xi1>, tensor<1x4x5xi64>
+}
+)",
+                         "movement.tgpkg");
+}
+
+TEST(CpuVsInterp, MathAndContractions) {
+  compareWithInterpreter(R"(
+func.func @main(%x: tensor<2x1x4xf32>, %y: tensor<3x1xf32>, %a: tensor<2x3x8xf32>, %w: tensor<6x8xf32>, %bias: tensor<6xf32>, %v: tensor<8xf32>, %img: tensor<1x4x7x7xf32>, %cw: tensor<6x2x3x3xf32>, %n: tensor<2x3x8xi64>) -> (tensor<2x3x4xf32>, tensor<2x3x6xf32>, tensor<2x3xf32>, tensor<2x3x8xf32>, tensor<1x6x2x3xf32>, tensor<2x3x8xf32>, tensor<2x3x8xi64>, tensor<2x3x6xf32>) {
+  %0 = tg.fused "pointwise" (%x, %y) : (tensor<2x1x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32> {
+  ^bb0(%p: tensor<2x1x4xf32>, %q: tensor<3x1xf32>):
+    %t0 = tg.mul %p, %q : tensor<2x1x4xf32>, tensor<3x1xf32> -> tensor<2x3x4xf32>
+    %t1 = tg.gelu %t0 : tensor<2x3x4xf32>
+    %t2 = tg.sigmoid %t1 : tensor<2x3x4xf32>
+    %t3 = tg.silu %t2 : tensor<2x3x4xf32>
+    %t4 = tg.gelu %t3 {tanh_approx = true} : tensor<2x3x4xf32>
+    %t5 = tg.max %t4, %p : tensor<2x3x4xf32>, tensor<2x1x4xf32> -> tensor<2x3x4xf32>
+    %t6 = tg.round %t5 : tensor<2x3x4xf32>
+    %t7 = tg.add %t6, %t1 : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+    tg.yield %t7 : tensor<2x3x4xf32>
+  }
+  %1 = tg.linear %a, %w, %bias : tensor<2x3x8xf32>, tensor<6x8xf32>, tensor<6xf32> -> tensor<2x3x6xf32>
+  %2 = tg.matmul %a, %v : tensor<2x3x8xf32>, tensor<8xf32> -> tensor<2x3xf32>
+  %3 = tg.layer_norm %a {axis = 1 : i64, epsilon = 1.0e-03 : f32} : tensor<2x3x8xf32> -> tensor<2x3x8xf32>
+  %4 = tg.conv %img, %cw {strides = [2, 2], pads = [1, 1, 0, 0], dilations = [2, 1], group = 2 : i64} : tensor<1x4x7x7xf32>, tensor<6x2x3x3xf32> -> tensor<1x6x2x3xf32>
+  %5 = tg.softmax %a {axis = 0 : i64, log = true} : tensor<2x3x8xf32>
+  %m = tg.constant dense<[3, -3, 2, -2, 5, -5, 7, 1]> : tensor<8xi64>
+  %6 = tg.fused "pointwise" (%n, %m) : (tensor<2x3x8xi64>, tensor<8xi64>) -> tensor<2x3x8xi64> {
+  ^bb0(%p: tensor<2x3x8xi64>, %q: tensor<8xi64>):
+    %t0 = tg.mod %p, %q : tensor<2x3x8xi64>, tensor<8xi64> -> tensor<2x3x8xi64>
+    %t1 = tg.div %p, %q : tensor<2x3x8xi64>, tensor<8xi64> -> tensor<2x3x8xi64>
+    %t2 = tg.mul %t0, %t1 : tensor<2x3x8xi64>, tensor<2x3x8xi64> -> tensor<2x3x8xi64>
+    tg.yield %t2 : tensor<2x3x8xi64>
+  }
+  %7 = tg.fused "gemm" (%a, %w, %bias) : (tensor<2x3x8xf32>, tensor<6x8xf32>, tensor<6xf32>) -> tensor<2x3x6xf32> {
+  ^bb0(%p: tensor<2x3x8xf32>, %q: tensor<6x8xf32>, %r: tensor<6xf32>):
+    %t0 = tg.linear %p, %q : tensor<2x3x8xf32>, tensor<6x8xf32> -> tensor<2x3x6xf32>
+    %t1 = tg.add %t0, %r : tensor<2x3x6xf32>, tensor<6xf32> -> tensor<2x3x6xf32>
+    %t2 = tg.relu %t1 : tensor<2x3x6xf32>
+    tg.yield %t2 : tensor<2x3x6xf32>
+  }
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<2x3x4xf32>, tensor<2x3x6xf32>, tensor<2x3xf32>, tensor<2x3x8xf32>, tensor<1x6x2x3xf32>, tensor<2x3x8xf32>, tensor<2x3x8xi64>, tensor<2x3x6xf32>
+}
+)",
+                         "math.tgpkg");
+}
+
+} // namespace
