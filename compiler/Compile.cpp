@@ -13,6 +13,7 @@
 #include "frontends/onnx/Importer.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -98,6 +99,8 @@ public:
   void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::string name = pass->getArgument().str();
+    if (name.empty()) // pass-manager adaptors (nesting), not real stages
+      return;
     result.passSeconds.push_back({name, secs});
     auto module = op->getParentOfType<mlir::ModuleOp>();
     if (!module)

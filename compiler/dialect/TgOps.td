@@ -22,7 +22,8 @@ def TG_Dialect : Dialect {
 class TG_Op<string mnemonic, list<Trait> traits = []> :
     Op<TG_Dialect, mnemonic, !listconcat(traits, [NoSideEffect])>;
 
-def TG_Tensor : RankedTensorOf<[AnyType]>;
+// Every tg value is a statically shaped tensor: symbolic dims are bound before import.
+def TG_Tensor : StaticShapeTensorOf<[AnyType]>;
 
 //===----------------------------------------------------------------------===//
 // Constants

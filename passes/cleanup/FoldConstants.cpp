@@ -8,6 +8,7 @@
 #include "passes/cleanup/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace tgc {
 namespace {
@@ -30,30 +31,35 @@ bool isFoldable(mlir::Operation *op, int64_t maxElements) {
 
 struct FoldConstantsPass : public FoldConstantsBase<FoldConstantsPass> {
   void runOnOperation() override {
-    llvm::SmallVector<mlir::Operation *> candidates;
-    getOperation().walk([&](mlir::Operation *op) {
-      if (op->getParentOfType<tg::FusedOp>() == nullptr && isFoldable(op, maxElements))
-        candidates.push_back(op);
-    });
-    // Walk order is program order, so a chain of constant ops folds front to back in one sweep.
-    for (mlir::Operation *op : candidates) {
-      if (!isFoldable(op, maxElements))
-        continue;
-      std::vector<HostTensor> operands;
-      for (mlir::Value v : op->getOperands())
-        operands.push_back(tensorFromAttr(v.getDefiningOp<tg::ConstantOp>().getValue()));
-      auto results = evaluateOp(op, operands);
-      if (!results) {
-        op->emitError() << "constant folding failed: " << llvm::toString(results.takeError());
-        return signalPassFailure();
+    // Program order: a chain of constant ops folds front to back in one sweep.
+    for (mlir::Block &block : getOperation().getBody()) {
+      for (mlir::Operation &opRef : llvm::make_early_inc_range(block)) {
+        mlir::Operation *op = &opRef;
+        if (!isFoldable(op, maxElements))
+          continue;
+        std::vector<HostTensor> operands;
+        for (mlir::Value v : op->getOperands())
+          operands.push_back(tensorFromAttr(v.getDefiningOp<tg::ConstantOp>().getValue()));
+        auto results = evaluateOp(op, operands);
+        if (!results) {
+          op->emitError() << "constant folding failed: " << llvm::toString(results.takeError());
+          return signalPassFailure();
+        }
+        mlir::OpBuilder b(op);
+        for (auto [res, value] : llvm::zip(op->getResults(), *results)) {
+          auto type = res.getType().cast<mlir::RankedTensorType>();
+          auto c = b.create<tg::ConstantOp>(op->getLoc(), type, attrFromTensor(value, type));
+          res.replaceAllUsesWith(c.getResult());
+        }
+        // Drop operands that only fed this op.
+        llvm::SetVector<mlir::Operation *> defs;
+        for (mlir::Value v : op->getOperands())
+          defs.insert(v.getDefiningOp());
+        op->erase();
+        for (mlir::Operation *def : defs)
+          if (def->use_empty())
+            def->erase();
       }
-      mlir::OpBuilder b(op);
-      for (auto [res, value] : llvm::zip(op->getResults(), *results)) {
-        auto type = res.getType().cast<mlir::RankedTensorType>();
-        auto c = b.create<tg::ConstantOp>(op->getLoc(), type, attrFromTensor(value, type));
-        res.replaceAllUsesWith(c.getResult());
-      }
-      op->erase();
     }
   }
 };

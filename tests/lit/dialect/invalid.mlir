@@ -57,7 +57,7 @@ func.func @split_sizes(%x: tensor<6xf32>) -> tensor<2xf32> {
 // -----
 
 func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{operands must have static shapes}}
+  // expected-error @+1 {{must be statically shaped tensor}}
   %0 = tg.neg %x : tensor<?xf32>
   return %0 : tensor<?xf32>
 }

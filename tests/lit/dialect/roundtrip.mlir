@@ -44,7 +44,7 @@ func.func @movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> (tensor<4x3x2xf
 // CHECK-LABEL: func.func @norms
 func.func @norms(%x: tensor<2x8xf32>, %g: tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x1xf32>) {
   // CHECK: tg.layer_norm %{{.+}}, %{{.+}} {axis = -1 : i64, epsilon = 9.99999974E-6 : f32}
-  %0 = "tg.layer_norm"(%x, %g) {axis = -1 : i64, epsilon = 1.0e-5 : f32, operand_segment_sizes = array<i32: 1, 1, 0>} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %0 = "tg.layer_norm"(%x, %g) {axis = -1 : i64, epsilon = 1.0e-5 : f32, operand_segment_sizes = dense<[1, 1, 0]> : vector<3xi32>} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   // CHECK: tg.softmax %{{.+}} {axis = 1 : i64} : tensor<2x8xf32>
   %1 = tg.softmax %x {axis = 1 : i64} : tensor<2x8xf32>
   // CHECK: tg.reduce_mean %{{.+}} {axes = [1], keepdims = true}
