@@ -1,0 +1,74 @@
+// Rules.h — atomic rewrite rules: a labelled OpRewritePattern base, hit counters, and the
+// switchboard behind --disable-rules / --enable-rules.
+//
+// Every graph rewrite in passes/ is one `Rule<OpT>`: it has a name (its label), counts its hits,
+// and can be switched off by name. Passes collect their rules into a RewritePatternSet and call
+// `applyRules`, which runs MLIR's greedy driver to a fixed point with the switched-off labels
+// filtered out.
+#ifndef TGC_PASSES_COMMON_RULES_H
+#define TGC_PASSES_COMMON_RULES_H
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// Process-wide rule switches and hit counters (thread-safe).
+class RuleRegistry {
+public:
+  static RuleRegistry &get();
+
+  /// Labels of rules that must not run (--disable-rules).
+  void setDisabled(std::vector<std::string> labels);
+  /// When non-empty, only rules with these labels run (--enable-rules).
+  void setEnabled(std::vector<std::string> labels);
+  std::vector<std::string> disabled() const;
+  std::vector<std::string> enabled() const;
+
+  /// Records that rule `name` applied once.
+  void hit(llvm::StringRef name);
+  /// Rule name → times applied since the last reset.
+  std::map<std::string, int64_t> hits() const;
+  void resetHits();
+
+  /// Registers a rule name as known (for --list-rules and validating --disable-rules).
+  void declare(llvm::StringRef name);
+  std::vector<std::string> known() const;
+
+private:
+  RuleRegistry() = default;
+  struct State;
+  State &state() const;
+};
+
+/// One atomic rule: a labelled pattern on `OpT` that counts its hits. Subclasses implement
+/// `apply` and bail out with `rewriter.notifyMatchFailure(op, "reason")`.
+template <typename OpT> class Rule : public mlir::OpRewritePattern<OpT> {
+public:
+  Rule(mlir::MLIRContext *ctx, llvm::StringRef name, mlir::PatternBenefit benefit = 1)
+      : mlir::OpRewritePattern<OpT>(ctx, benefit) {
+    this->setDebugName(name);
+    RuleRegistry::get().declare(name);
+  }
+
+  mlir::LogicalResult matchAndRewrite(OpT op, mlir::PatternRewriter &rewriter) const final {
+    if (mlir::failed(apply(op, rewriter)))
+      return mlir::failure();
+    RuleRegistry::get().hit(this->getDebugName());
+    return mlir::success();
+  }
+
+protected:
+  virtual mlir::LogicalResult apply(OpT op, mlir::PatternRewriter &rewriter) const = 0;
+};
+
+/// Runs `patterns` on `op` to a fixed point, honoring the registry's enabled/disabled labels.
+mlir::LogicalResult applyRules(mlir::Operation *op, mlir::RewritePatternSet &&patterns);
+
+} // namespace tgc
+
+#endif // TGC_PASSES_COMMON_RULES_H
