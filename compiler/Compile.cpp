@@ -16,12 +16,14 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "passes/common/Rules.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -177,9 +179,8 @@ std::string hashFile(const std::string &path) {
   return llvm::formatv("{0:x16}", h).str();
 }
 
-} // namespace
-
-llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log) {
+/// Checks what compile() and bisect() are asked for before any work.
+llvm::Error checkOptions(const CompileOptions &options) {
   if (options.target != "cpu")
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "target '%s' is not available yet: this build supports "
@@ -193,12 +194,29 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   if (!options.dumpDir.empty())
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
       return llvm::createStringError(ec, "cannot create dump dir %s", options.dumpDir.c_str());
+  return llvm::Error::success();
+}
 
-  mlir::MLIRContext ctx;
-  ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
-  ctx.disableMultithreading(); // deterministic dumps; the graphs are small
-  CompileResult result;
+/// Rule labels named on the command line that no pass declared (typos).
+llvm::Error checkRuleNames(const CompileOptions &options) {
+  std::vector<std::string> known = RuleRegistry::get().known();
+  for (const auto *list : {&options.disabledRules, &options.enabledRules})
+    for (const std::string &name : *list)
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string all;
+        for (const std::string &k : known)
+          all += (all.empty() ? "" : ", ") + k;
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "unknown rule '%s' (known rules: %s)", name.c_str(),
+                                       all.c_str());
+      }
+  return llvm::Error::success();
+}
 
+/// Import + pipeline: the module at the end of the passes, with figures in `result`.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::raw_ostream &log,
+                  CompileResult &result) {
   auto t0 = std::chrono::steady_clock::now();
   ImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
@@ -209,6 +227,9 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
       {"import", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
   countOps(**module, result.opsBefore, nullptr);
 
+  RuleRegistry::get().setDisabled(options.disabledRules);
+  RuleRegistry::get().setEnabled(options.enabledRules);
+  RuleRegistry::get().resetHits();
   mlir::PassManager pm(&ctx);
   PipelineOptions pipelineOptions;
   pipelineOptions.formKernels = options.formKernels;
@@ -230,11 +251,35 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "compile pipeline failed:\n%s",
                                      diagnostics.c_str());
   }
+  if (auto err = checkRuleNames(options))
+    return std::move(err);
   if (!instrPtr->driftPass.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "check-each-pass: pass '%s' changed the results: %s",
                                    instrPtr->driftPass.c_str(), instrPtr->driftMessage.c_str());
   countOps(**module, result.opsAfter, &result.opsAfterByKind);
+  result.ruleHits = RuleRegistry::get().hits();
+  return module;
+}
+
+mlir::MLIRContext &newContext(std::unique_ptr<mlir::MLIRContext> &holder) {
+  holder = std::make_unique<mlir::MLIRContext>();
+  holder->loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+  holder->disableMultithreading(); // deterministic dumps; the graphs are small
+  return *holder;
+}
+
+} // namespace
+
+llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log) {
+  if (auto err = checkOptions(options))
+    return std::move(err);
+  std::unique_ptr<mlir::MLIRContext> ctxHolder;
+  mlir::MLIRContext &ctx = newContext(ctxHolder);
+  CompileResult result;
+  auto module = importAndOptimize(ctx, options, log, result);
+  if (!module)
+    return module.takeError();
 
   PackageInfo info;
   info.target = options.target;
@@ -253,6 +298,70 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
     for (const char *f : {"kernels.cpp", "plan.txt"})
       llvm::sys::fs::copy_file(options.outputPath + "/" + f, options.dumpDir + "/" + f);
   return result;
+}
+
+llvm::Expected<BisectResult> bisect(const CompileOptions &options,
+                                    const std::vector<HostTensor> &inputs,
+                                    const std::vector<HostTensor> &expected,
+                                    llvm::raw_ostream &log) {
+  if (auto err = checkOptions(options))
+    return std::move(err);
+  BisectResult out;
+  // One pipeline run with a given set of disabled rules → worst rel-L2 over the outputs.
+  auto measure = [&](const std::vector<std::string> &disabled,
+                     std::map<std::string, int64_t> *hits) -> llvm::Expected<double> {
+    CompileOptions o = options;
+    o.disabledRules = disabled;
+    o.dumpDir.clear();
+    o.printIrAfterAll = false;
+    o.printIrAfter.clear();
+    std::unique_ptr<mlir::MLIRContext> ctxHolder;
+    mlir::MLIRContext &ctx = newContext(ctxHolder);
+    CompileResult r;
+    llvm::raw_null_ostream quiet;
+    auto module = importAndOptimize(ctx, o, quiet, r);
+    if (!module)
+      return module.takeError();
+    if (hits)
+      *hits = r.ruleHits;
+    auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>("main");
+    auto got = interpret(fn, inputs);
+    if (!got)
+      return got.takeError();
+    if (got->size() != expected.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "model has %zu outputs, reference has %zu", got->size(),
+                                     expected.size());
+    double worst = 0;
+    for (size_t i = 0; i < got->size(); ++i)
+      worst = std::max(worst, relativeL2((*got)[i], expected[i]));
+    return worst;
+  };
+
+  std::map<std::string, int64_t> hits;
+  auto all = measure(options.disabledRules, &hits);
+  if (!all)
+    return all.takeError();
+  out.errorAllRules = *all;
+  log << llvm::formatv("bisect: all rules on: max rel_l2={0:e}\n", *all);
+  if (*all <= options.bisectTolerance)
+    return out;
+  for (auto &[rule, count] : hits) {
+    if (count == 0)
+      continue;
+    std::vector<std::string> disabled = options.disabledRules;
+    disabled.push_back(rule);
+    auto err = measure(disabled, nullptr);
+    if (!err)
+      return err.takeError();
+    log << llvm::formatv("bisect: without {0} ({1} hits): max rel_l2={2:e}\n", rule, count, *err);
+    if (*err <= options.bisectTolerance) {
+      out.culprit = rule;
+      out.errorWithoutCulprit = *err;
+      return out;
+    }
+  }
+  return out;
 }
 
 } // namespace tgc

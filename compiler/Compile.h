@@ -3,6 +3,7 @@
 #define TGC_COMPILER_COMPILE_H
 
 #include "codegen/cpu/CpuBackend.h"
+#include "runtime/Tensor.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,6 +27,9 @@ struct CompileOptions {
   std::string cacheDir;                  ///< kernel cache; "" for none
   bool checkEachPass = false;            ///< interpret before/after every pass, name drift
   bool formKernels = true;
+  std::vector<std::string> disabledRules; ///< rule labels that must not run
+  std::vector<std::string> enabledRules;  ///< when non-empty, only these rules run
+  double bisectTolerance = 1e-5;          ///< `tgc bisect`: max rel-L2 that counts as correct
 };
 
 /// Figures of one compile, for --stats.
@@ -35,11 +39,27 @@ struct CompileResult {
   int64_t opsAfter = 0;  ///< tg ops at the end of the pipeline (constants excluded)
   std::map<std::string, int64_t> opsAfterByKind;
   std::vector<std::pair<std::string, double>> passSeconds; ///< wall time per stage
+  std::map<std::string, int64_t> ruleHits;                 ///< rule label → times applied
+};
+
+/// Outcome of `tgc bisect`.
+struct BisectResult {
+  double errorAllRules = 0;       ///< max rel-L2 with every rule on
+  std::string culprit;            ///< first rule whose removal fixes numerics ("" if none/needed)
+  double errorWithoutCulprit = 0; ///< max rel-L2 with the culprit off
 };
 
 /// Compiles `options.modelPath` into a package at `options.outputPath`. IR dumps and messages
 /// go to `log`. Errors name what is wrong (node, tensor, pass).
 llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log);
+
+/// Runs import + passes with the interpreter on `inputs`, compares with `expected`, and when the
+/// error exceeds options.bisectTolerance disables the rules that fired one at a time to name the
+/// first one whose removal brings the error back under the tolerance.
+llvm::Expected<BisectResult> bisect(const CompileOptions &options,
+                                    const std::vector<HostTensor> &inputs,
+                                    const std::vector<HostTensor> &expected,
+                                    llvm::raw_ostream &log);
 
 /// The version string recorded in packages.
 const char *tgcVersion();

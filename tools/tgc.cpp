@@ -28,6 +28,8 @@ namespace {
 const char *kExamples = R"(Examples:
   tgc compile model.onnx -o model.tgpkg --target=cpu
   tgc compile model.onnx -o model.tgpkg --input-shape input_ids=1x128 --dump-dir=dump/
+  tgc compile model.onnx -o model.tgpkg --stats --disable-rules=MergeParallelLinears
+  tgc bisect model.onnx --test-data model/test_data_set_0
   tgc run model.tgpkg --test-data model/test_data_set_0
   tgc bench model.tgpkg --iters 200
   tgc inspect model.tgpkg
@@ -178,6 +180,20 @@ int main(int argc, char **argv) {
                     "interpret before and after every pass; name the first pass that drifts");
   compile->add_flag("--stats", stats, "print op counts, kernels and pass times");
   compile->add_option("--stats-json", statsJson, "write the statistics as JSON to this file");
+  compile->add_option("--disable-rules", copt.disabledRules, "rules that must not run: A,B")
+      ->delimiter(',');
+  compile->add_option("--enable-rules", copt.enabledRules, "run only these rules: A,B")
+      ->delimiter(',');
+
+  // bisect
+  auto *bisect = app.add_subcommand(
+      "bisect", "name the rewrite rule that breaks numerics (interpreter vs reference outputs)");
+  bisect->add_option("model", copt.modelPath, "ONNX model file")->required();
+  bisect->add_option("--input-shape", shapeSpecs, "bind a graph input's dims: NAME=1x128");
+  bisect->add_option("--disable-rules", copt.disabledRules, "rules kept off throughout: A,B")
+      ->delimiter(',');
+  bisect->add_option("--tolerance", copt.bisectTolerance, "max rel-L2 counted as correct")
+      ->capture_default_str();
 
   // run / bench / inspect
   std::string pkg, testData, outDir;
@@ -185,10 +201,13 @@ int main(int argc, char **argv) {
   double tolerance = -1;
   int threads = 0, iters = 100, warmup = 10;
   bool printValues = false;
+  // bisect and run share the input options below
   auto *run = app.add_subcommand("run", "run a package, optionally checking reference outputs");
   run->add_option("package", pkg, "package directory")->required();
   run->add_option("--test-data", testData, "ONNX test_data_set folder: input_K.pb, output_K.pb");
   run->add_option("--inputs", inputFiles, "input TensorProto .pb files, in input order");
+  bisect->add_option("--test-data", testData, "ONNX test_data_set folder: input_K.pb, output_K.pb")
+      ->required();
   run->add_option("--tolerance", tolerance, "max rel-L2 error (default 1e-5 fp32, 1e-2 fp16/bf16)");
   run->add_option("--threads", threads, "intra-op threads (0: all cores)");
   run->add_option("--save-outputs", outDir, "write output_K.pb files to this folder");
@@ -207,14 +226,41 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   std::string err;
 
-  if (*compile) {
-    for (const std::string &spec : shapeSpecs) {
-      std::string name;
-      std::vector<int64_t> dims;
-      if (!parseInputShape(spec, name, dims, err))
-        return fail(err);
-      copt.inputShapes[name] = dims;
+  for (const std::string &spec : shapeSpecs) {
+    std::string name;
+    std::vector<int64_t> dims;
+    if (!parseInputShape(spec, name, dims, err))
+      return fail(err);
+    copt.inputShapes[name] = dims;
+  }
+
+  if (*bisect) {
+    std::vector<tgc::HostTensor> inputs, expected;
+    if (!readTensors(numberedFiles(testData, "input"), inputs, err) ||
+        !readTensors(numberedFiles(testData, "output"), expected, err))
+      return fail(err);
+    if (inputs.empty() || expected.empty())
+      return fail("--test-data '" + testData + "' holds no input_K.pb / output_K.pb files");
+    auto r = tgc::bisect(copt, inputs, expected, llvm::outs());
+    if (!r)
+      return fail(llvm::toString(r.takeError()));
+    llvm::outs().flush();
+    if (r->errorAllRules <= copt.bisectTolerance) {
+      std::printf("bisect: numerics are within tolerance with every rule on; nothing to find\n");
+      return 0;
     }
+    if (r->culprit.empty()) {
+      std::printf("bisect: no single rule explains the drift (max rel_l2=%.3e with all rules on)\n",
+                  r->errorAllRules);
+      return 1;
+    }
+    std::printf("bisect: culprit rule '%s': rel_l2 %.3e with it, %.3e without "
+                "(use --disable-rules=%s)\n",
+                r->culprit.c_str(), r->errorAllRules, r->errorWithoutCulprit, r->culprit.c_str());
+    return 1;
+  }
+
+  if (*compile) {
     if (!noCache && copt.cacheDir.empty()) {
       const char *env = std::getenv("TGC_CACHE_DIR");
       const char *home = std::getenv("HOME");
@@ -233,12 +279,22 @@ int main(int argc, char **argv) {
                 << " after passes\n";
       for (auto &[k, n] : result->opsAfterByKind)
         std::cout << "  " << k << ": " << n << "\n";
+      std::cout << "kernels: " << result->package.kernels << "\n";
+      std::cout << "rules applied:" << (result->ruleHits.empty() ? " none" : "") << "\n";
+      for (auto &[rule, n] : result->ruleHits)
+        std::cout << "  " << rule << ": " << n << "\n";
       for (auto &[p, s] : result->passSeconds)
         std::printf("  time %-24s %8.3f ms\n", p.c_str(), s * 1e3);
     }
     if (!statsJson.empty()) {
       std::ofstream js(statsJson);
-      js << "{\n  \"rules\": {},\n  \"ops_before\": " << result->opsBefore
+      js << "{\n  \"rules\": {";
+      bool firstRule = true;
+      for (auto &[rule, n] : result->ruleHits) {
+        js << (firstRule ? "" : ",") << "\n    \"" << jsonEscape(rule) << "\": " << n;
+        firstRule = false;
+      }
+      js << "\n  },\n  \"ops_before\": " << result->opsBefore
          << ",\n  \"ops_after\": " << result->opsAfter << ",\n  \"ops_after_by_kind\": {";
       bool first = true;
       for (auto &[k, n] : result->opsAfterByKind) {
