@@ -695,10 +695,36 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     // Index of scale/bias for position j of the normalized dims.
     auto indexOf = [&](Value p, const std::string &name) -> llvm::Expected<std::string> {
       Shape ps = shapeOf(p);
-      while (ps.size() > norm.size()) {
-        if (ps.front() != 1)
-          return opError(op, "scale/bias has more elements than the normalized dims");
+      while (ps.size() > norm.size() && ps.front() == 1)
         ps.erase(ps.begin());
+      if (ps.size() > norm.size()) {
+        // Broadcast against the whole input (e.g. [N, M] on [rows, N, M], axis -1): the offset
+        // splits into a row part (from r) and a part within the row (from j).
+        Shape st = broadcastStrides(ps, x), rowIdx, coord(norm.size(), 0);
+        std::string rowOff = "0";
+        for (int64_t d = 0; d < axis; ++d)
+          if (st[d] != 0)
+            rowOff += " + ((r / " + str(product(x, d + 1, axis)) + ") % " + str(x[d]) + ") * " +
+                      str(st[d]);
+        for (int64_t j = 0; j < D; ++j) {
+          int64_t o = 0;
+          for (size_t d = 0; d < norm.size(); ++d)
+            o += coord[d] * st[axis + d];
+          rowIdx.push_back(o);
+          for (int64_t d = (int64_t)norm.size() - 1; d >= 0; --d) {
+            if (++coord[d] < norm[d])
+              break;
+            coord[d] = 0;
+          }
+        }
+        bool contiguous = true;
+        for (int64_t j = 0; j < D; ++j)
+          contiguous = contiguous && rowIdx[j] == j;
+        if (contiguous)
+          return name + "[" + rowOff + " + j]";
+        std::string t = fresh("idx");
+        c.line("static const int64_t " + t + "[" + str(D) + "] = " + intArray(rowIdx) + ";");
+        return name + "[" + rowOff + " + " + t + "[j]]";
       }
       if (ps == norm)
         return name + "[j]";
@@ -758,6 +784,123 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
       c.line("t *= " + scale + ";");
     if (!bias.empty())
       c.line("t += " + bias + ";");
+    c.line("yr[j] = (" + T + ")t;");
+    c.close();
+    c.close();
+    return llvm::Error::success();
+  }
+
+  // tg.attention: one (b, h, s) row per iteration, OpenMP over rows; scores, max, exp-sum and
+  // the weighted sum of v in one pass over the keys. Undefined rows (all -inf, NaN, +inf) → 0.
+  if (auto at = dyn_cast<tg::AttentionOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "attention needs a float type");
+    Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
+    const int64_t B = q[0], Hq = q[1], S = q[2], D = q[3], Hkv = k[1], L = k[2], Dv = v[3];
+    if (B * Hq * S * Dv == 0) {
+      c.line("// empty result");
+      return llvm::Error::success();
+    }
+    std::string maskIdx;
+    if (at.getMask()) {
+      Shape ms = broadcastStrides(shapeOf(at.getMask()), Shape{B, Hq, S, L});
+      const char *vars[] = {"b", "h", "s", "t"};
+      for (int d = 0; d < 4; ++d)
+        if (ms[d] != 0)
+          maskIdx += std::string(maskIdx.empty() ? "" : " + ") + vars[d] + " * " + str(ms[d]);
+      if (maskIdx.empty())
+        maskIdx = "0";
+    }
+    const int64_t rows = B * Hq * S;
+    c.line("const " + T + " scale = (" + T + ")" +
+           floatLiteral(at.getScaleAttr().getValueAsDouble(), T == "float") + ";");
+    c.open("");
+    if (rows * L * (D + Dv) >= kParallelWork)
+      c.line("#pragma omp parallel num_threads(tgk_nt())");
+    c.open("");
+    c.line("std::vector<" + T + "> sc(" + str(L) + "), acc(" + str(Dv) + ");");
+    c.line("#pragma omp for schedule(static)");
+    c.open("for (int64_t r = 0; r < " + str(rows) + "; ++r)");
+    c.line("const int64_t s = r % " + str(S) + ", h = (r / " + str(S) + ") % " + str(Hq) +
+           ", b = r / " + str(S * Hq) + ";");
+    c.line("(void)b; (void)h; (void)s;");
+    c.line("const int64_t kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+    c.line(T + " *o = out0 + r * " + str(Dv) + ";");
+    c.line(T + " m = -std::numeric_limits<" + T + ">::infinity();");
+    c.line("bool bad = false;");
+    c.open("for (int64_t t = 0; t < " + str(L) + "; ++t)");
+    c.line(T + " x = 0;");
+    c.line("const " + T + " *kr = kb + t * " + str(D) + ";");
+    c.line("for (int64_t d = 0; d < " + str(D) + "; ++d) x += qr[d] * kr[d];");
+    c.line("x *= scale;");
+    if (!maskIdx.empty())
+      c.line("x += in3[" + maskIdx + "];");
+    if (at.getCausal())
+      c.line("if (t > s + " + str(L - S) + ") x = -std::numeric_limits<" + T + ">::infinity();");
+    c.line("if (x != x || x == std::numeric_limits<" + T + ">::infinity()) bad = true;");
+    c.line("sc[t] = x;");
+    c.line("if (x > m) m = x;");
+    c.close();
+    c.open("if (bad || m == -std::numeric_limits<" + T + ">::infinity())");
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) o[j] = 0;");
+    c.line("continue;");
+    c.close();
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] = 0;");
+    c.line("double sum = 0;");
+    c.open("for (int64_t t = 0; t < " + str(L) + "; ++t)");
+    c.line("const " + T + " e = std::exp(sc[t] - m);");
+    c.line("sum += e;");
+    c.line("const " + T + " *vr = vb + t * " + str(Dv) + ";");
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] += e * vr[j];");
+    c.close();
+    c.line("const " + T + " inv = (" + T + ")(1.0 / sum);");
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) o[j] = acc[j] * inv;");
+    c.close();
+    c.close();
+    c.close();
+    return llvm::Error::success();
+  }
+
+  if (auto rn = dyn_cast<tg::RmsNormOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "rms_norm needs a float type");
+    Shape x = shapeOf(rn.getInput());
+    int64_t axis = *tgc::normalizeAxis(rn.getAxisAttr().getInt(), x.size());
+    int64_t R = product(x, 0, axis), D = product(x, axis);
+    std::string scale;
+    if (rn.getScale()) {
+      // The scale covers the normalized dims exactly (leading 1s aside) or is one element.
+      Shape ps = shapeOf(rn.getScale()), norm(x.begin() + axis, x.end());
+      while (ps.size() > norm.size() && ps.front() == 1)
+        ps.erase(ps.begin());
+      if (ps == norm)
+        scale = inPtr[1] + "[j]";
+      else if (product(ps) == 1)
+        scale = inPtr[1] + "[0]";
+      else
+        return opError(op, "rms_norm scale must cover the normalized dims exactly");
+    }
+    if (R * D == 0) {
+      c.line("// empty tensor");
+      return llvm::Error::success();
+    }
+    c.line("const double eps = " + floatLiteral(rn.getEpsilon().convertToDouble(), false) + ";");
+    std::string pr = pragma(R * D * 3);
+    if (!pr.empty())
+      c.line(pr);
+    c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
+    c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
+    c.line(T + " *yr = out0 + r * " + str(D) + ";");
+    c.line("double q = 0;");
+    c.line("for (int64_t j = 0; j < " + str(D) + "; ++j) q += (double)xr[j] * xr[j];");
+    c.line("const double rstd = 1.0 / std::sqrt(q / " + str(D) + " + eps);");
+    c.open("for (int64_t j = 0; j < " + str(D) + "; ++j)");
+    c.line("double t = xr[j] * rstd;");
+    if (!scale.empty())
+      c.line("t *= " + scale + ";");
     c.line("yr[j] = (" + T + ")t;");
     c.close();
     c.close();

@@ -283,6 +283,29 @@ LogicalResult LayerNormOp::verify() {
     if (p && !tgc::broadcastShapes(norm, shapeOf(p)).has_value())
       return emitOpError("scale/bias shape ") << tgc::shapeToString(shapeOf(p))
                                                << " does not broadcast to the normalized dims";
+  // Scale/bias with more dims than the normalized ones broadcast against the whole input
+  // ([N, M] on [rows, N, M], axis -1) and must not grow it.
+  for (Value p : {getScale(), getBias()})
+    if (p && tgc::broadcastShapes(x, shapeOf(p)) != std::optional<tgc::Shape>(x))
+      return emitOpError("scale/bias shape ") << tgc::shapeToString(shapeOf(p))
+                                               << " does not broadcast to the input shape";
+  return expectShape(*this, getResult(), x);
+}
+
+LogicalResult RmsNormOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  tgc::Shape x = shapeOf(getInput());
+  auto axis = tgc::normalizeAxis(getAxisAttr().getInt(), x.size());
+  if (!axis)
+    return emitOpError("axis out of range");
+  tgc::Shape norm(x.begin() + *axis, x.end());
+  if (getScale() && tgc::broadcastShapes(norm, shapeOf(getScale())) != norm)
+    return emitOpError("scale shape ") << tgc::shapeToString(shapeOf(getScale()))
+                                       << " does not broadcast to the normalized dims";
+  if (elemOf(getInput()) != elemOf(getResult()) ||
+      (getScale() && elemOf(getScale()) != elemOf(getInput())))
+    return emitOpError("input, scale and result must share one element type");
   return expectShape(*this, getResult(), x);
 }
 
@@ -290,6 +313,43 @@ LogicalResult SoftmaxOp::verify() {
   if (!tgc::normalizeAxis(getAxis(), shapeOf(getInput()).size()))
     return emitOpError("axis out of range");
   return allStatic(*this);
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  tgc::Shape q = shapeOf(getQ()), k = shapeOf(getK()), v = shapeOf(getV());
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4)
+    return emitOpError("q, k and v must be rank 4 ([B, H, S, D]); got ")
+           << tgc::shapeToString(q) << ", " << tgc::shapeToString(k) << ", "
+           << tgc::shapeToString(v);
+  Type e = elemOf(getQ());
+  if (!e.isa<FloatType>())
+    return emitOpError("q must be a float tensor");
+  for (Value x : {getK(), getV(), getResult()})
+    if (elemOf(x) != e)
+      return emitOpError("q, k, v and the result must share one element type");
+  if (k[0] != q[0] || v[0] != q[0])
+    return emitOpError("batch dims of q, k, v differ");
+  if (k[3] != q[3])
+    return emitOpError("head dim of k (") << k[3] << ") differs from q's (" << q[3] << ")";
+  if (v[1] != k[1] || v[2] != k[2])
+    return emitOpError("k ") << tgc::shapeToString(k) << " and v " << tgc::shapeToString(v)
+                             << " must agree on heads and length";
+  if (k[1] <= 0 || q[1] % k[1] != 0)
+    return emitOpError("query heads (") << q[1] << ") must be a multiple of key/value heads ("
+                                        << k[1] << ")";
+  if (Value m = getMask()) {
+    if (elemOf(m) != e)
+      return emitOpError("mask must have the element type of q");
+    tgc::Shape scores{q[0], q[1], q[2], k[2]};
+    if (tgc::broadcastShapes(scores, shapeOf(m)) != std::optional<tgc::Shape>(scores))
+      return emitOpError("mask shape ") << tgc::shapeToString(shapeOf(m))
+                                         << " does not broadcast to " << tgc::shapeToString(scores);
+  }
+  if (getCausal() && q[2] > k[2])
+    return emitOpError("causal attention needs S <= T");
+  return expectShape(*this, getResult(), {q[0], q[1], q[2], v[3]});
 }
 
 LogicalResult ReshapeOp::verify() {

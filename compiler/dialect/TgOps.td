@@ -158,6 +158,28 @@ def TG_ConvOp : TG_Op<"conv"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def TG_AttentionOp : TG_Op<"attention"> {
+  let summary = "scaled dot-product attention (optional additive mask, causal, GQA/MQA)";
+  let description = [{
+    q [B, Hq, S, D], k [B, Hkv, T, D], v [B, Hkv, T, Dv] with Hq % Hkv == 0; the optional
+    float `mask` broadcasts to [B, Hq, S, T]. With g = Hq / Hkv:
+      scores[b,h,s,t] = scale * Σ_d q[b,h,s,d] k[b,h/g,t,d] + mask[b,h,s,t]
+                        (+ -inf where causal and t > s + T - S: bottom-right aligned)
+      out[b,h,s,:] = Σ_t softmax_t(scores[b,h,s,:]) v[b,h/g,t,:]
+    A row whose softmax is undefined (every score -inf, or any score NaN or +inf) gives 0,
+    matching the IsNaN → Where(0) guard PyTorch exports after the softmax.
+  }];
+  let arguments = (ins TG_Tensor:$q, TG_Tensor:$k, TG_Tensor:$v, Optional<TG_Tensor>:$mask,
+                       F32Attr:$scale, DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$q `,` $k `,` $v (`,` $mask^)? attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Normalizations and reductions
 //===----------------------------------------------------------------------===//
 
@@ -167,6 +189,20 @@ def TG_LayerNormOp : TG_Op<"layer_norm", [AttrSizedOperandSegments]> {
                        I64Attr:$axis, F32Attr:$epsilon);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = "$input (`,` $scale^)? (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_RmsNormOp : TG_Op<"rms_norm"> {
+  let summary = "x / sqrt(mean(x²) + eps) * scale over dims [axis, rank)";
+  let description = [{
+    Root-mean-square normalization (LLaMA, T5). The mean of squares runs over the trailing dims
+    [axis, rank); the optional `scale` broadcasts to those dims. Formed by
+    `tgc-recognize-norms` from the Pow/ReduceMean/Add/Sqrt/Reciprocal chain exporters emit.
+  }];
+  let arguments = (ins TG_Tensor:$input, Optional<TG_Tensor>:$scale, I64Attr:$axis,
+                       F32Attr:$epsilon);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input (`,` $scale^)? attr-dict `:` type(operands) `->` type($result)";
   let hasVerifier = 1;
 }
 

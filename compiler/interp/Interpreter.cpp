@@ -201,11 +201,22 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
         return one(interp::layerNorm(*in[0], scale, bias, *axis,
                                      ln.getEpsilonAttr().getValueAsDouble()));
       })
+      .Case([&](tg::RmsNormOp rn) -> llvm::Expected<Results> {
+        auto axis = axisOf(rn.getAxisAttr(), rank0);
+        if (!axis)
+          return axis.takeError();
+        return one(interp::rmsNorm(*in[0], rn.getScale() ? in[1] : nullptr, *axis,
+                                   rn.getEpsilonAttr().getValueAsDouble()));
+      })
       .Case([&](tg::SoftmaxOp s) -> llvm::Expected<Results> {
         auto axis = axisOf(s.getAxisAttr(), rank0);
         if (!axis)
           return axis.takeError();
         return one(interp::softmax(*in[0], *axis, s.getLog()));
+      })
+      .Case([&](tg::AttentionOp a) {
+        return one(interp::attention(*in[0], *in[1], *in[2], a.getMask() ? in[3] : nullptr,
+                                     a.getScaleAttr().getValueAsDouble(), a.getCausal()));
       })
       .Case([&](tg::ArgMaxOp a) -> llvm::Expected<Results> {
         auto axis = axisOf(a.getAxisAttr(), rank0);

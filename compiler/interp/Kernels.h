@@ -135,6 +135,19 @@ llvm::Expected<HostTensor> softmax(const HostTensor &x, int64_t axis, bool log);
 /// Layer normalization over dims [axis, rank); scale/bias may be null.
 llvm::Expected<HostTensor> layerNorm(const HostTensor &x, const HostTensor *scale,
                                      const HostTensor *bias, int64_t axis, double epsilon);
+/// RMS normalization over dims [axis, rank): x / sqrt(mean(x²) + eps) * scale (scale may be null).
+llvm::Expected<HostTensor> rmsNorm(const HostTensor &x, const HostTensor *scale, int64_t axis,
+                                   double epsilon);
+
+//===----------------------------------------------------------------------===//
+// Attention (Attention.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Scaled dot-product attention (see tg.attention): q [B,Hq,S,D], k [B,Hkv,T,D],
+/// v [B,Hkv,T,Dv], optional additive `mask` broadcasting to [B,Hq,S,T]; rows whose softmax is
+/// undefined give 0. Accumulates in double with a max-subtracted softmax.
+llvm::Expected<HostTensor> attention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
+                                     const HostTensor *mask, double scale, bool causal);
 
 //===----------------------------------------------------------------------===//
 // Data movement (Movement.cpp)

@@ -168,14 +168,25 @@ llvm::Expected<HostTensor> layerNorm(const HostTensor &x, const HostTensor *scal
   Shape norm(x.shape.begin() + axis, x.shape.end());
   int64_t outer = product(x.shape, 0, axis), n = product(norm);
   std::vector<double> s(n, 1.0), b(n, 0.0);
+  // Scale/bias with more (non-unit) dims than the normalized ones broadcast against the whole
+  // input (e.g. [N, M] on [rows, N, M], axis -1): then they hold one row of n values per outer
+  // index, and sRow/bRow step through those rows.
+  int64_t sRow = 0, bRow = 0;
+  auto target = [&](const HostTensor &t, int64_t &row) -> const Shape & {
+    Shape ts = t.shape;
+    while (ts.size() > norm.size() && ts.front() == 1)
+      ts.erase(ts.begin());
+    row = ts.size() > norm.size() ? n : 0;
+    return row ? x.shape : norm;
+  };
   if (scale) {
-    auto v = expandTo(*scale, norm, "scale");
+    auto v = expandTo(*scale, target(*scale, sRow), "scale");
     if (!v)
       return v.takeError();
     s = std::move(*v);
   }
   if (bias) {
-    auto v = expandTo(*bias, norm, "bias");
+    auto v = expandTo(*bias, target(*bias, bRow), "bias");
     if (!v)
       return v.takeError();
     b = std::move(*v);
@@ -191,7 +202,34 @@ llvm::Expected<HostTensor> layerNorm(const HostTensor &x, const HostTensor *scal
     var /= n;
     double inv = 1.0 / std::sqrt(var + epsilon);
     for (int64_t j = 0; j < n; ++j)
-      p[j] = (p[j] - mean) * inv * s[j] + b[j];
+      p[j] = (p[j] - mean) * inv * s[o * sRow + j] + b[o * bRow + j];
+  }
+  HostTensor out = HostTensor::zeros(x.dtype, x.shape);
+  storeF64(out, v);
+  return std::move(out);
+}
+
+llvm::Expected<HostTensor> rmsNorm(const HostTensor &x, const HostTensor *scale, int64_t axis,
+                                   double epsilon) {
+  if (auto e = checkAxis(axis, x.shape))
+    return std::move(e);
+  Shape norm(x.shape.begin() + axis, x.shape.end());
+  int64_t outer = product(x.shape, 0, axis), n = product(norm);
+  std::vector<double> s(n, 1.0);
+  if (scale) {
+    auto v = expandTo(*scale, norm, "scale");
+    if (!v)
+      return v.takeError();
+    s = std::move(*v);
+  }
+  std::vector<double> v = toF64(x);
+  for (int64_t o = 0; o < outer; ++o) {
+    double *p = v.data() + o * n, sq = 0;
+    for (int64_t j = 0; j < n; ++j)
+      sq += p[j] * p[j];
+    double inv = 1.0 / std::sqrt(sq / n + epsilon);
+    for (int64_t j = 0; j < n; ++j)
+      p[j] = p[j] * inv * s[j];
   }
   HostTensor out = HostTensor::zeros(x.dtype, x.shape);
   storeF64(out, v);

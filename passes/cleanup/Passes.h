@@ -11,6 +11,10 @@ namespace tgc {
 
 /// Creates the `tgc-fold-constants` pass.
 std::unique_ptr<mlir::Pass> createFoldConstantsPass();
+/// Creates the `tgc-eliminate-identities` pass.
+std::unique_ptr<mlir::Pass> createEliminateIdentitiesPass();
+/// Creates the `tgc-eliminate-casts` pass.
+std::unique_ptr<mlir::Pass> createEliminateCastsPass();
 
 /// registerCleanupPasses(): registers every cleanup pass with the global registry (for tgc-opt).
 #define GEN_PASS_REGISTRATION

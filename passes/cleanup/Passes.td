@@ -19,4 +19,28 @@ def FoldConstants : Pass<"tgc-fold-constants", "mlir::func::FuncOp"> {
   ];
 }
 
+def EliminateIdentities : Pass<"tgc-eliminate-identities", "mlir::func::FuncOp"> {
+  let summary = "Remove ops that return their input (reshape/transpose chains, x + 0, ...)";
+  let description = [{
+    Atomic rules: `FoldReshapeChain` (reshape(reshape(x)) -> reshape(x)), `FoldIdentityReshape`,
+    `FoldTransposePair` (two transposes -> one, or none), `FoldIdentityTranspose`,
+    `FoldIdentityExpand`, `FoldFullSlice`, `FoldWhereConstantCondition` (a constant all-true or
+    all-false condition picks one branch) and `FoldNoOpArithmetic` (x + 0, x - 0, x * 1, x / 1
+    with a constant splat that does not broadcast x). Runs in the cleanup stage so later stages
+    see only ops that compute something.
+  }];
+  let constructor = "tgc::createEliminateIdentitiesPass()";
+}
+
+def EliminateCasts : Pass<"tgc-eliminate-casts", "mlir::func::FuncOp"> {
+  let summary = "Remove casts that change nothing: same type, exact round trips, duplicates";
+  let description = [{
+    Atomic rules: `FoldCastToSameType` (cast to the input's own type), `FoldCastRoundTrip`
+    (cast(cast(x:A):B):A -> x only when A -> B is exact: f16/bf16 -> f32, i32 -> i64, ...;
+    never f32 -> f16 -> f32, which rounds) and `MergeDuplicateCasts` (two casts of one value to
+    one type become the first of them).
+  }];
+  let constructor = "tgc::createEliminateCastsPass()";
+}
+
 #endif // TGC_PASSES_CLEANUP
