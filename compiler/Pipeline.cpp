@@ -7,8 +7,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/Passes.h"
+#include "passes/attention/Passes.h"
 #include "passes/cleanup/Passes.h"
 #include "passes/kernels/Passes.h"
+#include "passes/recognition/Passes.h"
 
 namespace tgc {
 
@@ -17,6 +19,10 @@ void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
   fn.addPass(createFoldConstantsPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
+  fn.addPass(createFoldLinearsPass());
+  fn.addPass(createRecognizeActivationsPass());
+  fn.addPass(createRecognizeNormsPass());
+  fn.addPass(createRecognizeAttentionPass());
   if (options.formKernels)
     fn.addPass(createFormKernelsPass());
 }
@@ -24,6 +30,8 @@ void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
 void registerAllPasses() {
   registerCleanupPasses();
   registerKernelsPasses();
+  registerRecognitionPasses();
+  registerAttentionPasses();
 }
 
 } // namespace tgc

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -102,6 +103,8 @@ public:
   Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                  size_t numOutputs) override;
   std::string describe() const override;
+  void setProfiling(bool on) override { profiling_ = on; }
+  const std::vector<StepProfile> &lastProfile() const override { return profile_; }
 
 private:
   Status checkArg(const BufferArg &a, const std::string &where) const;
@@ -120,6 +123,8 @@ private:
     std::vector<void *> ptrs;
   };
   std::vector<RtStep> steps_;
+  bool profiling_ = false;
+  std::vector<StepProfile> profile_;
 };
 
 Status CpuSession::checkArg(const BufferArg &a, const std::string &where) const {
@@ -228,6 +233,10 @@ Status CpuSession::init(const std::string &path, int numThreads) {
     return Status::error(pre + plan_.kernels_file() + " cannot be read");
   if (khash != plan_.kernels_fnv1a64())
     return Status::error(pre + plan_.kernels_file() + " checksum mismatch (file is corrupt)");
+  // OpenMP worker threads must sleep, not spin, between kernels: a spinning team starves
+  // OpenBLAS's threads and any other process on a loaded machine (measured: 30x slower runs on
+  // 2 busy cores). The user's own setting wins.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
   if (kpath.front() != '/' && kpath.rfind("./", 0) != 0)
     kpath = "./" + kpath; // never let dlopen search the library path
   dlerror();
@@ -326,15 +335,29 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
     default: return nullptr;
     }
   };
-  for (RtStep &s : steps_) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  if (profiling_)
+    profile_.assign(steps_.size(), StepProfile{});
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    RtStep &s = steps_[i];
     for (size_t j = 0; j < s.args.size(); ++j) {
       uint8_t *b = base(s.args[j]);
       s.ptrs[j] = b ? b + s.args[j].offset() : nullptr;
     }
+    const Clock::time_point start = profiling_ ? Clock::now() : t0;
     if (s.fn)
       s.fn(s.ptrs.data());
     else if (s.args[0].bytes() > 0 && s.ptrs[0] != s.ptrs[1])
       std::memmove(s.ptrs[0], s.ptrs[1], (size_t)s.args[0].bytes());
+    if (profiling_) {
+      const plan::Step &ps = plan_.steps(static_cast<int>(i));
+      StepProfile &p = profile_[i];
+      p.symbol = s.fn ? ps.symbol() : "copy";
+      p.label = ps.label();
+      p.startMicros = std::chrono::duration<double, std::micro>(start - t0).count();
+      p.micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    }
   }
   for (int i = 0; i < plan_.outputs_size(); ++i) {
     const BufferArg &src = plan_.outputs(i).source();

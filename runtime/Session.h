@@ -37,6 +37,13 @@ struct TensorRef {
   size_t bytes = 0;              ///< size of `data` in bytes
 };
 
+/// Wall time of one plan step in the last profiled run.
+struct StepProfile {
+  std::string symbol; ///< kernel symbol ("copy" for a copy step)
+  std::string label;  ///< the ops / ONNX nodes the step came from
+  double startMicros = 0, micros = 0;
+};
+
 /// A loaded package and one execution context (arena). Use one Session per thread; sessions
 /// of the same package share nothing mutable.
 class Session {
@@ -56,6 +63,10 @@ public:
                          size_t numOutputs) = 0;
   /// Human-readable summary: target, kernels and their steps, arena and weight bytes.
   virtual std::string describe() const = 0;
+  /// Times every step of the following runs (small overhead: one clock read per step).
+  virtual void setProfiling(bool on) = 0;
+  /// Per-step times of the last run made with profiling on.
+  virtual const std::vector<StepProfile> &lastProfile() const = 0;
 };
 
 } // namespace tgc

@@ -153,6 +153,57 @@ std::string jsonEscape(const std::string &s) {
   return r;
 }
 
+/// Profiles 10 runs: writes the last run's timeline as a Chrome trace and prints the steps that
+/// take the most time on average.
+bool writeProfile(tgc::Session &s, const std::vector<tgc::HostTensor> &in, const std::string &path,
+                  std::string &err) {
+  const int runs = 10;
+  std::vector<tgc::HostTensor> out;
+  std::vector<double> total;
+  s.setProfiling(true);
+  for (int r = 0; r < runs; ++r) {
+    tgc::Status st = s.run(in, out);
+    if (!st.ok) {
+      err = st.message;
+      return false;
+    }
+    const auto &prof = s.lastProfile();
+    total.resize(prof.size(), 0.0);
+    for (size_t i = 0; i < prof.size(); ++i)
+      total[i] += prof[i].micros;
+  }
+  s.setProfiling(false);
+  const auto &prof = s.lastProfile();
+  std::ofstream js(path);
+  js << "{\"traceEvents\": [";
+  for (size_t i = 0; i < prof.size(); ++i)
+    js << (i ? ",\n" : "\n") << "  {\"name\": \"" << jsonEscape(prof[i].symbol)
+       << "\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": " << prof[i].startMicros
+       << ", \"dur\": " << prof[i].micros << ", \"args\": {\"ops\": \""
+       << jsonEscape(prof[i].label) << "\"}}";
+  js << "\n]}\n";
+  if (!js) {
+    err = "cannot write " + path;
+    return false;
+  }
+  std::vector<size_t> order(prof.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return total[a] > total[b]; });
+  double sum = 0;
+  for (double t : total)
+    sum += t / runs;
+  std::printf("profile: %zu steps, %.1f us per run (mean of %d); top steps:\n", prof.size(), sum,
+              runs);
+  for (size_t k = 0; k < std::min<size_t>(10, order.size()); ++k) {
+    size_t i = order[k];
+    std::printf("  %8.1f us %5.1f%%  %s\n", total[i] / runs, 100.0 * total[i] / runs / sum,
+                prof[i].symbol.c_str());
+  }
+  std::printf("profile written to %s\n", path.c_str());
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -212,6 +263,9 @@ int main(int argc, char **argv) {
   run->add_option("--threads", threads, "intra-op threads (0: all cores)");
   run->add_option("--save-outputs", outDir, "write output_K.pb files to this folder");
   run->add_flag("--print", printValues, "print the first output values");
+  std::string profilePath;
+  run->add_option("--profile", profilePath,
+                  "write a Chrome trace (JSON) of per-step times to this file; print the top steps");
 
   auto *bench = app.add_subcommand("bench", "time a package (median latency)");
   bench->add_option("package", pkg, "package directory")->required();
@@ -385,5 +439,7 @@ int main(int argc, char **argv) {
   double us = medianMicros(*session, inputs, 3, 20, err);
   if (us >= 0)
     std::printf("latency: %.1f us (median of 20 runs)\n", us);
+  if (!profilePath.empty() && !writeProfile(*session, inputs, profilePath, err))
+    return fail(err);
   return 0;
 }

@@ -831,15 +831,17 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     c.line(T + " *o = out0 + r * " + str(Dv) + ";");
     c.line(T + " m = -std::numeric_limits<" + T + ">::infinity();");
     c.line("bool bad = false;");
-    c.open("for (int64_t t = 0; t < " + str(L) + "; ++t)");
+    // Causal rows stop at their last visible key: the masked keys' exp(-inf) terms are 0.
+    std::string tEnd = at.getCausal() ? "n" : str(L);
+    if (at.getCausal())
+      c.line("const int64_t n = std::min<int64_t>(s + " + str(L - S + 1) + ", " + str(L) + ");");
+    c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
     c.line(T + " x = 0;");
     c.line("const " + T + " *kr = kb + t * " + str(D) + ";");
     c.line("for (int64_t d = 0; d < " + str(D) + "; ++d) x += qr[d] * kr[d];");
     c.line("x *= scale;");
     if (!maskIdx.empty())
       c.line("x += in3[" + maskIdx + "];");
-    if (at.getCausal())
-      c.line("if (t > s + " + str(L - S) + ") x = -std::numeric_limits<" + T + ">::infinity();");
     c.line("if (x != x || x == std::numeric_limits<" + T + ">::infinity()) bad = true;");
     c.line("sc[t] = x;");
     c.line("if (x > m) m = x;");
@@ -850,7 +852,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     c.close();
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] = 0;");
     c.line("double sum = 0;");
-    c.open("for (int64_t t = 0; t < " + str(L) + "; ++t)");
+    c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
     c.line("const " + T + " e = std::exp(sc[t] - m);");
     c.line("sum += e;");
     c.line("const " + T + " *vr = vb + t * " + str(Dv) + ";");

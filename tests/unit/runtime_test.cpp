@@ -366,6 +366,29 @@ TEST_F(BigPackage, RunsTwiceWithSameResult) {
     EXPECT_EQ(again[i].data, out(i).data) << "output " << i;
 }
 
+TEST_F(BigPackage, ProfilesEveryStep) {
+  std::vector<tgc::HostTensor> again;
+  session_->setProfiling(true);
+  auto st = session_->run({f32({2, 3}, kX), f32({3}, kB), f32({4, 8}, kA), i64({2, 2}, kIds),
+                           f32({1, 2, 5, 5}, kImg), f32({2, 3, 4}, kQ)},
+                          again);
+  session_->setProfiling(false);
+  ASSERT_TRUE(st.ok) << st.message;
+  const auto &prof = session_->lastProfile();
+  ASSERT_FALSE(prof.empty());
+  bool sawGemm = false;
+  double lastStart = -1;
+  for (const tgc::StepProfile &p : prof) {
+    EXPECT_FALSE(p.symbol.empty());
+    EXPECT_GE(p.micros, 0.0);
+    EXPECT_GE(p.startMicros, lastStart); // steps run in plan order
+    lastStart = p.startMicros;
+    sawGemm = sawGemm || p.symbol == "tgk_1_gemm_linear_add_tanh";
+  }
+  EXPECT_TRUE(sawGemm);
+  EXPECT_EQ(again[1].data, out(1).data); // profiling does not change results
+}
+
 // ---------------------------------------------------------------------------------------------
 // A small package with a weight, for interface checks and corruption.
 

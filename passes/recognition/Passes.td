@@ -1,0 +1,47 @@
+// Passes.td — recognition passes: decomposed exporter forms back into single tg ops.
+#ifndef TGC_PASSES_RECOGNITION
+#define TGC_PASSES_RECOGNITION
+
+include "mlir/Pass/PassBase.td"
+
+def FoldLinears : Pass<"tgc-fold-linears", "mlir::func::FuncOp"> {
+  let summary = "Turn MatMul-by-weight (+ bias Add) into tg.linear";
+  let description = [{
+    The TorchScript exporter writes `nn.Linear` as MatMul(x, Wᵀ) followed by Add(b), the
+    dynamo exporter often as Gemm (→ tg.linear) followed by a Reshape and then the bias Add.
+    Rules: `FoldMatmulWeightToLinear` (matmul by a constant [K, N] weight → linear with the
+    weight transposed at compile time), `FoldBiasIntoLinear` (add of a constant [N] bias to a
+    single-use bias-free linear), `FoldBiasIntoLinearThroughReshape` (the same across a
+    reshape that keeps the last dim).
+  }];
+  let constructor = "tgc::createFoldLinearsPass()";
+}
+
+def RecognizeActivations : Pass<"tgc-recognize-activations", "mlir::func::FuncOp"> {
+  let summary = "Recognize GELU (erf and tanh forms) and SiLU";
+  let description = [{
+    Rules: `RecognizeGeluErf` (x·0.5·(1 + erf(x/√2)) in any association order, with x/√2
+    written as a Div or a Mul by 1/√2) → tg.gelu; `RecognizeGeluTanh`
+    (0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), cube as Pow or products) → tg.gelu
+    {tanh_approx}; `RecognizeSilu` (x·sigmoid(x)) → tg.silu. Constants are compared with a
+    relative tolerance of 1e-4.
+  }];
+  let constructor = "tgc::createRecognizeActivationsPass()";
+}
+
+def RecognizeNorms : Pass<"tgc-recognize-norms", "mlir::func::FuncOp"> {
+  let summary = "Recognize RMSNorm, LayerNorm and softmax from their decomposed forms";
+  let description = [{
+    Rules: `RecognizeRmsNorm` (x · 1/sqrt(mean(x²) + eps) [· w], the inverse written as
+    Reciprocal(Sqrt), Div(1, Sqrt), Rsqrt or Pow(-0.5)) and `RecognizeRmsNormDiv`
+    (x / sqrt(mean(x²) + eps)) → tg.rms_norm; `FoldScaleIntoRmsNorm`;
+    `RecognizeLayerNorm` ((x - mean) / sqrt(mean((x - mean)²) + eps)) and
+    `RecognizeLayerNormMul` (the same with a multiplied inverse) → tg.layer_norm;
+    `FoldScaleIntoLayerNorm`, `FoldBiasIntoLayerNorm`; `RecognizeSoftmax`
+    (exp(x - max(x)) / sum(exp(x - max(x)))) → tg.softmax. Reductions must run over the
+    trailing dims with keepdims, so the result is exactly the fused op.
+  }];
+  let constructor = "tgc::createRecognizeNormsPass()";
+}
+
+#endif // TGC_PASSES_RECOGNITION
