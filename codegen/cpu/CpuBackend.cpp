@@ -68,11 +68,24 @@ std::string hex64(uint64_t h) {
   return buf;
 }
 
-/// The compiler command: $TGC_CXX (split on spaces, e.g. "ccache g++") or `c++`.
+/// True when `name` is an executable file in a $PATH directory.
+bool onPath(const std::string &name) {
+  const char *path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  std::string d;
+  while (std::getline(dirs, d, ':'))
+    if (!d.empty() && access((d + "/" + name).c_str(), X_OK) == 0)
+      return true;
+  return false;
+}
+
+/// The compiler command: $TGC_CXX (split on spaces, e.g. "ccache g++"), else clang++ when
+/// installed (it vectorizes the kernels' float selects and polynomials, g++ 12 at -O2 does not:
+/// 4x fewer instructions in tanh), else `c++`.
 std::vector<std::string> compilerCommand() {
   std::vector<std::string> cmd;
   const char *env = std::getenv("TGC_CXX");
-  std::istringstream ss(env && *env ? env : "c++");
+  std::istringstream ss(env && *env ? env : onPath("clang++") ? "clang++" : "c++");
   std::string w;
   while (ss >> w)
     cmd.push_back(w);
