@@ -7,6 +7,7 @@
 // outputs drift.
 #include "compiler/Compile.h"
 
+#include "codegen/cuda/CudaBackend.h"
 #include "compiler/Pipeline.h"
 #include "compiler/dialect/TgDialect.h"
 #include "compiler/interp/Interpreter.h"
@@ -181,11 +182,14 @@ std::string hashFile(const std::string &path) {
 
 /// Checks what compile() and bisect() are asked for before any work.
 llvm::Error checkOptions(const CompileOptions &options) {
-  if (options.target != "cpu")
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "target '%s' is not available yet: this build supports "
-                                   "--target=cpu (the CUDA backend is issue #4)",
-                                   options.target.c_str());
+  if (options.target != "cpu") {
+    auto arch = cudaArchOf(options.target);
+    if (!arch)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "target '%s' is not supported: use --target=cpu or "
+                                     "--target=cuda:sm_XY (cuda:sm_90, cuda:sm_80)",
+                                     options.target.c_str());
+  }
   if (options.precision != "fp32")
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "precision '%s' is not available yet on the CPU backend: "
@@ -287,7 +291,9 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   info.modelName = llvm::sys::path::stem(llvm::sys::path::parent_path(options.modelPath)).str();
   info.modelHash = hashFile(options.modelPath);
   auto t1 = std::chrono::steady_clock::now();
-  auto stats = writeCpuPackage(**module, options.outputPath, info, options.cacheDir);
+  bool cuda = options.target.rfind("cuda:", 0) == 0;
+  auto stats = cuda ? writeCudaPackage(**module, options.outputPath, info, options.cacheDir)
+                    : writeCpuPackage(**module, options.outputPath, info, options.cacheDir);
   if (!stats)
     return stats.takeError();
   result.passSeconds.push_back(
@@ -295,7 +301,7 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   result.package = *stats;
 
   if (!options.dumpDir.empty())
-    for (const char *f : {"kernels.cpp", "plan.txt"})
+    for (const char *f : {cuda ? "kernels.cu" : "kernels.cpp", "plan.txt"})
       llvm::sys::fs::copy_file(options.outputPath + "/" + f, options.dumpDir + "/" + f);
   return result;
 }

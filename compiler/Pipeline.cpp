@@ -9,6 +9,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "passes/attention/Passes.h"
 #include "passes/cleanup/Passes.h"
+#include "passes/horizontal/Passes.h"
 #include "passes/kernels/Passes.h"
 #include "passes/recognition/Passes.h"
 
@@ -17,18 +18,30 @@ namespace tgc {
 void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
   auto &fn = pm.nest<mlir::func::FuncOp>();
   fn.addPass(createFoldConstantsPass());
+  fn.addPass(createEliminateIdentitiesPass());
+  fn.addPass(createEliminateCastsPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
   fn.addPass(createFoldLinearsPass());
   fn.addPass(createRecognizeActivationsPass());
   fn.addPass(createRecognizeNormsPass());
   fn.addPass(createRecognizeAttentionPass());
+  // Horizontal fusion, then fold the stacked weights and drop the layout ops that cancel.
+  fn.addPass(createMergeParallelLinearsPass());
+  fn.addPass(createBatchSplitBranchesPass());
+  fn.addPass(createEliminateIdentitiesPass());
+  fn.addPass(createSinkLayoutOpsPass());
+  fn.addPass(createEliminateIdentitiesPass());
+  fn.addPass(createFoldConstantsPass());
+  fn.addPass(mlir::createCanonicalizerPass());
+  fn.addPass(mlir::createCSEPass());
   if (options.formKernels)
     fn.addPass(createFormKernelsPass());
 }
 
 void registerAllPasses() {
   registerCleanupPasses();
+  registerHorizontalPasses();
   registerKernelsPasses();
   registerRecognitionPasses();
   registerAttentionPasses();

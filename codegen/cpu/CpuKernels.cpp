@@ -838,6 +838,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
     c.line(T + " x = 0;");
     c.line("const " + T + " *kr = kb + t * " + str(D) + ";");
+    c.line("#pragma omp simd reduction(+ : x)");
     c.line("for (int64_t d = 0; d < " + str(D) + "; ++d) x += qr[d] * kr[d];");
     c.line("x *= scale;");
     if (!maskIdx.empty())

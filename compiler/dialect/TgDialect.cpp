@@ -300,9 +300,14 @@ LogicalResult RmsNormOp::verify() {
   if (!axis)
     return emitOpError("axis out of range");
   tgc::Shape norm(x.begin() + *axis, x.end());
-  if (getScale() && tgc::broadcastShapes(norm, shapeOf(getScale())) != norm)
-    return emitOpError("scale shape ") << tgc::shapeToString(shapeOf(getScale()))
-                                       << " does not broadcast to the normalized dims";
+  if (getScale()) {
+    tgc::Shape s = shapeOf(getScale());
+    while (s.size() > norm.size() && s.front() == 1)
+      s.erase(s.begin());
+    if (tgc::broadcastShapes(norm, s) != norm)
+      return emitOpError("scale shape ") << tgc::shapeToString(shapeOf(getScale()))
+                                         << " does not broadcast to the normalized dims";
+  }
   if (elemOf(getInput()) != elemOf(getResult()) ||
       (getScale() && elemOf(getScale()) != elemOf(getInput())))
     return emitOpError("input, scale and result must share one element type");

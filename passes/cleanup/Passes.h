@@ -15,6 +15,8 @@ std::unique_ptr<mlir::Pass> createFoldConstantsPass();
 std::unique_ptr<mlir::Pass> createEliminateIdentitiesPass();
 /// Creates the `tgc-eliminate-casts` pass.
 std::unique_ptr<mlir::Pass> createEliminateCastsPass();
+/// Creates the `tgc-sink-layout-ops` pass.
+std::unique_ptr<mlir::Pass> createSinkLayoutOpsPass();
 
 /// registerCleanupPasses(): registers every cleanup pass with the global registry (for tgc-opt).
 #define GEN_PASS_REGISTRATION

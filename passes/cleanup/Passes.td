@@ -43,4 +43,18 @@ def EliminateCasts : Pass<"tgc-eliminate-casts", "mlir::func::FuncOp"> {
   let constructor = "tgc::createEliminateCastsPass()";
 }
 
+def SinkLayoutOps : Pass<"tgc-sink-layout-ops", "mlir::func::FuncOp"> {
+  let summary = "Move reshapes/transposes below elementwise ops and layer norms";
+  let description = [{
+    Atomic rules: `SinkReshapeBelowUnary` (f(reshape(x)) -> reshape(f(x)) for an elementwise
+    unary f), `SinkTransposeBelowUnary` (the same for a transpose) and
+    `SinkTransposeBelowLayerNorm` (a transpose that keeps the normalized dims in place moves
+    below a layer norm whose scale/bias span only those dims). The moved layout op must have no
+    other user, so no op is added. Batched ops from horizontal fusion are wrapped in layout ops;
+    sinking brings a "transpose back" next to the following "transpose into", and
+    tgc-eliminate-identities cancels the pair.
+  }];
+  let constructor = "tgc::createSinkLayoutOpsPass()";
+}
+
 #endif // TGC_PASSES_CLEANUP

@@ -31,6 +31,12 @@ bool isSplatConstant(mlir::Value v) {
   return dense && dense.isSplat();
 }
 
+/// True when operand `v` of `user` is written into the kernel as a literal: splat constants,
+/// except GEMM operands (a splat bias or weight still needs a buffer for the GEMM call).
+bool isInlinedOperand(mlir::Operation *user, mlir::Value v) {
+  return isSplatConstant(v) && !llvm::isa<tg::LinearOp, tg::MatmulOp>(user);
+}
+
 mlir::Type resultType(mlir::Operation *op) { return op->getResult(0).getType(); }
 
 /// Builds the tg.fused op for `g` right before its output op and erases the members.
@@ -40,7 +46,7 @@ void materialize(Group &g) {
   llvm::SetVector<mlir::Value> inputs;
   for (mlir::Operation *op : g.ops)
     for (mlir::Value v : op->getOperands())
-      if (!members.contains(v.getDefiningOp()) && !isSplatConstant(v))
+      if (!members.contains(v.getDefiningOp()) && !isInlinedOperand(op, v))
         inputs.insert(v);
 
   mlir::OpBuilder b(out);
@@ -57,7 +63,7 @@ void materialize(Group &g) {
   mlir::OpBuilder inner = mlir::OpBuilder::atBlockEnd(body);
   for (mlir::Operation *op : g.ops) {
     for (mlir::Value v : op->getOperands())
-      if (isSplatConstant(v) && !map.contains(v))
+      if (isInlinedOperand(op, v) && !map.contains(v))
         map.map(v, inner.clone(*v.getDefiningOp())->getResult(0));
     inner.clone(*op, map);
   }

@@ -30,8 +30,8 @@ RankedTensorType typeOf(Value v) { return v.getType().cast<RankedTensorType>(); 
 /// The [K, N] → [N, K] transpose of a dense constant of a byte-sized element type.
 std::optional<mlir::DenseElementsAttr> transpose2d(mlir::DenseElementsAttr a) {
   auto type = a.getType().cast<RankedTensorType>();
-  auto outType = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
-                                       type.getElementType());
+  auto outType =
+      RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
   if (a.isSplat())
     return a.reshape(outType);
   mlir::Type e = type.getElementType();

@@ -55,7 +55,8 @@ bool isScaledCube(Value v, Value x, double coeff) {
     }
     auto pow = f.getDefiningOp<tg::PowOp>();
     auto e = pow ? splatValue(pow.getRhs()) : std::nullopt;
-    if (!pow || pow.getLhs() != x || !e || (*e != 2.0 && *e != 3.0) || !isScalarShaped(pow.getRhs()))
+    if (!pow || pow.getLhs() != x || !e || (*e != 2.0 && *e != 3.0) ||
+        !isScalarShaped(pow.getRhs()))
       return false;
     power += (int)*e;
   }

@@ -94,14 +94,13 @@ Value inverseSqrtOf(Value r) {
   if (auto rs = r.getDefiningOp<tg::RsqrtOp>())
     return rs.getInput();
   if (auto pow = r.getDefiningOp<tg::PowOp>())
-    return isSplatNear(pow.getRhs(), -0.5) && isScalarShaped(pow.getRhs()) ? pow.getLhs()
-                                                                            : Value();
+    return isSplatNear(pow.getRhs(), -0.5) && isScalarShaped(pow.getRhs()) ? pow.getLhs() : Value();
   Value root;
   if (auto rec = r.getDefiningOp<tg::ReciprocalOp>())
     root = rec.getInput();
-  else if (auto div = r.getDefiningOp<tg::DivOp>();
-           div && isSplatNear(div.getLhs(), 1.0) && isScalarShaped(div.getLhs()) &&
-           div.getType() == div.getRhs().getType())
+  else if (auto div = r.getDefiningOp<tg::DivOp>(); div && isSplatNear(div.getLhs(), 1.0) &&
+                                                    isScalarShaped(div.getLhs()) &&
+                                                    div.getType() == div.getRhs().getType())
     root = div.getRhs();
   auto sqrt = root ? root.getDefiningOp<tg::SqrtOp>() : tg::SqrtOp();
   return sqrt ? sqrt.getInput() : Value();
@@ -149,58 +148,49 @@ std::optional<Stat> layerNormOf(Value d, Value s) {
   return Stat{c->first, c->second, st->eps};
 }
 
-/// `w` as a constant of exactly the normalized dims [axis, rank) of `x`: reshaped when it has
-/// extra leading 1s, materialized when it is a splat; null when `w` is not such a constant.
-Value normParam(Value w, Value x, int64_t axis, PatternRewriter &rewriter, mlir::Location loc) {
+/// The dense constant behind `w` when it can act as a scale/bias of the normalized dims
+/// [axis, rank) of `x`: of exactly those dims once leading 1s are dropped, or a splat that
+/// broadcasts to them.
+std::optional<mlir::DenseElementsAttr> normParamAttr(Value w, Value x, int64_t axis) {
   mlir::Attribute attr;
   if (!mlir::matchPattern(w, mlir::m_Constant(&attr)))
-    return {};
-  auto dense = attr.dyn_cast<mlir::DenseElementsAttr>();
-  RankedTensorType xt = typeOf(x), wt = typeOf(w);
-  if (!dense || wt.getElementType() != xt.getElementType())
-    return {};
-  auto normShape = xt.getShape().drop_front(axis);
-  auto normType = RankedTensorType::get(normShape, xt.getElementType());
-  if (wt == normType)
-    return w;
-  if (dense.isSplat()) {
-    if (wt.getRank() > xt.getRank())
-      return {};
-    auto bcast = tgc::broadcastShapes(tgc::Shape(normShape.begin(), normShape.end()),
-                                      tgc::Shape(wt.getShape().begin(), wt.getShape().end()));
-    if (!bcast || llvm::ArrayRef<int64_t>(*bcast) != normShape)
-      return {};
-    return rewriter.create<tg::ConstantOp>(
-        loc, normType, mlir::DenseElementsAttr::get(normType, dense.getSplatValue<mlir::Attribute>()));
-  }
-  auto ws = wt.getShape();
-  while (ws.size() > normShape.size() && ws.front() == 1)
-    ws = ws.drop_front();
-  if (ws != normShape)
-    return {};
-  return rewriter.create<tg::ConstantOp>(loc, normType, dense.reshape(normType));
-}
-
-/// True when `w` could become a scale/bias of the normalized dims (see normParam), checked
-/// without creating anything.
-bool isNormParam(Value w, Value x, int64_t axis) {
-  mlir::Attribute attr;
-  if (!mlir::matchPattern(w, mlir::m_Constant(&attr)))
-    return false;
+    return std::nullopt;
   auto dense = attr.dyn_cast<mlir::DenseElementsAttr>();
   RankedTensorType xt = typeOf(x), wt = typeOf(w);
   if (!dense || wt.getElementType() != xt.getElementType() || wt.getRank() > xt.getRank())
-    return false;
+    return std::nullopt;
   auto normShape = xt.getShape().drop_front(axis);
-  if (dense.isSplat()) {
-    auto bcast = tgc::broadcastShapes(tgc::Shape(normShape.begin(), normShape.end()),
-                                      tgc::Shape(wt.getShape().begin(), wt.getShape().end()));
-    return bcast && llvm::ArrayRef<int64_t>(*bcast) == normShape;
-  }
   auto ws = wt.getShape();
   while (ws.size() > normShape.size() && ws.front() == 1)
     ws = ws.drop_front();
-  return ws == normShape;
+  if (ws == normShape)
+    return dense;
+  if (!dense.isSplat() || ws.size() > normShape.size())
+    return std::nullopt;
+  auto bcast = tgc::broadcastShapes(tgc::Shape(normShape.begin(), normShape.end()),
+                                    tgc::Shape(ws.begin(), ws.end()));
+  if (!bcast || llvm::ArrayRef<int64_t>(*bcast) != normShape)
+    return std::nullopt;
+  return dense;
+}
+
+/// True when `w` could become a scale/bias of the normalized dims (see normParamAttr).
+bool isNormParam(Value w, Value x, int64_t axis) { return normParamAttr(w, x, axis).has_value(); }
+
+/// `w` (accepted by isNormParam) as a constant of exactly the normalized dims of `x`.
+Value normParam(Value w, Value x, int64_t axis, PatternRewriter &rewriter, mlir::Location loc) {
+  auto dense = normParamAttr(w, x, axis);
+  if (!dense)
+    return {};
+  RankedTensorType xt = typeOf(x);
+  auto normType = RankedTensorType::get(xt.getShape().drop_front(axis), xt.getElementType());
+  if (w.getType() == normType)
+    return w;
+  mlir::DenseElementsAttr value =
+      dense->isSplat()
+          ? mlir::DenseElementsAttr::get(normType, dense->getSplatValue<mlir::Attribute>())
+          : dense->reshape(normType);
+  return rewriter.create<tg::ConstantOp>(loc, normType, value);
 }
 
 // x * (1 / sqrt(mean(x², [a, rank)) + eps)) [* w] -> rms_norm(x [, w])
@@ -278,7 +268,8 @@ struct FoldScaleIntoRmsNorm : public Rule<tg::MulOp> {
         continue;
       if (!norm->hasOneUse())
         return rewriter.notifyMatchFailure(op, "rms_norm has other uses");
-      int64_t axis = *tgc::normalizeAxis(norm.getAxisAttr().getInt(), op.getType().cast<RankedTensorType>().getRank());
+      int64_t axis = *tgc::normalizeAxis(norm.getAxisAttr().getInt(),
+                                         op.getType().cast<RankedTensorType>().getRank());
       if (norm.getType() != op.getType() || !isNormParam(w, norm.getInput(), axis))
         return rewriter.notifyMatchFailure(op, "factor is not a constant of the normalized dims");
       Value scale = normParam(w, norm.getInput(), axis, rewriter, op.getLoc());
@@ -312,8 +303,7 @@ struct RecognizeLayerNorm : public Rule<tg::DivOp> {
 // (x - mean(x)) * (1 / sqrt(var + eps)) -> layer_norm(x)
 struct RecognizeLayerNormMul : public Rule<tg::MulOp> {
   // Outranks RecognizeRmsNorm, which would see the rms norm of the centered x.
-  explicit RecognizeLayerNormMul(mlir::MLIRContext *ctx)
-      : Rule(ctx, "RecognizeLayerNormMul", 2) {}
+  explicit RecognizeLayerNormMul(mlir::MLIRContext *ctx) : Rule(ctx, "RecognizeLayerNormMul", 2) {}
 
   LogicalResult apply(tg::MulOp op, PatternRewriter &rewriter) const override {
     for (auto [d, r] : {std::pair{op.getLhs(), op.getRhs()}, {op.getRhs(), op.getLhs()}}) {
@@ -334,8 +324,7 @@ struct RecognizeLayerNormMul : public Rule<tg::MulOp> {
 
 // layer_norm(x) * w:const -> layer_norm(x, w)
 struct FoldScaleIntoLayerNorm : public Rule<tg::MulOp> {
-  explicit FoldScaleIntoLayerNorm(mlir::MLIRContext *ctx)
-      : Rule(ctx, "FoldScaleIntoLayerNorm") {}
+  explicit FoldScaleIntoLayerNorm(mlir::MLIRContext *ctx) : Rule(ctx, "FoldScaleIntoLayerNorm") {}
 
   LogicalResult apply(tg::MulOp op, PatternRewriter &rewriter) const override {
     for (auto [n, w] : {std::pair{op.getLhs(), op.getRhs()}, {op.getRhs(), op.getLhs()}}) {
@@ -344,7 +333,8 @@ struct FoldScaleIntoLayerNorm : public Rule<tg::MulOp> {
         continue;
       if (!norm->hasOneUse())
         return rewriter.notifyMatchFailure(op, "layer_norm has other uses");
-      int64_t axis = *tgc::normalizeAxis(norm.getAxisAttr().getInt(), op.getType().cast<RankedTensorType>().getRank());
+      int64_t axis = *tgc::normalizeAxis(norm.getAxisAttr().getInt(),
+                                         op.getType().cast<RankedTensorType>().getRank());
       if (norm.getType() != op.getType() || !isNormParam(w, norm.getInput(), axis))
         return rewriter.notifyMatchFailure(op, "factor is not a constant of the normalized dims");
       Value scale = normParam(w, norm.getInput(), axis, rewriter, op.getLoc());
@@ -368,7 +358,8 @@ struct FoldBiasIntoLayerNorm : public Rule<tg::AddOp> {
         continue;
       if (!norm->hasOneUse())
         return rewriter.notifyMatchFailure(op, "layer_norm has other uses");
-      int64_t axis = *tgc::normalizeAxis(norm.getAxisAttr().getInt(), op.getType().cast<RankedTensorType>().getRank());
+      int64_t axis = *tgc::normalizeAxis(norm.getAxisAttr().getInt(),
+                                         op.getType().cast<RankedTensorType>().getRank());
       if (norm.getType() != op.getType() || !isNormParam(b, norm.getInput(), axis))
         return rewriter.notifyMatchFailure(op, "addend is not a constant of the normalized dims");
       Value bias = normParam(b, norm.getInput(), axis, rewriter, op.getLoc());

@@ -129,4 +129,17 @@ func.func @main(%x: tensor<2x1x4xf32>, %y: tensor<3x1xf32>, %a: tensor<2x3x8xf32
                          "math.tgpkg");
 }
 
+// tg.rms_norm (formed by tgc-recognize-norms): scale over one and over two trailing dims.
+TEST(CpuVsInterp, RmsNorm) {
+  compareWithInterpreter(R"(
+func.func @main(%a: tensor<2x3x8xf32>, %s: tensor<8xf32>, %t: tensor<1x3x8xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+  %0 = tg.rms_norm %a, %s {axis = -1 : i64, epsilon = 1.0e-06 : f32} : tensor<2x3x8xf32>, tensor<8xf32> -> tensor<2x3x8xf32>
+  %1 = tg.rms_norm %a, %t {axis = 1 : i64, epsilon = 1.0e-03 : f32} : tensor<2x3x8xf32>, tensor<1x3x8xf32> -> tensor<2x3x8xf32>
+  %2 = tg.rms_norm %a {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x3x8xf32> -> tensor<2x3x8xf32>
+  return %0, %1, %2 : tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>
+}
+)",
+                         "rms_norm.tgpkg");
+}
+
 } // namespace

@@ -61,3 +61,35 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
   %0 = tg.neg %x : tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+func.func @attention_gqa_heads(%q: tensor<1x3x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x3x8x16xf32> {
+  // expected-error @+1 {{query heads (3) must be a multiple of key/value heads (2)}}
+  %0 = tg.attention %q, %k, %v {scale = 1.0 : f32} : tensor<1x3x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x3x8x16xf32>
+  return %0 : tensor<1x3x8x16xf32>
+}
+
+// -----
+
+func.func @attention_head_dim(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{head dim of k (8) differs from q's (16)}}
+  %0 = tg.attention %q, %k, %v {scale = 1.0 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x4x16xf32>, %v: tensor<1x2x4x16xf32>, %m: tensor<1x1x8x8xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{mask shape 1x1x8x8 does not broadcast to 1x2x8x4}}
+  %0 = tg.attention %q, %k, %v, %m {scale = 1.0 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x1x8x8xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @rms_norm_scale(%x: tensor<2x4x8xf32>, %s: tensor<4xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{scale shape 4 does not broadcast to the normalized dims}}
+  %0 = tg.rms_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x4x8xf32>, tensor<4xf32> -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}

@@ -60,3 +60,23 @@ func.func @constants() -> tensor<2xi64> {
   %0 = tg.constant dense<[1, 2]> : tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x32xf32>, %m: tensor<8x8xf32>) -> tensor<1x4x8x32xf32> {
+  // CHECK: tg.attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal = true, scale = 2.500000e-01 : f32} : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x32xf32>, tensor<8x8xf32> -> tensor<1x4x8x32xf32>
+  %0 = tg.attention %q, %k, %v, %m {causal = true, scale = 0.25 : f32} : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x32xf32>, tensor<8x8xf32> -> tensor<1x4x8x32xf32>
+  return %0 : tensor<1x4x8x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rms_norm
+func.func @rms_norm(%x: tensor<2x4x8xf32>, %s: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  // CHECK: tg.rms_norm %{{.+}}, %{{.+}} {axis = -1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  %0 = tg.rms_norm %x, %s {axis = -1 : i64, epsilon = 1.0e-06 : f32} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  // CHECK: tg.rms_norm %{{[^,]+}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %1 = tg.rms_norm %x {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return %0, %1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}

@@ -71,3 +71,19 @@ func.func @no_fuse_gemm_alone(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tens
   %0 = tg.linear %x, %w : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
 }
+
+// -----
+
+// A splat bias of a linear stays a kernel input: the GEMM reads it from a buffer.
+// CHECK-LABEL: func.func @gemm_splat_bias_not_inlined
+func.func @gemm_splat_bias_not_inlined(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // CHECK: %[[B:.+]] = tg.constant dense<2.500000e-01> : tensor<16xf32>
+  // CHECK: tg.fused "gemm"(%{{.+}}, %{{.+}}, %[[B]])
+  // CHECK-NOT: tg.constant
+  // CHECK:   tg.linear
+  // CHECK:   tg.relu
+  %b = tg.constant dense<0.25> : tensor<16xf32>
+  %0 = tg.linear %x, %w, %b : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %1 = tg.relu %0 : tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}

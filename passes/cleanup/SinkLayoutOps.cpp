@@ -1,0 +1,117 @@
+// SinkLayoutOps.cpp — `tgc-sink-layout-ops`: move reshapes and transposes below the elementwise
+// ops and layer norms that read them.
+//
+// Batching rewrites (horizontal fusion) wrap each batched op in layout ops: transpose into the
+// batched layout, compute, transpose back. Between two batched ops the "back" of one meets the
+// "into" of the next only if nothing sits between them. Sinking a layout op below an op that
+// does not care about layout (elementwise) or only about its last dims (a layer norm over dims
+// the transpose keeps in place) brings the pairs together, and tgc-eliminate-identities then
+// cancels them. Sinking never adds an op, so it cannot make a graph worse.
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/cleanup/Passes.h"
+#include "passes/common/Rules.h"
+
+namespace tgc {
+namespace {
+#define GEN_PASS_CLASSES
+#include "passes/cleanup/Passes.h.inc"
+
+/// `op` rebuilt on `input` (same name and attributes; result type = input type).
+mlir::Value cloneUnaryOn(mlir::PatternRewriter &rewriter, mlir::Operation *op,
+                         mlir::Value input) {
+  mlir::OperationState state(op->getLoc(), op->getName());
+  state.addOperands(input);
+  state.addTypes(input.getType());
+  state.addAttributes(op->getAttrs());
+  return rewriter.create(state)->getResult(0);
+}
+
+// f(layout(x)) -> layout(f(x)), f elementwise, layout = reshape or transpose (one rule per
+// layout op kind; instantiated for every elementwise unary op under one label)
+template <typename LayoutOp, typename UnaryOp> struct SinkLayoutBelowUnary : Rule<UnaryOp> {
+  SinkLayoutBelowUnary(mlir::MLIRContext *ctx, llvm::StringRef name) : Rule<UnaryOp>(ctx, name) {}
+  mlir::LogicalResult apply(UnaryOp op, mlir::PatternRewriter &rewriter) const override {
+    auto layout = op->getOperand(0).template getDefiningOp<LayoutOp>();
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "operand is not the layout op");
+    if (!layout->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "the layout op has other users");
+    mlir::Value inner = cloneUnaryOn(rewriter, op, layout.getInput());
+    mlir::Operation *moved = rewriter.clone(*layout);
+    moved->setOperand(0, inner);
+    rewriter.replaceOp(op, moved->getResults());
+    return mlir::success();
+  }
+};
+
+// tanh(reshape(x)) -> reshape(tanh(x))
+template <typename UnaryOp>
+struct SinkReshapeBelowUnary : SinkLayoutBelowUnary<tg::ReshapeOp, UnaryOp> {
+  SinkReshapeBelowUnary(mlir::MLIRContext *ctx)
+      : SinkLayoutBelowUnary<tg::ReshapeOp, UnaryOp>(ctx, "SinkReshapeBelowUnary") {}
+};
+
+// tanh(transpose(x, p)) -> transpose(tanh(x), p)
+template <typename UnaryOp>
+struct SinkTransposeBelowUnary : SinkLayoutBelowUnary<tg::TransposeOp, UnaryOp> {
+  SinkTransposeBelowUnary(mlir::MLIRContext *ctx)
+      : SinkLayoutBelowUnary<tg::TransposeOp, UnaryOp>(ctx, "SinkTransposeBelowUnary") {}
+};
+
+/// Adds both sinking rules for each elementwise unary op kind.
+template <typename... UnaryOps>
+void addUnarySinks(mlir::RewritePatternSet &patterns, mlir::MLIRContext *ctx) {
+  (patterns.add<SinkReshapeBelowUnary<UnaryOps>, SinkTransposeBelowUnary<UnaryOps>>(ctx), ...);
+}
+
+// layer_norm(transpose(x, p), axis a) -> transpose(layer_norm(x, axis a), p)  when p keeps the
+// normalized dims [a, rank) in place and scale/bias span only those dims
+struct SinkTransposeBelowLayerNorm : Rule<tg::LayerNormOp> {
+  SinkTransposeBelowLayerNorm(mlir::MLIRContext *ctx)
+      : Rule(ctx, "SinkTransposeBelowLayerNorm") {}
+  mlir::LogicalResult apply(tg::LayerNormOp ln, mlir::PatternRewriter &rewriter) const override {
+    auto tr = ln.getInput().getDefiningOp<tg::TransposeOp>();
+    if (!tr)
+      return rewriter.notifyMatchFailure(ln, "input is not a transpose");
+    if (!tr->hasOneUse())
+      return rewriter.notifyMatchFailure(ln, "the transpose has other users");
+    int64_t rank = ln.getType().cast<mlir::RankedTensorType>().getRank();
+    int64_t axis = ln.getAxisAttr().getInt();
+    axis = axis < 0 ? axis + rank : axis;
+    auto perm = tr.getPerm();
+    for (int64_t i = axis; i < rank; ++i)
+      if (perm[i].cast<mlir::IntegerAttr>().getInt() != i)
+        return rewriter.notifyMatchFailure(ln, "the transpose moves a normalized dim");
+    for (mlir::Value p : {ln.getScale(), ln.getBias()})
+      if (p && p.getType().cast<mlir::RankedTensorType>().getRank() > rank - axis)
+        return rewriter.notifyMatchFailure(ln, "scale/bias spans more than the normalized dims");
+    auto norm = rewriter.create<tg::LayerNormOp>(ln.getLoc(), tr.getInput().getType(),
+                                                 tr.getInput(), ln.getScale(), ln.getBias(),
+                                                 ln.getAxisAttr(), ln.getEpsilonAttr());
+    rewriter.replaceOpWithNewOp<tg::TransposeOp>(ln, ln.getType(), norm.getResult(),
+                                                 tr.getPerm());
+    return mlir::success();
+  }
+};
+
+struct SinkLayoutOpsPass : public SinkLayoutOpsBase<SinkLayoutOpsPass> {
+  void runOnOperation() override {
+    mlir::MLIRContext *ctx = &getContext();
+    mlir::RewritePatternSet patterns(ctx);
+    addUnarySinks<tg::NegOp, tg::AbsOp, tg::SignOp, tg::ExpOp, tg::LogOp, tg::SqrtOp, tg::RsqrtOp,
+                  tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp, tg::ReluOp, tg::SiluOp,
+                  tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp, tg::RoundOp, tg::NotOp,
+                  tg::GeluOp>(patterns, ctx);
+    patterns.add<SinkTransposeBelowLayerNorm>(ctx);
+    if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+std::unique_ptr<mlir::Pass> createSinkLayoutOpsPass() {
+  return std::make_unique<SinkLayoutOpsPass>();
+}
+
+} // namespace tgc

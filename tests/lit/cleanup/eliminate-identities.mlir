@@ -1,0 +1,195 @@
+// RUN: tgc-opt %s --split-input-file --tgc-eliminate-identities | FileCheck %s
+
+// A reshape of a reshape becomes one reshape of the original value.
+// CHECK-LABEL: func.func @fold_reshape_chain
+// CHECK-SAME: (%[[X:.+]]: tensor<2x6xf32>)
+func.func @fold_reshape_chain(%x: tensor<2x6xf32>) -> tensor<4x3xf32> {
+  // CHECK: %[[R:.+]] = tg.reshape %[[X]] : tensor<2x6xf32> -> tensor<4x3xf32>
+  // CHECK-NEXT: return %[[R]]
+  %0 = tg.reshape %x : tensor<2x6xf32> -> tensor<12xf32>
+  %1 = tg.reshape %0 : tensor<12xf32> -> tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+
+// -----
+
+// A reshape chain that comes back to the input's shape disappears.
+// CHECK-LABEL: func.func @fold_identity_reshape
+// CHECK-SAME: (%[[X:.+]]: tensor<2x6xf32>)
+func.func @fold_identity_reshape(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  // CHECK-NOT: tg.reshape
+  // CHECK: return %[[X]]
+  %0 = tg.reshape %x : tensor<2x6xf32> -> tensor<3x4xf32>
+  %1 = tg.reshape %0 : tensor<3x4xf32> -> tensor<2x6xf32>
+  return %1 : tensor<2x6xf32>
+}
+
+// -----
+
+// Two transposes compose into one.
+// CHECK-LABEL: func.func @fold_transpose_pair
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+func.func @fold_transpose_pair(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  // CHECK: %[[T:.+]] = tg.transpose %[[X]] {perm = [2, 0, 1]} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  // CHECK-NEXT: return %[[T]]
+  %0 = tg.transpose %x {perm = [1, 0, 2]} : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %1 = tg.transpose %0 {perm = [2, 1, 0]} : tensor<3x2x4xf32> -> tensor<4x2x3xf32>
+  return %1 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// Two transposes that cancel disappear.
+// CHECK-LABEL: func.func @fold_transpose_pair_cancels
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @fold_transpose_pair_cancels(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-NOT: tg.transpose
+  // CHECK: return %[[X]]
+  %0 = tg.transpose %x {perm = [1, 0]} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %1 = tg.transpose %0 {perm = [1, 0]} : tensor<3x2xf32> -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_identity_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @fold_identity_transpose(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-NOT: tg.transpose
+  // CHECK: return %[[X]]
+  %0 = tg.transpose %x {perm = [0, 1]} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Negative: a transpose that moves a dim stays.
+// CHECK-LABEL: func.func @no_fold_real_transpose
+func.func @no_fold_real_transpose(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // CHECK: tg.transpose
+  %0 = tg.transpose %x {perm = [1, 0]} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_identity_expand
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @fold_identity_expand(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-NOT: tg.expand
+  // CHECK: return %[[X]]
+  %0 = tg.expand %x : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Negative: an expand that broadcasts stays.
+// CHECK-LABEL: func.func @no_fold_broadcasting_expand
+func.func @no_fold_broadcasting_expand(%x: tensor<1x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: tg.expand
+  %0 = tg.expand %x : tensor<1x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_full_slice
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @fold_full_slice(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-NOT: tg.slice
+  // CHECK: return %[[X]]
+  %0 = tg.slice %x {starts = [0, 0], steps = [1, 1]} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Negative: a reversing slice keeps the shape but not the order.
+// CHECK-LABEL: func.func @no_fold_reversing_slice
+func.func @no_fold_reversing_slice(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: tg.slice
+  %0 = tg.slice %x {starts = [0, 2], steps = [1, -1]} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_where_true
+// CHECK-SAME: (%[[A:.+]]: tensor<4xf32>, %[[B:.+]]: tensor<4xf32>)
+func.func @fold_where_true(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK-NOT: tg.where
+  // CHECK: return %[[A]]
+  %c = tg.constant dense<true> : tensor<4xi1>
+  %0 = tg.where %c, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A constant false condition picks the other branch, broadcast to the result.
+// CHECK-LABEL: func.func @fold_where_false_broadcast
+// CHECK-SAME: (%[[A:.+]]: tensor<4xf32>, %[[B:.+]]: tensor<1xf32>)
+func.func @fold_where_false_broadcast(%a: tensor<4xf32>, %b: tensor<1xf32>) -> tensor<4xf32> {
+  // CHECK: %[[E:.+]] = tg.expand %[[B]] : tensor<1xf32> -> tensor<4xf32>
+  // CHECK: return %[[E]]
+  %c = tg.constant dense<false> : tensor<1xi1>
+  %0 = tg.where %c, %a, %b : tensor<1xi1>, tensor<4xf32>, tensor<1xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Negative: a condition that mixes true and false stays.
+// CHECK-LABEL: func.func @no_fold_where_mixed
+func.func @no_fold_where_mixed(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+  // CHECK: tg.where
+  %c = tg.constant dense<[true, false]> : tensor<2xi1>
+  %0 = tg.where %c, %a, %b : tensor<2xi1>, tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// x + 0, 1 * x, x / 1 and x - 0 are x.
+// CHECK-LABEL: func.func @fold_no_op_arithmetic
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @fold_no_op_arithmetic(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-NOT: tg.add
+  // CHECK-NOT: tg.mul
+  // CHECK-NOT: tg.div
+  // CHECK-NOT: tg.sub
+  // CHECK: return %[[X]]
+  %zero = tg.constant dense<0.0> : tensor<3xf32>
+  %one = tg.constant dense<1.0> : tensor<1xf32>
+  %0 = tg.add %x, %zero : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %1 = tg.mul %one, %0 : tensor<1xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %2 = tg.div %1, %one : tensor<2x3xf32>, tensor<1xf32> -> tensor<2x3xf32>
+  %3 = tg.sub %2, %zero : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// -----
+
+// Negative: x + 0 where the zero broadcasts x to a larger shape, and 0 - x, stay.
+// CHECK-LABEL: func.func @no_fold_broadcasting_zero
+func.func @no_fold_broadcasting_zero(%x: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>) {
+  // CHECK: tg.add
+  // CHECK: tg.sub
+  %zero = tg.constant dense<0.0> : tensor<2x3xf32>
+  %z = tg.constant dense<0.0> : tensor<3xf32>
+  %0 = tg.add %x, %zero : tensor<3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %1 = tg.sub %z, %x : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Negative: multiplying by a non-one splat stays.
+// CHECK-LABEL: func.func @no_fold_mul_by_two
+func.func @no_fold_mul_by_two(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: tg.mul
+  %two = tg.constant dense<2.0> : tensor<3xf32>
+  %0 = tg.mul %x, %two : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
