@@ -206,7 +206,7 @@ llvm::Error checkRuleNames(const CompileOptions &options) {
   std::vector<std::string> known = RuleRegistry::get().known();
   for (const auto *list : {&options.disabledRules, &options.enabledRules})
     for (const std::string &name : *list)
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
+      if (name != "all" && std::find(known.begin(), known.end(), name) == known.end()) {
         std::string all;
         for (const std::string &k : known)
           all += (all.empty() ? "" : ", ") + k;
@@ -231,8 +231,12 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
       {"import", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
   countOps(**module, result.opsBefore, nullptr);
 
+  // "--disable-rules=all": enable only a label no rule has, so no rule runs.
+  bool noRules = std::find(options.disabledRules.begin(), options.disabledRules.end(), "all") !=
+                 options.disabledRules.end();
   RuleRegistry::get().setDisabled(options.disabledRules);
-  RuleRegistry::get().setEnabled(options.enabledRules);
+  RuleRegistry::get().setEnabled(noRules ? std::vector<std::string>{"(no rule)"}
+                                         : options.enabledRules);
   RuleRegistry::get().resetHits();
   mlir::PassManager pm(&ctx);
   PipelineOptions pipelineOptions;

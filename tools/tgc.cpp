@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -71,7 +72,8 @@ std::vector<std::string> numberedFiles(const std::string &dir, const std::string
   for (auto &e : fs::directory_iterator(dir, ec)) {
     std::smatch m;
     std::string f = e.path().filename().string();
-    if (std::regex_match(f, m, re))
+    // Bounded length: std::stoi would throw (and abort the CLI) on input_99999999999.pb.
+    if (std::regex_match(f, m, re) && m[1].length() <= 9)
       found.push_back({std::stoi(m[1]), e.path().string()});
   }
   std::sort(found.begin(), found.end());
@@ -206,7 +208,7 @@ bool writeProfile(tgc::Session &s, const std::vector<tgc::HostTensor> &in, const
 
 } // namespace
 
-int main(int argc, char **argv) {
+int tgcMain(int argc, char **argv) {
   CLI::App app{"tgc — ahead-of-time tensor-graph compiler"};
   app.footer(kExamples);
   app.require_subcommand(1);
@@ -231,7 +233,7 @@ int main(int argc, char **argv) {
                     "interpret before and after every pass; name the first pass that drifts");
   compile->add_flag("--stats", stats, "print op counts, kernels and pass times");
   compile->add_option("--stats-json", statsJson, "write the statistics as JSON to this file");
-  compile->add_option("--disable-rules", copt.disabledRules, "rules that must not run: A,B")
+  compile->add_option("--disable-rules", copt.disabledRules, "rules that must not run: A,B (all: none runs)")
       ->delimiter(',');
   compile->add_option("--enable-rules", copt.enabledRules, "run only these rules: A,B")
       ->delimiter(',');
@@ -359,8 +361,11 @@ int main(int argc, char **argv) {
          << ",\n  \"arena_bytes\": " << result->package.arenaBytes
          << ",\n  \"weight_bytes\": " << result->package.weightBytes << ",\n  \"pass_seconds\": {";
       first = true;
+      std::map<std::string, int> seen; // a pass that runs again is "name#2", "name#3", ...
       for (auto &[p, s] : result->passSeconds) {
-        js << (first ? "" : ",") << "\n    \"" << jsonEscape(p) << "\": " << s;
+        int n = ++seen[p];
+        std::string key = n == 1 ? p : p + "#" + std::to_string(n);
+        js << (first ? "" : ",") << "\n    \"" << jsonEscape(key) << "\": " << s;
         first = false;
       }
       js << "\n  }\n}\n";
@@ -442,4 +447,16 @@ int main(int argc, char **argv) {
   if (!profilePath.empty() && !writeProfile(*session, inputs, profilePath, err))
     return fail(err);
   return 0;
+}
+
+// Library errors are values; anything thrown (std::filesystem, std::bad_alloc, ...) still ends
+// as a message and exit code 1, never std::terminate.
+int main(int argc, char **argv) {
+  try {
+    return tgcMain(argc, argv);
+  } catch (const std::exception &e) {
+    return fail(std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail("internal error: unknown exception");
+  }
 }
