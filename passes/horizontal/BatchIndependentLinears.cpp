@@ -205,11 +205,12 @@ struct BatchIndependentLinearsPass
     }
     llvm::SmallVector<mlir::Type> parts(S, mlir::RankedTensorType::get({1, rows, M}, elem));
     auto split = builder.create<tg::SplitOp>(loc, parts, v, builder.getI64IntegerAttr(0));
-    for (auto [c, r] : llvm::zip(set, split.getResults())) {
-      mlir::Value out = builder.create<tg::ReshapeOp>(loc, c.op.getType(), r);
-      c.op.getResult().replaceAllUsesWith(out);
+    for (auto [c, r] : llvm::zip(set, split.getResults()))
+      c.op.getResult().replaceAllUsesWith(
+          builder.create<tg::ReshapeOp>(loc, c.op.getType(), r).getResult());
+    // Erased last: the insertion point may sit right before one of them.
+    for (Candidate &c : set)
       c.op->erase();
-    }
     return true;
   }
 

@@ -70,3 +70,27 @@ func.func @no_fuse_unplaceable(%a: tensor<3x2xf32>, %b: tensor<3x2xf32>) -> (ten
   %3 = tg.linear %2, %w : tensor<3x2xf32>, tensor<2x2xf32> -> tensor<3x2xf32>
   return %1, %3 : tensor<3x2xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+// The split results feed the linears directly: the batched ops go right after the split, in
+// front of the linears they replace.
+// CHECK-LABEL: func.func @batch_after_split
+// CHECK-SAME: (%[[X:.+]]: tensor<3x4xf32>)
+func.func @batch_after_split(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+  // CHECK: %[[S:.+]]:2 = tg.split %[[X]]
+  // CHECK: %[[R0:.+]] = tg.reshape %[[S]]#0 : tensor<3x2xf32> -> tensor<1x3x2xf32>
+  // CHECK: %[[R1:.+]] = tg.reshape %[[S]]#1 : tensor<3x2xf32> -> tensor<1x3x2xf32>
+  // CHECK: %[[C:.+]] = tg.concat %[[R0]], %[[R1]] {axis = 0 : i64}
+  // CHECK: %[[M:.+]] = tg.matmul %[[C]], %{{.+}} : tensor<2x3x2xf32>, tensor<2x2x2xf32> -> tensor<2x3x2xf32>
+  // CHECK: %[[A:.+]] = tg.add %[[M]], %{{.+}} : tensor<2x3x2xf32>, tensor<2x1x2xf32> -> tensor<2x3x2xf32>
+  // CHECK: tg.split %[[A]] {axis = 0 : i64}
+  // CHECK-NOT: tg.linear
+  %w0 = tg.constant dense<1.0> : tensor<2x2xf32>
+  %w1 = tg.constant dense<2.0> : tensor<2x2xf32>
+  %b = tg.constant dense<0.5> : tensor<2xf32>
+  %s:2 = tg.split %x {axis = 1 : i64} : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xf32>
+  %0 = tg.linear %s#0, %w0, %b : tensor<3x2xf32>, tensor<2x2xf32>, tensor<2xf32> -> tensor<3x2xf32>
+  %1 = tg.linear %s#1, %w1, %b : tensor<3x2xf32>, tensor<2x2xf32>, tensor<2xf32> -> tensor<3x2xf32>
+  return %0, %1 : tensor<3x2xf32>, tensor<3x2xf32>
+}
