@@ -11,6 +11,7 @@
 #include "passes/cleanup/Passes.h"
 #include "passes/horizontal/Passes.h"
 #include "passes/kernels/Passes.h"
+#include "passes/precision/Passes.h"
 #include "passes/recognition/Passes.h"
 
 namespace tgc {
@@ -32,6 +33,11 @@ void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
   fn.addPass(createEliminateIdentitiesPass());
   fn.addPass(createSinkLayoutOpsPass());
   fn.addPass(createEliminateIdentitiesPass());
+  // Precision last among the graph rewrites: the rules above match f32 patterns.
+  if (options.precision != "fp32") {
+    fn.addPass(createConvertPrecisionPass(options.precision));
+    fn.addPass(createEliminateCastsPass());
+  }
   fn.addPass(createFoldConstantsPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
@@ -45,6 +51,7 @@ void registerAllPasses() {
   registerKernelsPasses();
   registerRecognitionPasses();
   registerAttentionPasses();
+  registerPrecisionPasses();
 }
 
 } // namespace tgc

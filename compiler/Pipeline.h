@@ -4,11 +4,14 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+
 namespace tgc {
 
 /// Pipeline knobs (set from the tgc CLI).
 struct PipelineOptions {
   bool formKernels = true;
+  std::string precision = "fp32"; ///< "fp32", or "fp16"/"bf16" to run tgc-convert-precision
 };
 
 /// Adds tgc's passes, in pipeline order, to `pm` (which runs on the module).

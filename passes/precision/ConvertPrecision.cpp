@@ -1,0 +1,108 @@
+// ConvertPrecision.cpp — `tgc-convert-precision`: f32 → f16/bf16 inside, f32 at the edges.
+//
+// A whole-function type change, not a rule set: every f32 tensor type in the body is swapped for
+// the target type in place (results, block arguments of tg.fused regions, constants' values),
+// then casts are put at the boundary. Doing it as one sweep keeps every intermediate IR valid
+// (no op ever sees mixed f32/f16 operands) and leaves cleanup to the cast rules.
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "passes/precision/Passes.h"
+
+namespace tgc {
+namespace {
+#define GEN_PASS_CLASSES
+#include "passes/precision/Passes.h.inc"
+
+/// `t` with its element type replaced when it is f32; otherwise `t`.
+mlir::Type convert(mlir::Type t, mlir::FloatType to) {
+  auto tensor = t.dyn_cast<mlir::RankedTensorType>();
+  if (!tensor || !tensor.getElementType().isF32())
+    return t;
+  return mlir::RankedTensorType::get(tensor.getShape(), to);
+}
+
+/// The constant's values converted to `to` (round to nearest even).
+mlir::DenseElementsAttr convertConstant(mlir::DenseElementsAttr value, mlir::FloatType to) {
+  auto type = convert(value.getType(), to).cast<mlir::ShapedType>();
+  return value.mapValues(to, [&](const llvm::APFloat &f) {
+    llvm::APFloat g = f;
+    bool lost;
+    g.convert(to.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    return g.bitcastToAPInt();
+  }).reshape(type);
+}
+
+struct ConvertPrecisionPass : public ConvertPrecisionBase<ConvertPrecisionPass> {
+  ConvertPrecisionPass() = default;
+  explicit ConvertPrecisionPass(const std::string &p) { precision = p; }
+
+  void runOnOperation() override {
+    mlir::func::FuncOp fn = getOperation();
+    mlir::MLIRContext *ctx = &getContext();
+    mlir::FloatType to;
+    if (precision == "fp16")
+      to = mlir::FloatType::getF16(ctx);
+    else if (precision == "bf16")
+      to = mlir::FloatType::getBF16(ctx);
+    else {
+      fn.emitError() << "tgc-convert-precision: precision must be fp16 or bf16, not '"
+                     << precision << "'";
+      return signalPassFailure();
+    }
+
+    // 1. Retype everything in the body (constants get converted values).
+    bool failed = false;
+    fn.getBody().walk([&](mlir::Operation *op) {
+      if (auto c = llvm::dyn_cast<tg::ConstantOp>(op)) {
+        auto dense = c.getValue().dyn_cast<mlir::DenseElementsAttr>();
+        if (!dense) {
+          failed = true;
+          op->emitError() << "tgc-convert-precision: constant is not dense";
+          return;
+        }
+        if (dense.getType().getElementType().isF32())
+          c.setValueAttr(convertConstant(dense, to));
+      }
+      for (mlir::Region &r : op->getRegions())
+        for (mlir::Block &b : r)
+          for (mlir::BlockArgument a : b.getArguments())
+            a.setType(convert(a.getType(), to));
+      for (mlir::OpResult r : op->getResults())
+        r.setType(convert(r.getType(), to));
+    });
+    if (failed)
+      return signalPassFailure();
+
+    // 2. The edges: f32 arguments are cast in, f32 results cast out.
+    mlir::Block &entry = fn.getBody().front();
+    mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(&entry);
+    for (mlir::BlockArgument arg : entry.getArguments()) {
+      mlir::Type inner = convert(arg.getType(), to);
+      if (inner == arg.getType() || arg.use_empty())
+        continue;
+      auto cast = b.create<tg::CastOp>(arg.getLoc(), inner, arg);
+      arg.replaceAllUsesExcept(cast.getResult(), cast);
+    }
+    auto ret = llvm::cast<mlir::func::ReturnOp>(entry.getTerminator());
+    b.setInsertionPoint(ret);
+    auto resultTypes = fn.getFunctionType().getResults();
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      mlir::Value v = ret.getOperand(i);
+      if (v.getType() == resultTypes[i])
+        continue;
+      ret.setOperand(i, b.create<tg::CastOp>(ret.getLoc(), resultTypes[i], v).getResult());
+    }
+  }
+};
+} // namespace
+
+std::unique_ptr<mlir::Pass> createConvertPrecisionPass() {
+  return std::make_unique<ConvertPrecisionPass>();
+}
+
+std::unique_ptr<mlir::Pass> createConvertPrecisionPass(const std::string &precision) {
+  return std::make_unique<ConvertPrecisionPass>(precision);
+}
+
+} // namespace tgc
