@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""GPU side-by-side benchmark: tgc vs PyTorch eager vs torch.compile(mode="reduce-overhead").
+
+Runs on the GPU machine, in one command. For each model: build it (../shared/bench/anchors.py's
+`build`, copied into --anchors-dir), export ONNX (opset 17, TorchScript exporter), compile with
+tgc for --target/--precision, check tgc's outputs against PyTorch fp32 on the GPU (TF32 off), and
+time tgc (`tgc bench`: CUDA-graph replay), PyTorch eager and reduce-overhead at the same
+precision. Prints a Markdown table (µs, ratio vs reduce-overhead, kernels per inference, compile
+time, arena bytes) and writes it to $OUT/gpu_table.md.
+
+  python3 tools/bench/gpu_bench.py --tgc .carry/tgc --anchors-dir .bench parallel_mlp bert_base
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tgc", default="bazel-bin/tools/tgc")
+    ap.add_argument("--anchors-dir", default=".bench")
+    ap.add_argument("--target", default="cuda:sm_90")
+    ap.add_argument("--precision", default="fp16")
+    ap.add_argument("--modes", default="eager,reduce-overhead")
+    ap.add_argument("names", nargs="*", default=["parallel_mlp", "bert_base", "gpt2",
+                                                  "llama_small", "vit_base"])
+    args = ap.parse_args()
+    out = os.environ.get("OUT", "out")
+    os.makedirs(out, exist_ok=True)
+    sys.path.insert(0, os.path.abspath(args.anchors_dir))
+    import torch
+    import onnx
+    from onnx import numpy_helper
+    import anchors  # the shared reference script: build(), timeit()
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    gpu = torch.cuda.get_device_name()
+    rows = []
+    for name in args.names:
+        r = {"model": name}
+        try:
+            m, ins = anchors.build(name)
+            m = m.eval()
+            work = os.path.join(out, name)
+            os.makedirs(work, exist_ok=True)
+            path = os.path.join(work, "model.onnx")
+            torch.onnx.export(m, ins, path, opset_version=17, dynamo=False,
+                              input_names=[f"in{i}" for i in range(len(ins))])
+            for i, x in enumerate(ins):
+                t = numpy_helper.from_array(x.numpy(), f"in{i}")
+                open(os.path.join(work, f"input_{i}.pb"), "wb").write(t.SerializeToString())
+            # Reference: PyTorch fp32 on the GPU.
+            with torch.inference_mode():
+                ref = m.cuda().float()(*[x.cuda() for x in ins]).float().cpu()
+            t = numpy_helper.from_array(ref.numpy(), "output_0")
+            open(os.path.join(work, "output_0.pb"), "wb").write(t.SerializeToString())
+            # tgc: compile, check, time.
+            pkg = os.path.join(work, "pkg")
+            t0 = time.time()
+            c = subprocess.run([args.tgc, "compile", path, "-o", pkg, "--target", args.target,
+                                "--precision", args.precision, "--no-cache"],
+                               capture_output=True, text=True)
+            r["compile_s"] = time.time() - t0
+            if c.returncode:
+                raise RuntimeError("tgc compile: " + c.stderr[-800:])
+            mk = re.search(r"(\d+) kernels, arena (\d+) B", c.stdout)
+            r["kernels"], r["arena"] = int(mk.group(1)), int(mk.group(2))
+            tol = "1e-2" if args.precision != "fp32" else "1e-4"
+            rr = subprocess.run([args.tgc, "run", pkg, "--test-data", work, "--tolerance", tol],
+                                capture_output=True, text=True)
+            ml = re.search(r"rel_l2=([0-9.e+-]+)", rr.stdout)
+            r["rel_l2"] = float(ml.group(1)) if ml else float("nan")
+            r["check"] = "PASS" if rr.returncode == 0 else "FAIL"
+            b = subprocess.run([args.tgc, "bench", pkg, "--test-data", work, "--iters", "200",
+                                "--warmup", "20"], capture_output=True, text=True)
+            mb = re.search(r"median latency: ([0-9.]+) us", b.stdout)
+            r["tgc_us"] = float(mb.group(1)) if mb else float("nan")
+            # PyTorch at the same precision.
+            dt = torch.float16 if args.precision == "fp16" else (
+                torch.bfloat16 if args.precision == "bf16" else torch.float32)
+            md = m.cuda().to(dt)
+            gins = tuple(x.cuda() if x.dtype != torch.float32 else x.cuda().to(dt) for x in ins)
+            with torch.inference_mode():
+                for mode in args.modes.split(","):
+                    torch._dynamo.reset()
+                    fn = (lambda: md(*gins)) if mode == "eager" else None
+                    if fn is None:
+                        cm = torch.compile(md, mode=mode)
+                        cm(*gins); cm(*gins); cm(*gins)
+                        fn = lambda: cm(*gins)
+                    r[f"{mode}_us"] = anchors.timeit(fn)
+        except Exception as e:  # keep going: one model's failure must not hide the others
+            r["error"] = repr(e)[:400]
+        print(r, flush=True)
+        rows.append(r)
+
+    lines = [f"GPU: {gpu}, precision {args.precision}, batch 1, median µs "
+             f"({time.strftime('%Y-%m-%d')})", "",
+             "| model | tgc | eager | reduce-overhead | ro / tgc | kernels | check (rel-L2) | "
+             "compile s | arena MB |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | error: {r['error'][:120]} |||||||")
+            continue
+        ro = r.get("reduce-overhead_us", float("nan"))
+        lines.append(f"| {r['model']} | {r['tgc_us']:.1f} | {r.get('eager_us', float('nan')):.1f} | "
+                     f"{ro:.1f} | {ro / r['tgc_us']:.2f} | {r['kernels']} | {r['check']} "
+                     f"({r['rel_l2']:.1e}) | {r['compile_s']:.1f} | {r['arena'] / 1e6:.1f} |")
+    table = "\n".join(lines)
+    print(table)
+    open(os.path.join(out, "gpu_table.md"), "w").write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
