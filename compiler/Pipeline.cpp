@@ -26,9 +26,12 @@ void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
   fn.addPass(createFoldLinearsPass());
   fn.addPass(createRecognizeActivationsPass());
   fn.addPass(createRecognizeNormsPass());
+  fn.addPass(createRecognizeRotaryPass());
   fn.addPass(createRecognizeAttentionPass());
   // Horizontal fusion, then fold the stacked weights and drop the layout ops that cancel.
   fn.addPass(createMergeParallelLinearsPass());
+  // SwiGLU is matched on the merged gate/up form: silu(split#0) * split#1.
+  fn.addPass(createRecognizeSwigluPass());
   fn.addPass(createBatchSplitBranchesPass());
   fn.addPass(createEliminateIdentitiesPass());
   fn.addPass(createSinkLayoutOpsPass());

@@ -10,10 +10,14 @@
 #include "runtime/Session.h"
 
 #include "codegen/plan/PlanUtil.h"
+#include "runtime/cuda/CudaSession.h"
 
+#include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
+#include <mutex>
 #include <cstring>
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -125,7 +129,24 @@ private:
   std::vector<RtStep> steps_;
   bool profiling_ = false;
   std::vector<StepProfile> profile_;
+  /// Set while a run is in progress: a second concurrent run on this session is refused.
+  std::atomic<bool> running_{false};
 };
+
+/// Holds CpuSession::running_ for one run; `acquired` is false when another run holds it.
+struct RunGuard {
+  std::atomic<bool> &flag;
+  bool acquired;
+  explicit RunGuard(std::atomic<bool> &f) : flag(f), acquired(!f.exchange(true)) {}
+  ~RunGuard() {
+    if (acquired)
+      flag.store(false);
+  }
+};
+
+const char *kConcurrentRun =
+    "this session is already running on another thread (a session owns one arena: use one "
+    "Session per thread)";
 
 Status CpuSession::checkArg(const BufferArg &a, const std::string &where) const {
   int64_t limit;
@@ -236,7 +257,9 @@ Status CpuSession::init(const std::string &path, int numThreads) {
   // OpenMP worker threads must sleep, not spin, between kernels: a spinning team starves
   // OpenBLAS's threads and any other process on a loaded machine (measured: 30x slower runs on
   // 2 busy cores). The user's own setting wins.
-  setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+  // setenv is not thread-safe: once per process, even when sessions load on several threads.
+  static std::once_flag ompPolicyOnce;
+  std::call_once(ompPolicyOnce, [] { setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0); });
   if (kpath.front() != '/' && kpath.rfind("./", 0) != 0)
     kpath = "./" + kpath; // never let dlopen search the library path
   dlerror();
@@ -255,6 +278,13 @@ Status CpuSession::init(const std::string &path, int numThreads) {
     if (s.kind() == plan::Step::KERNEL) {
       if (s.symbol().empty())
         return Status::error(where + ": kernel symbol is empty");
+      // Only generated kernels: dlsym on the handle also finds the library's dependencies
+      // (libc's free, memcpy, ...), which a corrupt plan must not be able to call.
+      bool generated = s.symbol().rfind("tgk_", 0) == 0 && s.symbol().size() <= 256;
+      for (char ch : s.symbol())
+        generated = generated && (std::isalnum((unsigned char)ch) || ch == '_');
+      if (!generated)
+        return Status::error(where + ": '" + s.symbol() + "' is not a generated kernel symbol (tgk_...)");
       dlerror();
       void *sym = dlsym(dl_, s.symbol().c_str());
       if (!sym)
@@ -304,6 +334,8 @@ Status CpuSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) con
   if (n != specs.size())
     return Status::error("expected " + std::to_string(specs.size()) + " " + what + "s, got " +
                          std::to_string(n));
+  if (n > 0 && !refs)
+    return Status::error(std::string(what) + " array is null");
   for (size_t i = 0; i < n; ++i) {
     const TensorRef &r = refs[i];
     const TensorSpec &s = specs[i];
@@ -314,11 +346,14 @@ Status CpuSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) con
     if (!same) {
       std::string got = r.rank < 0 || (r.rank > 0 && !r.dims)
                             ? std::string("an invalid shape")
-                            : specString(r.dtype, r.dims, (size_t)r.rank);
+                        : r.rank > 64 ? "rank " + std::to_string(r.rank)
+                                      : specString(r.dtype, r.dims, (size_t)r.rank);
       return Status::error(std::string(what) + " '" + s.name + "': expected " +
                            specString(s.dtype, s.shape.data(), s.shape.size()) + ", got " + got);
     }
-    if ((int64_t)r.bytes < sizes[i] || (sizes[i] > 0 && !r.data))
+    if (sizes[i] > 0 && !r.data)
+      return Status::error(std::string(what) + " '" + s.name + "': data pointer is null");
+    if ((int64_t)r.bytes < sizes[i])
       return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
                            std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
   }
@@ -369,6 +404,9 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
 
 Status CpuSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                            size_t numOutputs) {
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
   Status st = checkSpecs(inputs, numInputs, true);
   if (!st.ok)
     return st;
@@ -380,6 +418,9 @@ Status CpuSession::runRefs(const TensorRef *inputs, size_t numInputs, const Tens
 }
 
 Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
   std::vector<TensorRef> in(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const HostTensor &t = inputs[i];
@@ -398,9 +439,14 @@ Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTe
     return st;
   outputs.clear();
   std::vector<TensorRef> out(outputs_.size());
-  outputs.reserve(outputs_.size());
-  for (size_t i = 0; i < outputs_.size(); ++i)
-    outputs.push_back(HostTensor::zeros(outputs_[i].dtype, outputs_[i].shape, outputs_[i].name));
+  try {
+    outputs.reserve(outputs_.size());
+    for (size_t i = 0; i < outputs_.size(); ++i)
+      outputs.push_back(HostTensor::zeros(outputs_[i].dtype, outputs_[i].shape, outputs_[i].name));
+  } catch (const std::bad_alloc &) {
+    outputs.clear();
+    return Status::error("out of memory allocating the outputs");
+  }
   for (size_t i = 0; i < outputs_.size(); ++i)
     out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
               outputs[i].data.data(), outputs[i].data.size()};
@@ -415,6 +461,8 @@ std::string CpuSession::describe() const {
 } // namespace
 
 std::unique_ptr<Session> Session::load(const std::string &path, Status &st, int numThreads) {
+  if (cuda::isCudaPackage(path)) // "cuda:*" targets: runtime/cuda/CudaSession.cpp
+    return cuda::loadCudaSession(path, st);
   auto s = std::make_unique<CpuSession>();
   try {
     st = s->init(path, numThreads);

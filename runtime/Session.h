@@ -67,6 +67,10 @@ public:
   virtual void setProfiling(bool on) = 0;
   /// Per-step times of the last run made with profiling on.
   virtual const std::vector<StepProfile> &lastProfile() const = 0;
+  /// Kernel launches per run (GEMMs included); -1 when the session does not count them.
+  virtual int64_t launchesPerRun() const { return -1; }
+  /// GPU time of the last run's kernels in µs (device events around the launch); -1 on the CPU.
+  virtual double lastDeviceMicros() const { return -1; }
 };
 
 } // namespace tgc

@@ -403,6 +403,19 @@ int tgcMain(int argc, char **argv) {
     if (us < 0)
       return fail(err);
     std::printf("median latency: %.1f us over %d runs\n", us, iters);
+    if (session->launchesPerRun() >= 0)
+      std::printf("kernels per inference: %lld\n", (long long)session->launchesPerRun());
+    if (session->lastDeviceMicros() >= 0) {
+      // GPU time of the kernels alone (device events around the graph), median of `iters`.
+      std::vector<double> gpu;
+      std::vector<tgc::HostTensor> out;
+      for (int i = 0; i < iters && session->run(inputs, out).ok; ++i)
+        gpu.push_back(session->lastDeviceMicros());
+      std::sort(gpu.begin(), gpu.end());
+      if (!gpu.empty())
+        std::printf("median GPU time: %.1f us (kernels only, device events)\n",
+                    gpu[gpu.size() / 2]);
+    }
     return 0;
   }
 

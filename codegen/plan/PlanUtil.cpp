@@ -94,7 +94,13 @@ std::string formatPlan(const Plan &p) {
   os << "steps: " << p.steps_size() << "\n";
   for (int i = 0; i < p.steps_size(); ++i) {
     const Step &s = p.steps(i);
-    os << "  " << i << ": " << (s.kind() == Step::COPY ? "copy" : s.symbol()) << "(";
+    os << "  " << i << ": " << (s.kind() == Step::COPY ? "copy" : s.symbol());
+    if (s.kind() == Step::GEMM)
+      os << "[" << s.gemm().m() << "x" << s.gemm().n() << "x" << s.gemm().k()
+         << (s.gemm().batch() > 1 ? ", batch " + std::to_string(s.gemm().batch()) : "")
+         << (s.gemm().bias() ? ", +bias" : "") << (s.gemm().residual() ? ", +residual" : "")
+         << "]";
+    os << "(";
     for (int j = 0; j < s.args_size(); ++j)
       os << (j ? ", " : "") << formatArg(s.args(j));
     os << ")";

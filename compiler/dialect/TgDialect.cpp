@@ -314,6 +314,41 @@ LogicalResult RmsNormOp::verify() {
   return expectShape(*this, getResult(), x);
 }
 
+LogicalResult RotaryOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  tgc::Shape x = shapeOf(getInput());
+  if (x.empty() || x.back() % 2 != 0)
+    return emitOpError("input's last dim must be even; got ") << tgc::shapeToString(x);
+  Type e = elemOf(getInput());
+  if (!e.isa<FloatType>())
+    return emitOpError("input must be a float tensor");
+  for (Value p : {getCos(), getSin()}) {
+    if (elemOf(p) != e)
+      return emitOpError("input, cos, sin and the result must share one element type");
+    if (tgc::broadcastShapes(x, shapeOf(p)) != std::optional<tgc::Shape>(x))
+      return emitOpError("cos/sin shape ") << tgc::shapeToString(shapeOf(p))
+                                            << " does not broadcast to the input shape "
+                                            << tgc::shapeToString(x);
+  }
+  if (elemOf(getResult()) != e)
+    return emitOpError("input, cos, sin and the result must share one element type");
+  return expectShape(*this, getResult(), x);
+}
+
+LogicalResult SwigluOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  tgc::Shape x = shapeOf(getInput());
+  if (x.empty() || x.back() % 2 != 0)
+    return emitOpError("input's last dim must be even; got ") << tgc::shapeToString(x);
+  if (!elemOf(getInput()).isa<FloatType>() || elemOf(getResult()) != elemOf(getInput()))
+    return emitOpError("input and result must share one float element type");
+  tgc::Shape want = x;
+  want.back() /= 2;
+  return expectShape(*this, getResult(), want);
+}
+
 LogicalResult SoftmaxOp::verify() {
   if (!tgc::normalizeAxis(getAxis(), shapeOf(getInput()).size()))
     return emitOpError("axis out of range");

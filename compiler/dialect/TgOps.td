@@ -180,6 +180,42 @@ def TG_AttentionOp : TG_Op<"attention"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Rotary position embedding and gated activations
+//===----------------------------------------------------------------------===//
+
+def TG_RotaryOp : TG_Op<"rotary"> {
+  let summary = "rotary position embedding: x * cos + rotate(x) * sin over the last dim";
+  let description = [{
+    x [..., D] with D even; `cos` and `sin` broadcast to x's shape (numpy rules, without
+    growing it). With h = D / 2:
+      interleaved = false (rotate_half, GPT-NeoX / LLaMA in HF):
+        rotate(x)[..., d] = -x[..., d + h]  for d < h,   x[..., d - h]  for d >= h
+      interleaved = true (GPT-J, the original RoFormer):
+        rotate(x)[..., 2i] = -x[..., 2i + 1],            rotate(x)[..., 2i + 1] = x[..., 2i]
+      y = x * cos + rotate(x) * sin
+    Formed by `tgc-recognize-rotary` from the Slice/Neg/Concat/Mul/Add chain exporters emit.
+  }];
+  let arguments = (ins TG_Tensor:$input, TG_Tensor:$cos, TG_Tensor:$sin,
+                       DefaultValuedAttr<BoolAttr, "false">:$interleaved);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input `,` $cos `,` $sin attr-dict `:` type(operands) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_SwigluOp : TG_Op<"swiglu"> {
+  let summary = "SwiGLU: silu(first half) * second half of the last dim, [..., 2N] -> [..., N]";
+  let description = [{
+    y[..., n] = silu(x[..., n]) * x[..., N + n]. Formed by `tgc-recognize-swiglu` from
+    silu(a) * b where a and b are the two halves of one split (the gate/up projections that
+    `tgc-merge-parallel-linears` stacked into one linear), so the split's copy disappears.
+  }];
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Normalizations and reductions
 //===----------------------------------------------------------------------===//
 

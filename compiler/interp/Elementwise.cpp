@@ -199,4 +199,47 @@ HostTensor cast(const HostTensor &x, DType to) {
   return out;
 }
 
+llvm::Expected<HostTensor> rotary(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
+                                  bool interleaved) {
+  if (x.shape.empty() || x.shape.back() % 2 != 0)
+    return kernelError("rotary input's last dim must be even");
+  if (auto e = checkBroadcast(cos.shape, x.shape, "cos"))
+    return std::move(e);
+  if (auto e = checkBroadcast(sin.shape, x.shape, "sin"))
+    return std::move(e);
+  const int64_t d = x.shape.back(), h = d / 2;
+  std::vector<double> xv = toF64(x), cv = toF64(cos), sv = toF64(sin), y(xv.size());
+  std::array<std::vector<int64_t>, 2> strides{broadcastStrides(cos.shape, x.shape),
+                                              broadcastStrides(sin.shape, x.shape)};
+  forEachIndex<2>(x.shape, strides, {0, 0}, [&](int64_t i, const std::array<int64_t, 2> &o) {
+    const int64_t k = i % d, row = i - k;
+    double rot;
+    if (interleaved)
+      rot = k % 2 == 0 ? -xv[i + 1] : xv[i - 1];
+    else
+      rot = k < h ? -xv[row + k + h] : xv[row + k - h];
+    y[i] = xv[i] * cv[o[0]] + rot * sv[o[1]];
+  });
+  HostTensor out = HostTensor::zeros(x.dtype, x.shape);
+  storeF64(out, y);
+  return std::move(out);
+}
+
+llvm::Expected<HostTensor> swiglu(const HostTensor &x) {
+  if (x.shape.empty() || x.shape.back() % 2 != 0)
+    return kernelError("swiglu input's last dim must be even");
+  const int64_t n = x.shape.back() / 2, rows = product(x.shape) / std::max<int64_t>(2 * n, 1);
+  Shape outShape = x.shape;
+  outShape.back() = n;
+  std::vector<double> xv = toF64(x), y(rows * n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      const double a = xv[r * 2 * n + j], b = xv[r * 2 * n + n + j];
+      y[r * n + j] = a * sigmoid(a) * b;
+    }
+  HostTensor out = HostTensor::zeros(x.dtype, outShape);
+  storeF64(out, y);
+  return std::move(out);
+}
+
 } // namespace tgc::interp

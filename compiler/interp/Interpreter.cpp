@@ -214,6 +214,10 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
           return axis.takeError();
         return one(interp::softmax(*in[0], *axis, s.getLog()));
       })
+      .Case([&](tg::RotaryOp r) {
+        return one(interp::rotary(*in[0], *in[1], *in[2], r.getInterleaved()));
+      })
+      .Case([&](tg::SwigluOp) { return one(interp::swiglu(*in[0])); })
       .Case([&](tg::AttentionOp a) {
         return one(interp::attention(*in[0], *in[1], *in[2], a.getMask() ? in[3] : nullptr,
                                      a.getScaleAttr().getValueAsDouble(), a.getCausal()));

@@ -100,6 +100,12 @@ llvm::Expected<HostTensor> where(const HostTensor &cond, const HostTensor &a, co
                                  const Shape &outShape);
 /// Element type conversion (float→int truncates toward zero, →bool is != 0).
 HostTensor cast(const HostTensor &x, DType to);
+/// Rotary embedding (see tg.rotary): x * cos + rotate(x) * sin, cos/sin broadcast to x; rotate
+/// is rotate_half (-x2, x1) or, when `interleaved`, the pairwise (-x[2i+1], x[2i]).
+llvm::Expected<HostTensor> rotary(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
+                                  bool interleaved);
+/// SwiGLU (see tg.swiglu): [..., 2N] → [..., N], silu(first half) * second half.
+llvm::Expected<HostTensor> swiglu(const HostTensor &x);
 
 //===----------------------------------------------------------------------===//
 // Contractions (Contractions.cpp)

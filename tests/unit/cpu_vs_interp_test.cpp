@@ -142,4 +142,19 @@ func.func @main(%a: tensor<2x3x8xf32>, %s: tensor<8xf32>, %t: tensor<1x3x8xf32>)
                          "rms_norm.tgpkg");
 }
 
+// tg.rotary (tgc-recognize-rotary) with cos/sin broadcast over heads and of lower rank, in both
+// layouts, and tg.swiglu (tgc-recognize-swiglu), each one kernel without temporaries.
+TEST(CpuVsInterp, RotaryAndSwiglu) {
+  compareWithInterpreter(R"(
+func.func @main(%q: tensor<1x4x8x32xf32>, %cos: tensor<1x1x8x32xf32>, %sin: tensor<8x32xf32>, %v: tensor<6xf32>, %c: tensor<6xf32>, %g: tensor<2x5x24xf32>) -> (tensor<1x4x8x32xf32>, tensor<1x4x8x32xf32>, tensor<6xf32>, tensor<2x5x12xf32>) {
+  %0 = tg.rotary %q, %cos, %sin : tensor<1x4x8x32xf32>, tensor<1x1x8x32xf32>, tensor<8x32xf32> -> tensor<1x4x8x32xf32>
+  %1 = tg.rotary %q, %cos, %sin {interleaved = true} : tensor<1x4x8x32xf32>, tensor<1x1x8x32xf32>, tensor<8x32xf32> -> tensor<1x4x8x32xf32>
+  %2 = tg.rotary %v, %c, %c : tensor<6xf32>, tensor<6xf32>, tensor<6xf32> -> tensor<6xf32>
+  %3 = tg.swiglu %g : tensor<2x5x24xf32> -> tensor<2x5x12xf32>
+  return %0, %1, %2, %3 : tensor<1x4x8x32xf32>, tensor<1x4x8x32xf32>, tensor<6xf32>, tensor<2x5x12xf32>
+}
+)",
+                         "rotary_swiglu.tgpkg");
+}
+
 } // namespace

@@ -102,7 +102,14 @@ TEST_P(Transformer, AttentionNormsAndQkvRecognized) {
       << name << ": decomposed GELU/norm/softmax-guard left";
   bool llama = name.rfind("llama", 0) == 0;
   EXPECT_EQ(count(o, llama ? "tg.rms_norm" : "tg.layer_norm"), 5) << name;
-  EXPECT_EQ(count(o, llama ? "tg.silu" : "tg.gelu"), 2) << name;
+  EXPECT_EQ(count(o, llama ? "tg.swiglu" : "tg.gelu"), 2) << name;
+  if (llama) {
+    // RoPE on q and k in both layers is one tg.rotary each; no rotate_half pieces are left,
+    // and silu(gate) * up reads the merged gate/up linear directly (no split copy).
+    EXPECT_EQ(count(o, "tg.rotary"), 4) << name;
+    EXPECT_EQ(count(o, "tg.neg") + count(o, "tg.concat") + count(o, "tg.slice"), 0) << name;
+    EXPECT_EQ(count(o, "tg.silu"), 0) << name;
+  }
   // One linear for Q, K and V per block: 4 linears per layer (qkv, out, up, down) in BERT, ViT
   // and GPT-2; in Llama the gate and up projections merge too (qkv, out, gate+up, down).
   EXPECT_EQ(count(o, "tg.linear"), 8) << name;

@@ -1,0 +1,338 @@
+// CudaBackend.cpp — writes a CUDA package: plan.pb, weights.bin, kernels.cu/.cubin/.ptx, plan.txt.
+//
+// The planner (passes/planning) decides where every value lives; the emitter (CudaKernels.cpp,
+// CudaRowKernels.cpp) writes CUDA C++ kernels and GEMM steps per top-level op; this file ties them
+// into a plan, lays out the weights blob, and compiles kernels.cu with NVRTC (Nvrtc.cpp) into a
+// cubin for the target arch, keeping the PTX for GPUs newer than the target. One translation
+// unit per package: NVRTC's fixed cost is paid once, and the whole file is cached under
+// `<cacheDir>/<fnv1a64(nvrtc version, arch, options, source)>.{cubin,ptx}`.
+// Differences from the CPU package: GEMM steps (cuBLASLt at run time), launch shapes on every
+// kernel step, a scratch area after the arena for GEMM results an epilogue reshapes, and no COPY
+// steps — an output that is an input or a weight names that buffer as its source and the runtime
+// copies it to the host from there.
+#include "codegen/cuda/CudaBackend.h"
+
+#include "codegen/cuda/CudaEmit.h"
+#include "codegen/cuda/Nvrtc.h"
+#include "codegen/plan/PlanUtil.h"
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace tgc {
+
+namespace {
+
+llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "CUDA backend: " + msg);
+}
+
+/// NVRTC options (part of the cache key). No fast-math: the f32 results must match the
+/// reference to ~1e-6.
+const std::vector<std::string> kNvrtcOptions = {"-std=c++17", "--fmad=true"};
+
+bool writeFile(const std::string &path, const void *data, size_t n) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return false;
+  bool ok = std::fwrite(data, 1, n, f) == n;
+  return std::fclose(f) == 0 && ok;
+}
+
+bool readFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+std::string hex64(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
+/// Raw little-endian bytes of a constant (i1 as one byte per element).
+llvm::Error constantBytes(tg::ConstantOp c, std::string &blob, int64_t offset) {
+  auto dense = c.getValue().dyn_cast<DenseElementsAttr>();
+  auto type = c.getType().cast<RankedTensorType>();
+  int64_t n = type.getNumElements();
+  if (!dense)
+    return error("a constant is not a dense elements attribute");
+  char *out = blob.data() + offset;
+  Type e = type.getElementType();
+  if (e.isInteger(1)) {
+    int64_t i = 0;
+    for (bool b : dense.getValues<bool>())
+      out[i++] = b ? 1 : 0;
+    return llvm::Error::success();
+  }
+  size_t esize = e.getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    if (raw.size() < esize)
+      return error("malformed splat constant");
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(out + i * esize, raw.data(), esize);
+  } else {
+    if ((int64_t)raw.size() != n * (int64_t)esize)
+      return error("constant data size does not match its type");
+    std::memcpy(out, raw.data(), raw.size());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<int32_t> onnxDType(Type t) {
+  if (t.isF32()) return 1;
+  if (t.isF64()) return 11;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isInteger(1)) return 9;
+  if (auto i = t.dyn_cast<IntegerType>()) {
+    if (i.getWidth() == 8) return i.isUnsigned() ? 2 : 3;
+    if (i.getWidth() == 32 && !i.isUnsigned()) return 6;
+    if (i.getWidth() == 64 && !i.isUnsigned()) return 7;
+  }
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return error("element type " + os.str() + " of a graph input/output is not supported");
+}
+
+llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, Type type) {
+  auto t = type.cast<RankedTensorType>();
+  auto dt = onnxDType(t.getElementType());
+  if (!dt)
+    return dt.takeError();
+  d.set_name(name);
+  d.set_dtype(*dt);
+  for (int64_t s : t.getShape())
+    d.add_shape(s);
+  return llvm::Error::success();
+}
+
+plan::BufferArg toArg(const BufferLoc &loc) {
+  plan::BufferArg a;
+  switch (loc.kind) {
+  case BufferLoc::Input: a.set_kind(plan::INPUT); a.set_index((int32_t)loc.index); break;
+  case BufferLoc::Arena: a.set_kind(plan::ARENA); break;
+  case BufferLoc::Weight: a.set_kind(plan::WEIGHT); break;
+  case BufferLoc::Inline: a.set_kind(plan::BUFFER_UNKNOWN); break;
+  }
+  a.set_offset(loc.offset);
+  a.set_bytes(loc.bytes);
+  return a;
+}
+
+/// Creates `dir`, or empties it when it already holds a package.
+llvm::Error preparePackageDir(const std::string &dir) {
+  if (llvm::sys::fs::is_directory(dir)) {
+    std::error_code ec;
+    bool empty = llvm::sys::fs::directory_iterator(dir, ec) == llvm::sys::fs::directory_iterator();
+    if (!empty && !llvm::sys::fs::exists(dir + "/plan.pb"))
+      return error("'" + dir + "' exists and is not a tgc package; not replacing it");
+    if (!empty)
+      if (auto e2 = llvm::sys::fs::remove_directories(dir))
+        return error("cannot replace '" + dir + "': " + e2.message());
+  } else if (llvm::sys::fs::exists(dir)) {
+    return error("'" + dir + "' exists and is not a directory");
+  }
+  if (auto ec = llvm::sys::fs::create_directories(dir))
+    return error("cannot create '" + dir + "': " + ec.message());
+  return llvm::Error::success();
+}
+
+/// Compiles `code` for `arch` (or takes the result from the cache) into cubin + PTX.
+llvm::Error compileKernels(const std::string &code, const std::string &arch,
+                           const std::string &cacheDir, std::string &cubin, std::string &ptx,
+                           bool &cacheHit) {
+  auto version = cuda::nvrtcVersion();
+  if (!version)
+    return version.takeError();
+  std::string key = "nvrtc " + *version + "\n" + arch + "\n";
+  for (const auto &o : kNvrtcOptions)
+    key += o + "\n";
+  key += code;
+  std::string base = cacheDir.empty() ? "" : cacheDir + "/" + hex64(plan::fnv1a64(key.data(), key.size()));
+  if (!base.empty() && readFile(base + ".cubin", cubin) && readFile(base + ".ptx", ptx) &&
+      !cubin.empty()) {
+    cacheHit = true;
+    return llvm::Error::success();
+  }
+  auto out = cuda::nvrtcCompile(code, "kernels.cu", arch, kNvrtcOptions);
+  if (!out)
+    return out.takeError();
+  cubin = std::move(out->cubin);
+  ptx = std::move(out->ptx);
+  if (!base.empty() && !llvm::sys::fs::create_directories(cacheDir)) {
+    // Publish atomically: write unique temporaries, then rename (ptx first: cubin marks done).
+    std::string tag = ".tmp." + std::to_string(getpid());
+    for (auto [ext, data] : {std::pair<const char *, const std::string *>{".ptx", &ptx},
+                             {".cubin", &cubin}}) {
+      std::string tmp = base + ext + tag;
+      if (!writeFile(tmp, data->data(), data->size()) || llvm::sys::fs::rename(tmp, base + ext))
+        llvm::sys::fs::remove(tmp);
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<std::string> cudaArchOf(const std::string &target) {
+  const std::string prefix = "cuda:sm_";
+  bool ok = target.rfind(prefix, 0) == 0 && target.size() > prefix.size() &&
+            target.size() <= prefix.size() + 3;
+  for (size_t i = prefix.size(); ok && i < target.size(); ++i)
+    ok = target[i] >= '0' && target[i] <= '9';
+  if (!ok)
+    return error("target '" + target + "' is not of the form cuda:sm_XY (e.g. cuda:sm_90)");
+  return target.substr(5);
+}
+
+llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string &dir,
+                                              const PackageInfo &info,
+                                              const std::string &cacheDir) {
+  auto arch = cudaArchOf(info.target);
+  if (!arch)
+    return arch.takeError();
+  auto fn = module.lookupSymbol<func::FuncOp>("main");
+  if (!fn || fn.getBody().empty())
+    return error("the module has no @main function");
+  auto plan = planBuffers(fn);
+  if (!plan)
+    return plan.takeError();
+
+  plan::Plan p;
+  p.set_magic(plan::kPlanMagic);
+  p.set_format_version(plan::kPlanFormatVersion);
+  p.set_target(info.target);
+  p.set_tgc_version(info.tgcVersion);
+  p.set_model_name(info.modelName);
+  p.set_model_hash(info.modelHash);
+  p.set_alignment((int32_t)kBufferAlignment);
+  p.set_end_marker(plan::kPlanMagic);
+  p.set_weights_file("weights.bin");
+  p.set_kernels_file("kernels.cubin");
+  p.set_ptx_file("kernels.ptx");
+
+  Block &body = fn.getBody().front();
+  for (BlockArgument a : body.getArguments()) {
+    auto name = fn.getArgAttrOfType<StringAttr>(a.getArgNumber(), "tg.name");
+    if (auto e = fillDesc(*p.add_inputs(),
+                          name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
+                          a.getType()))
+      return std::move(e);
+  }
+
+  std::string code = cuda::kPrelude;
+  cuda::KernelEmitter emitter(*plan);
+  std::vector<cuda::EmittedStep> steps;
+  int index = 0;
+  for (Operation &op : body) {
+    if (isa<tg::ConstantOp, tg::ReshapeOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    auto k = emitter.emit(&op, index++, code);
+    if (!k)
+      return k.takeError();
+    steps.insert(steps.end(), k->begin(), k->end());
+  }
+  const int64_t scratchOffset = plan->arenaBytes;
+  PackageStats stats;
+  for (const cuda::EmittedStep &es : steps) {
+    plan::Step *s = p.add_steps();
+    s->set_kind(es.gemm ? plan::Step::GEMM : plan::Step::KERNEL);
+    s->set_symbol(es.symbol);
+    s->set_label(es.label);
+    if (es.gemm) {
+      *s->mutable_gemm() = es.desc;
+    } else {
+      s->add_grid((uint32_t)es.grid), s->add_grid(1), s->add_grid(1);
+      s->add_block((uint32_t)es.block), s->add_block(1), s->add_block(1);
+    }
+    for (const cuda::StepArg &a : es.args) {
+      plan::BufferArg b;
+      if (!a.value) {
+        b.set_kind(plan::ARENA);
+        b.set_offset(scratchOffset + a.offset);
+        b.set_bytes(a.bytes);
+      } else {
+        auto it = plan->locs.find(a.value);
+        if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
+          return error("kernel argument without a buffer in " + es.symbol);
+        b = toArg(it->second);
+        b.set_offset(b.offset() + a.offset);
+        if (a.bytes >= 0)
+          b.set_bytes(a.bytes);
+      }
+      *s->add_args() = b;
+    }
+    ++stats.kernels;
+  }
+
+  // Outputs: where each result lies after the last step (the arena, an input or a weight).
+  Operation *ret = body.getTerminator();
+  for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
+    Value v = ret->getOperand(i);
+    auto name = fn.getResultAttrOfType<StringAttr>(i, "tg.name");
+    plan::TensorDesc *d = p.add_outputs();
+    if (auto e = fillDesc(*d, name ? name.str() : "output_" + std::to_string(i), v.getType()))
+      return std::move(e);
+    auto it = plan->locs.find(v);
+    if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
+      return error("output " + llvm::Twine(i) + " has no buffer");
+    *d->mutable_source() = toArg(it->second);
+  }
+
+  if (auto e = preparePackageDir(dir))
+    return std::move(e);
+
+  std::string blob((size_t)plan->weightBytes, '\0');
+  for (Operation *w : plan->weights) {
+    auto c = cast<tg::ConstantOp>(w);
+    if (auto e = constantBytes(c, blob, plan->locs[c.getResult()].offset))
+      return std::move(e);
+  }
+  if (!writeFile(dir + "/weights.bin", blob.data(), blob.size()))
+    return error("cannot write " + dir + "/weights.bin");
+  p.set_weights_bytes(plan->weightBytes);
+  p.set_weights_fnv1a64(plan::fnv1a64(blob.data(), blob.size()));
+  p.set_arena_bytes(plan->arenaBytes + emitter.scratchBytes());
+
+  if (!writeFile(dir + "/kernels.cu", code.data(), code.size()))
+    return error("cannot write " + dir + "/kernels.cu");
+  std::string cubin, ptx;
+  if (auto e = compileKernels(code, *arch, cacheDir, cubin, ptx, stats.kernelCacheHit))
+    return std::move(e);
+  if (!writeFile(dir + "/kernels.cubin", cubin.data(), cubin.size()) ||
+      !writeFile(dir + "/kernels.ptx", ptx.data(), ptx.size()))
+    return error("cannot write the kernels into " + dir);
+  p.set_kernels_fnv1a64(plan::fnv1a64(cubin.data(), cubin.size()));
+  p.set_ptx_fnv1a64(plan::fnv1a64(ptx.data(), ptx.size()));
+
+  std::string bytes;
+  if (!p.SerializeToString(&bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
+    return error("cannot write " + dir + "/plan.pb");
+  std::string text = plan::formatPlan(p);
+  if (!writeFile(dir + "/plan.txt", text.data(), text.size()))
+    return error("cannot write " + dir + "/plan.txt");
+
+  stats.arenaBytes = p.arena_bytes();
+  stats.weightBytes = plan->weightBytes;
+  return stats;
+}
+
+} // namespace tgc

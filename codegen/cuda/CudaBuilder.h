@@ -1,0 +1,125 @@
+// CudaBuilder.h — internal: shape helpers and the per-op kernel builder shared by the CUDA
+// emitter files (CudaKernels.cpp: elementwise, GEMM and data movement; CudaRowKernels.cpp:
+// normalizations, reductions, attention and convolution).
+#ifndef TGC_CODEGEN_CUDA_CUDABUILDER_H
+#define TGC_CODEGEN_CUDA_CUDABUILDER_H
+
+#include "codegen/cuda/CudaEmit.h"
+#include "compiler/dialect/Shapes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tgc::cuda {
+
+int64_t product(const Shape &s, size_t from = 0, size_t to = SIZE_MAX);
+Shape shapeOf(mlir::Value v);
+Shape contiguousStrides(const Shape &s);
+/// Strides (elements) reading `in` at the coordinates of `out`, numpy-broadcast (right-aligned).
+Shape broadcastStrides(const Shape &in, const Shape &out);
+/// Integer literal valid in CUDA C++.
+std::string str(int64_t v);
+std::string intArray(const Shape &v);
+llvm::Error opError(mlir::Operation *op, const llvm::Twine &msg);
+
+/// Device C type of a tg element type.
+struct CType {
+  std::string name;
+  bool isFloat = false, isBool = false;
+};
+llvm::Expected<CType> ctypeOf(mlir::Type t, mlir::Operation *op);
+llvm::Expected<CType> ctypeOf(mlir::Value v, mlir::Operation *op);
+/// Exact literal of `v` as float (f32) or double, NaN/inf included.
+std::string floatLiteral(double v, bool f32);
+
+/// Indented code appended to a string.
+struct Code {
+  std::string &s;
+  int ind = 1;
+  void line(const std::string &t) {
+    s.append(ind * 2, ' ');
+    s += t;
+    s += '\n';
+  }
+  void open(const std::string &t) {
+    line(t.empty() ? "{" : t + " {");
+    ++ind;
+  }
+  void close(const std::string &t = "}") {
+    --ind;
+    line(t);
+  }
+};
+
+/// A value read by elementwise code: a buffer (kernel parameter or constant array) or a splat
+/// literal.
+struct Leaf {
+  Shape shape;
+  CType ct;
+  std::string ptr;   ///< pointer expression; empty for splats
+  std::string splat; ///< literal when splat
+};
+
+/// State of one op being lowered: its steps, and the kernel being written.
+struct KernelBuilder {
+  KernelEmitter &em;
+  mlir::Operation *root;
+  int index;
+  std::string symbolBase, label;
+  std::vector<EmittedStep> steps;
+
+  // The kernel being written.
+  std::vector<std::string> params;
+  std::vector<StepArg> kargs;
+  std::string globals, body;
+  Code c{body};
+  std::vector<std::string> inPtr, outPtr; ///< per operand / result; "" for inlined constants
+  std::string it = "int";                 ///< index type of the kernel
+  int vars = 0;
+
+  std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
+
+  /// Starts a kernel whose parameters are the root's buffered operands (in0...) and results
+  /// (out0...).
+  llvm::Error beginKernel();
+  /// Adds a parameter `decl` (e.g. "const float *g") bound to `arg`.
+  void addParam(const std::string &decl, StepArg arg);
+  /// Finishes the kernel: appends its text to `code` and a launch step of `grid` × `block`.
+  void endKernel(std::string &code, int64_t grid, int64_t block);
+  /// Blocks for a grid-stride loop over `total` items.
+  static int64_t gridFor(int64_t total, int64_t block = kBlock);
+
+  /// Grid-stride loop over `shape`; operand k is read at `bases[k] + Σ coord_d·strides[k][d]`.
+  /// `body` receives one offset expression per operand.
+  void gridLoop(const Shape &shape, const std::vector<Shape> &strides,
+                const std::vector<std::string> &bases,
+                const std::function<void(Code &, const std::vector<std::string> &)> &body);
+
+  llvm::Expected<Leaf> constantLeaf(mlir::Value v, mlir::Operation *owner);
+  llvm::Expected<Leaf> operandLeaf(unsigned i);
+  llvm::Expected<std::string> elemExpr(mlir::Operation *op, const std::vector<std::string> &a);
+  llvm::Error elementwise(llvm::ArrayRef<mlir::Operation *> ops,
+                          std::vector<std::pair<mlir::Value, Leaf>> leaves, mlir::Value result,
+                          const std::string &out);
+
+  llvm::Error emitOp(mlir::Operation *op, std::string &code);
+  llvm::Error emitFused(mlir::Operation *op, std::string &code);
+  /// GEMM steps computing linear/matmul `op` from `args` (its operands) into `out`.
+  /// With `residual`, the GEMM also adds it (cuBLASLt's beta·C with beta = 1).
+  llvm::Error emitGemm(mlir::Operation *op, const std::vector<StepArg> &args, StepArg out,
+                       bool withBias, std::optional<StepArg> residual = std::nullopt);
+  llvm::Error emitMovement(mlir::Operation *op, const CType &ct);
+  /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
+  llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,
+                            bool &handled);
+};
+
+} // namespace tgc::cuda
+
+#endif // TGC_CODEGEN_CUDA_CUDABUILDER_H

@@ -1,0 +1,64 @@
+// CudaEmit.h — internal interface between the CUDA package writer and the kernel emitter.
+#ifndef TGC_CODEGEN_CUDA_CUDAEMIT_H
+#define TGC_CODEGEN_CUDA_CUDAEMIT_H
+
+#include "codegen/plan/plan.pb.h"
+#include "passes/planning/PlanBuffers.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace tgc::cuda {
+
+/// The fixed text at the top of kernels.cu (typedefs, element math, reductions, fallback GEMM).
+extern const char *kPrelude;
+
+/// Threads per block of elementwise and row kernels.
+constexpr int64_t kBlock = 256;
+
+/// One argument of an emitted step: (a byte range of) a planned value's buffer, or of the
+/// scratch area the package writer appends to the arena (for GEMM results an epilogue reshapes
+/// or converts).
+struct StepArg {
+  mlir::Value value;     ///< null for scratch
+  int64_t offset = 0;    ///< bytes into the value's buffer / the scratch area
+  int64_t bytes = -1;    ///< -1: the whole value
+};
+
+/// One plan step: a kernel launch (1-D grid of 1-D blocks) or a GEMM (cuBLASLt at run time).
+struct EmittedStep {
+  bool gemm = false;
+  std::string symbol;
+  std::string label;
+  std::vector<StepArg> args;
+  int64_t grid = 1, block = 1;
+  plan::GemmDesc desc;
+};
+
+/// Emits CUDA C++ for the top-level ops of @main: each op becomes one kernel, except GEMMs,
+/// which become GEMM steps (plus an epilogue kernel for tg.fused "gemm" epilogues that are not
+/// just a bias). Constants the planner marked Inline become literals.
+class KernelEmitter {
+public:
+  explicit KernelEmitter(const BufferPlan &plan) : plan_(plan) {}
+  /// Appends the kernels for `op` to `code` and returns its steps in order.
+  llvm::Expected<std::vector<EmittedStep>> emit(mlir::Operation *op, int index, std::string &code);
+  /// Largest scratch area any step needs (bytes, aligned).
+  int64_t scratchBytes() const { return scratch_; }
+
+private:
+  const BufferPlan &plan_;
+  int constants_ = 0;
+  int64_t scratch_ = 0;
+  friend struct KernelBuilder;
+};
+
+/// "Add_3, Tanh_4": the names found in a location (NameLoc, FusedLoc, CallSiteLoc).
+std::string locationNames(mlir::Location loc);
+
+} // namespace tgc::cuda
+
+#endif // TGC_CODEGEN_CUDA_CUDAEMIT_H

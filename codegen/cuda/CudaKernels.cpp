@@ -1,0 +1,905 @@
+// CudaKernels.cpp — emits CUDA C++ kernels (and GEMM steps) for kernel-formed `tg` IR.
+//
+// Every kernel is `extern "C" __global__ void tgk_<n>_<ops>(T *in0, ..., T *out0)` with the
+// static shapes baked in as constants, launched as a 1-D grid of kBlock threads. Elementwise code
+// (tg.fused "pointwise", gemm epilogues, standalone elementwise ops) and data movement
+// (transpose, slice, expand, pad, concat, split, gather) are grid-stride loops with one thread per
+// output element: operands are read through per-operand strides (0 on broadcast dims), dims that
+// are contiguous for every operand are collapsed, and the index type is 32-bit when every tensor
+// of the kernel fits. GEMMs (tg.linear, tg.matmul, the GEMM of a tg.fused "gemm") become GEMM
+// steps the runtime runs through cuBLASLt; a linear's bias rides in the cuBLASLt epilogue, and
+// any other epilogue becomes one elementwise kernel after the GEMM. Row-wise kernels are in
+// CudaRowKernels.cpp.
+#include "codegen/cuda/CudaBuilder.h"
+
+#include "compiler/dialect/TgDialect.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+using namespace mlir;
+
+namespace tgc::cuda {
+
+int64_t product(const Shape &s, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < std::min(to, s.size()); ++i)
+    n *= s[i];
+  return n;
+}
+
+Shape shapeOf(Value v) {
+  auto t = v.getType().cast<RankedTensorType>();
+  return Shape(t.getShape().begin(), t.getShape().end());
+}
+
+Shape contiguousStrides(const Shape &s) {
+  Shape st(s.size(), 1);
+  for (int64_t i = (int64_t)s.size() - 2; i >= 0; --i)
+    st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+Shape broadcastStrides(const Shape &in, const Shape &out) {
+  Shape st(out.size(), 0), cs = contiguousStrides(in);
+  size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    st[off + i] = in[i] == 1 ? 0 : cs[i];
+  return st;
+}
+
+std::string str(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min())
+    return "(-9223372036854775807LL - 1)";
+  return std::to_string(v) + (v > 2147483647 || v < -2147483647 ? "LL" : "");
+}
+
+std::string intArray(const Shape &v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + str(v[i]);
+  return s + (v.empty() ? "0}" : "}");
+}
+
+llvm::Error opError(Operation *op, const llvm::Twine &msg) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "op '" << op->getName() << "' at " << op->getLoc();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "CUDA backend: " + msg + " (" + os.str() + ")");
+}
+
+llvm::Expected<CType> ctypeOf(Type t, Operation *op) {
+  if (t.isF32())
+    return CType{"float", true, false};
+  if (t.isF64())
+    return CType{"double", true, false};
+  if (t.isInteger(1))
+    return CType{"uint8_t", false, true};
+  if (auto i = t.dyn_cast<IntegerType>()) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8: return CType{u ? "uint8_t" : "int8_t"};
+    case 16: return CType{u ? "uint16_t" : "int16_t"};
+    case 32: return CType{u ? "uint32_t" : "int32_t"};
+    case 64: return CType{u ? "uint64_t" : "int64_t"};
+    default: break;
+    }
+  }
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return opError(op, os.str() + " not supported");
+}
+
+llvm::Expected<CType> ctypeOf(Value v, Operation *op) {
+  return ctypeOf(v.getType().cast<RankedTensorType>().getElementType(), op);
+}
+
+std::string floatLiteral(double v, bool f32) {
+  if (std::isnan(v))
+    return f32 ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)";
+  if (std::isinf(v))
+    return std::string(v < 0 ? "-" : "") + (f32 ? "tg_inf_f()" : "tg_inf_d()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", f32 ? (double)(float)v : v);
+  return std::string(buf) + (f32 ? "f" : "");
+}
+
+namespace {
+
+/// Literals of every element of a dense constant (one when splat).
+llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operation *op) {
+  std::vector<std::string> out;
+  Type e = a.getElementType();
+  if (e.isa<FloatType>()) {
+    if (!(e.isF32() || e.isF64()))
+      return opError(op, "constant element type not supported");
+    if (a.isSplat())
+      out.push_back(floatLiteral(a.getSplatValue<APFloat>().convertToDouble(), e.isF32()));
+    else
+      for (APFloat f : a.getValues<APFloat>())
+        out.push_back(floatLiteral(f.convertToDouble(), e.isF32()));
+    return out;
+  }
+  auto it = e.dyn_cast<IntegerType>();
+  if (!it)
+    return opError(op, "constant element type not supported");
+  auto lit = [&](const APInt &v) {
+    if (it.getWidth() == 1)
+      return std::string(v.isZero() ? "0" : "1");
+    if (it.isUnsigned())
+      return std::to_string(v.getZExtValue()) + "ULL";
+    return str(v.getSExtValue());
+  };
+  if (a.isSplat())
+    out.push_back(lit(a.getSplatValue<APInt>()));
+  else
+    for (APInt v : a.getValues<APInt>())
+      out.push_back(lit(v));
+  return out;
+}
+
+std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride) {
+  if (stride == 0)
+    return base;
+  std::string b = base == "0" ? "" : base + " + ";
+  if (stride == 1)
+    return b + var;
+  return b + var + " * " + str(stride);
+}
+
+} // namespace
+
+int64_t KernelBuilder::gridFor(int64_t total, int64_t block) {
+  int64_t g = (total + block - 1) / block;
+  return std::max<int64_t>(1, std::min<int64_t>(g, 1 << 16));
+}
+
+void KernelBuilder::addParam(const std::string &decl, StepArg arg) {
+  params.push_back(decl);
+  kargs.push_back(arg);
+}
+
+llvm::Error KernelBuilder::beginKernel() {
+  params.clear();
+  kargs.clear();
+  body.clear();
+  inPtr.clear();
+  outPtr.clear();
+  c.ind = 1;
+  // 32-bit indices when every tensor of the op fits.
+  int64_t biggest = 0;
+  for (Value v : root->getOperands())
+    biggest = std::max(biggest, product(shapeOf(v)));
+  for (Value v : root->getResults())
+    biggest = std::max(biggest, product(shapeOf(v)));
+  it = biggest < (int64_t(1) << 30) ? "int" : "int64_t";
+  for (Value v : root->getOperands()) {
+    auto loc = em.plan_.locs.find(v);
+    if (loc == em.plan_.locs.end())
+      return opError(root, "operand has no planned storage");
+    if (loc->second.kind == BufferLoc::Inline) {
+      inPtr.push_back("");
+      continue;
+    }
+    auto ct = ctypeOf(v, root);
+    if (!ct)
+      return ct.takeError();
+    std::string name = "in" + std::to_string(inPtr.size());
+    addParam("const " + ct->name + " *" + name, StepArg{v});
+    inPtr.push_back(name);
+  }
+  for (Value v : root->getResults()) {
+    auto ct = ctypeOf(v, root);
+    if (!ct)
+      return ct.takeError();
+    std::string name = "out" + std::to_string(outPtr.size());
+    addParam(ct->name + " *" + name, StepArg{v});
+    outPtr.push_back(name);
+  }
+  return llvm::Error::success();
+}
+
+void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
+  EmittedStep s;
+  s.symbol = symbolBase;
+  s.label = label;
+  s.args = kargs;
+  s.grid = grid;
+  s.block = block;
+  std::string ps;
+  for (size_t i = 0; i < params.size(); ++i)
+    ps += (i ? ", " : "") + params[i];
+  std::string shapes;
+  for (Value v : root->getOperands()) {
+    std::string t;
+    llvm::raw_string_ostream os(t);
+    os << v.getType();
+    shapes += (shapes.empty() ? "" : ", ") + os.str();
+  }
+  code += "\n" + globals;
+  code += "// " + label + "\n";
+  code += "//   operands: " + (shapes.empty() ? std::string("none") : shapes) + "\n";
+  code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
+          s.symbol + "(" + ps + ") {\n" + body + "}\n";
+  globals.clear();
+  steps.push_back(std::move(s));
+}
+
+void KernelBuilder::gridLoop(
+    const Shape &shape, const std::vector<Shape> &strides, const std::vector<std::string> &bases,
+    const std::function<void(Code &, const std::vector<std::string> &)> &body) {
+  size_t n = strides.size();
+  int64_t total = product(shape);
+  // Drop unit dims, then merge neighbours that are contiguous for every operand.
+  std::vector<std::pair<int64_t, Shape>> dims;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    Shape st(n);
+    for (size_t k = 0; k < n; ++k)
+      st[k] = strides[k][d];
+    if (!dims.empty()) {
+      bool merge = true;
+      for (size_t k = 0; k < n; ++k)
+        merge = merge && dims.back().second[k] == st[k] * shape[d];
+      if (merge) {
+        dims.back().first *= shape[d];
+        dims.back().second = st;
+        continue;
+      }
+    }
+    dims.push_back({shape[d], st});
+  }
+  c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+         str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+  std::vector<std::string> offs(n);
+  c.line(it + " rem = i;");
+  for (size_t k = 0; k < n; ++k) {
+    offs[k] = "o" + std::to_string(k);
+    c.line(it + " " + offs[k] + " = " + bases[k] + ";");
+  }
+  for (int64_t d = (int64_t)dims.size() - 1; d >= 0; --d) {
+    std::string cd = "c" + std::to_string(d);
+    if (d == 0) {
+      c.line("const " + it + " " + cd + " = rem;");
+    } else {
+      c.line("const " + it + " " + cd + " = rem % " + str(dims[d].first) + ";");
+      c.line("rem /= " + str(dims[d].first) + ";");
+    }
+    for (size_t k = 0; k < n; ++k)
+      if (dims[d].second[k] != 0)
+        c.line(offs[k] + " += " + offsetExpr("0", cd, dims[d].second[k]) + ";");
+  }
+  c.line("(void)rem;");
+  body(c, offs);
+  c.close();
+}
+
+llvm::Expected<Leaf> KernelBuilder::constantLeaf(Value v, Operation *owner) {
+  auto cop = v.getDefiningOp<tg::ConstantOp>();
+  if (!cop)
+    return opError(owner, "inlined operand is not a constant");
+  auto dense = cop.getValue().dyn_cast<DenseElementsAttr>();
+  if (!dense)
+    return opError(owner, "inlined constant is not dense");
+  auto ct = ctypeOf(v, owner);
+  if (!ct)
+    return ct.takeError();
+  auto lits = literalsOf(dense, owner);
+  if (!lits)
+    return lits.takeError();
+  Leaf l;
+  l.shape = shapeOf(v);
+  l.ct = *ct;
+  if (dense.isSplat()) {
+    l.splat = "(" + ct->name + ")" + lits->front();
+    return l;
+  }
+  std::string name = "tgc_k" + std::to_string(em.constants_++);
+  std::string s = "__device__ const " + ct->name + " " + name + "[" +
+                  std::to_string(lits->size()) + "] = {";
+  for (size_t i = 0; i < lits->size(); ++i)
+    s += (i ? ", " : "") + (*lits)[i];
+  globals += s + "};\n";
+  l.ptr = name;
+  return l;
+}
+
+llvm::Expected<Leaf> KernelBuilder::operandLeaf(unsigned i) {
+  Value v = root->getOperand(i);
+  if (inPtr[i].empty())
+    return constantLeaf(v, root);
+  auto ct = ctypeOf(v, root);
+  if (!ct)
+    return ct.takeError();
+  return Leaf{shapeOf(v), *ct, inPtr[i], ""};
+}
+
+llvm::Expected<std::string> KernelBuilder::elemExpr(Operation *op,
+                                                    const std::vector<std::string> &a) {
+  auto rt = ctypeOf(op->getResult(0), op);
+  if (!rt)
+    return rt.takeError();
+  Value typed = isa<tg::WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
+  auto t = ctypeOf(typed, op);
+  if (!t)
+    return t.takeError();
+  std::string name = op->getName().stripDialect().str();
+  if (auto g = dyn_cast<tg::GeluOp>(op))
+    name = g.getTanhApprox() ? "gelu_tanh" : "gelu";
+  std::string args;
+  for (size_t i = 0; i < a.size(); ++i)
+    args += (i ? ", " : "") + a[i];
+  if (isa<tg::CastOp>(op))
+    return "tg_cast<" + rt->name + ", " + (rt->isBool ? "true" : "false") + ", " + t->name +
+           ">(" + args + ")";
+  return "tg_" + name + "<" + t->name + ">(" + args + ")";
+}
+
+llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
+                                       std::vector<std::pair<Value, Leaf>> leaves, Value result,
+                                       const std::string &out) {
+  Shape outShape = shapeOf(result);
+  auto fits = [&](const Shape &s) {
+    auto b = tgc::broadcastShapes(s, outShape);
+    return b && *b == outShape;
+  };
+  for (auto &[v, l] : leaves)
+    if (!fits(l.shape))
+      return opError(root, "operand shape " + tgc::shapeToString(l.shape) +
+                               " does not broadcast to the kernel's result " +
+                               tgc::shapeToString(outShape));
+  for (Operation *op : ops)
+    if (!fits(shapeOf(op->getResult(0))))
+      return opError(op, "intermediate shape larger than the kernel's result");
+  // Element expressions are checked before the loop is written so errors surface early.
+  for (Operation *op : ops) {
+    auto e = elemExpr(op, std::vector<std::string>(op->getNumOperands(), "x"));
+    if (!e)
+      return e.takeError();
+  }
+  std::vector<Shape> strides{contiguousStrides(outShape)};
+  std::vector<std::string> bases{"0"};
+  for (auto &[v, l] : leaves)
+    if (!l.ptr.empty()) {
+      strides.push_back(broadcastStrides(l.shape, outShape));
+      bases.push_back("0");
+    }
+  llvm::Error error = llvm::Error::success();
+  gridLoop(outShape, strides, bases, [&](Code &c, const std::vector<std::string> &offs) {
+    llvm::DenseMap<Value, std::string> names;
+    size_t li = 0;
+    for (auto &[v, l] : leaves) {
+      std::string name = fresh("v");
+      if (l.ptr.empty()) {
+        c.line("const " + l.ct.name + " " + name + " = " + l.splat + ";");
+      } else {
+        c.line("const " + l.ct.name + " " + name + " = " + l.ptr + "[" + offs[1 + li] + "];");
+        ++li;
+      }
+      names[v] = name;
+    }
+    for (Operation *op : ops) {
+      std::vector<std::string> a;
+      for (Value o : op->getOperands()) {
+        auto n = names.find(o);
+        if (n == names.end()) {
+          if (!error)
+            error = opError(op, "operand not available in the kernel");
+          a.push_back("0");
+        } else {
+          a.push_back(n->second);
+        }
+      }
+      std::string e = llvm::cantFail(elemExpr(op, a));
+      std::string rt = llvm::cantFail(ctypeOf(op->getResult(0), op)).name;
+      std::string name = fresh("v");
+      c.line("const " + rt + " " + name + " = " + e + ";");
+      names[op->getResult(0)] = name;
+    }
+    auto n = names.find(result);
+    if (n == names.end()) {
+      if (!error)
+        error = opError(root, "kernel result is not computed by its ops");
+      return;
+    }
+    c.line(out + "[" + offs[0] + "] = " + n->second + ";");
+  });
+  return error;
+}
+
+llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &args, StepArg out,
+                                    bool withBias, std::optional<StepArg> residual) {
+  Type et = op->getResult(0).getType().cast<RankedTensorType>().getElementType();
+  if (!et.isF32())
+    return opError(op, "GEMMs are fp32 only in this version");
+  EmittedStep s;
+  s.gemm = true;
+  s.symbol = "gemm";
+  s.label = label;
+  plan::GemmDesc &g = s.desc;
+  g.set_dtype(1);
+  g.set_batch(1);
+  if (auto lin = dyn_cast<tg::LinearOp>(op)) {
+    Shape x = shapeOf(lin.getInput()), w = shapeOf(lin.getWeight());
+    int64_t K = x.back(), N = w[0], M = product(x, 0, x.size() - 1);
+    g.set_m(M), g.set_n(N), g.set_k(K), g.set_trans_b(true);
+    g.set_lda(K), g.set_ldb(K), g.set_ldc(N);
+    s.args = {args[0], args[1], out};
+    if (lin.getBias() && withBias) {
+      if (product(shapeOf(lin.getBias())) != N)
+        return opError(op, "linear bias must have N elements");
+      g.set_bias(true);
+      s.args.push_back(args[2]);
+    }
+    if (residual) {
+      g.set_residual(true);
+      s.args.push_back(*residual);
+    }
+    if (M * N > 0)
+      steps.push_back(s);
+    return llvm::Error::success();
+  }
+  auto mm = dyn_cast<tg::MatmulOp>(op);
+  if (!mm)
+    return opError(op, "a gemm kernel must start with tg.linear or tg.matmul");
+  Shape a = shapeOf(mm.getLhs()), b = shapeOf(mm.getRhs());
+  int64_t M = a.size() >= 2 ? a[a.size() - 2] : 1, K = a.back();
+  int64_t N = b.size() >= 2 ? b.back() : 1;
+  Shape ab = a.size() > 2 ? Shape(a.begin(), a.end() - 2) : Shape{};
+  Shape bb = b.size() > 2 ? Shape(b.begin(), b.end() - 2) : Shape{};
+  auto batch = tgc::broadcastShapes(ab, bb);
+  if (!batch)
+    return opError(op, "batch dims do not broadcast");
+  int64_t NB = product(*batch);
+  if (NB * M * N == 0)
+    return llvm::Error::success();
+  g.set_k(K), g.set_n(N), g.set_trans_b(false);
+  g.set_lda(K), g.set_ldb(N), g.set_ldc(N);
+  s.args = {args[0], args[1], out};
+  if (residual) {
+    g.set_residual(true);
+    s.args.push_back(*residual);
+  }
+  if (product(bb) == 1 && product(ab) == NB) {
+    g.set_m(NB * M); // one GEMM: the lhs batch folds into M
+    steps.push_back(s);
+    return llvm::Error::success();
+  }
+  g.set_m(M);
+  // An operand whose batch has NB elements covers the batch without broadcasting.
+  bool aNone = product(ab) == 1, bNone = product(bb) == 1;
+  if ((product(ab) == NB || aNone) && (product(bb) == NB || bNone)) {
+    // One strided-batch GEMM; a broadcast operand has stride 0.
+    g.set_batch(NB);
+    g.set_stride_a(aNone ? 0 : M * K);
+    g.set_stride_b(bNone ? 0 : K * N);
+    g.set_stride_c(M * N);
+    steps.push_back(s);
+    return llvm::Error::success();
+  }
+  // General broadcast: one GEMM per batch on byte sub-ranges.
+  Shape as = broadcastStrides(ab, *batch), bs = broadcastStrides(bb, *batch);
+  Shape coord(batch->size(), 0);
+  for (int64_t i = 0; i < NB; ++i) {
+    int64_t ao = 0, bo = 0;
+    for (size_t d = 0; d < batch->size(); ++d) {
+      ao += coord[d] * as[d];
+      bo += coord[d] * bs[d];
+    }
+    EmittedStep one = s;
+    one.args[0].offset += ao * M * K * 4, one.args[0].bytes = M * K * 4;
+    one.args[1].offset += bo * K * N * 4, one.args[1].bytes = K * N * 4;
+    for (size_t c = 2; c < one.args.size(); c += 1) // C and the residual share C's layout
+      one.args[c].offset += i * M * N * 4, one.args[c].bytes = M * N * 4;
+    steps.push_back(one);
+    for (int64_t d = (int64_t)batch->size() - 1; d >= 0; --d) {
+      if (++coord[d] < (*batch)[d])
+        break;
+      coord[d] = 0;
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
+  auto op = cast<tg::FusedOp>(rootOp);
+  Block &body = op.getBody().front();
+  auto yield = cast<tg::YieldOp>(body.getTerminator());
+  Value result = yield.getValues()[0];
+  if (auto e = beginKernel())
+    return e;
+  Operation *first = nullptr; // the GEMM of a "gemm" kernel: its first non-constant op
+  for (Operation &inner : body.without_terminator())
+    if (!isa<tg::ConstantOp>(inner) && !first)
+      first = &inner;
+  bool isGemm = op.getKind() == "gemm";
+  if (!isGemm && op.getKind() != "pointwise")
+    return opError(op, "unknown fused kind '" + op.getKind().str() + "'");
+  std::vector<std::pair<Value, Leaf>> leaves;
+  for (unsigned i = 0; i < body.getNumArguments(); ++i) {
+    bool epilogueReads = false;
+    for (Operation *user : body.getArgument(i).getUsers())
+      epilogueReads = epilogueReads || !(isGemm && user == first);
+    if (!epilogueReads)
+      continue;
+    auto l = operandLeaf(i);
+    if (!l)
+      return l.takeError();
+    leaves.push_back({body.getArgument(i), *l});
+  }
+  Operation *gemm = nullptr;
+  std::vector<Operation *> ops;
+  for (Operation &inner : body.without_terminator()) {
+    if (isa<tg::ConstantOp>(inner)) {
+      auto l = constantLeaf(inner.getResult(0), &inner);
+      if (!l)
+        return l.takeError();
+      leaves.push_back({inner.getResult(0), *l});
+      continue;
+    }
+    if (isGemm && !gemm) {
+      if (!isa<tg::LinearOp, tg::MatmulOp>(inner))
+        return opError(&inner, "a gemm kernel must start with tg.linear or tg.matmul");
+      gemm = &inner;
+      continue;
+    }
+    if (!isElementwiseOp(&inner))
+      return opError(&inner, "op not supported inside a fused " + op.getKind().str() + " kernel");
+    ops.push_back(&inner);
+  }
+  Value out = op.getResult();
+  if (product(shapeOf(out)) == 0)
+    return llvm::Error::success();
+  if (!isGemm) {
+    if (auto e = elementwise(ops, leaves, result, outPtr[0]))
+      return e;
+    endKernel(code, gridFor(product(shapeOf(out))), kBlock);
+    return llvm::Error::success();
+  }
+  if (!gemm)
+    return opError(op, "gemm kernel without tg.linear or tg.matmul");
+  std::vector<StepArg> gargs;
+  for (Value v : gemm->getOperands()) {
+    auto arg = v.dyn_cast<BlockArgument>();
+    if (!arg || arg.getOwner() != &body || inPtr[arg.getArgNumber()].empty())
+      return opError(gemm, "gemm operands must be kernel arguments held in buffers");
+    gargs.push_back(StepArg{op->getOperand(arg.getArgNumber())});
+  }
+  Value g = gemm->getResult(0);
+  if (result == g)
+    return emitGemm(gemm, gargs, StepArg{out}, true);
+  // gemm + residual (one add of a same-shaped buffer): the GEMM adds it, no epilogue kernel.
+  if (ops.size() == 1 && isa<tg::AddOp>(ops[0]) && ops[0]->getResult(0) == result &&
+      g.getType() == out.getType()) {
+    Value other = ops[0]->getOperand(0) == g ? ops[0]->getOperand(1) : ops[0]->getOperand(0);
+    auto arg = other.dyn_cast<BlockArgument>();
+    if (other != g && (ops[0]->getOperand(0) == g || ops[0]->getOperand(1) == g) && arg &&
+        arg.getOwner() == &body && !inPtr[arg.getArgNumber()].empty() &&
+        other.getType() == out.getType())
+      return emitGemm(gemm, gargs, StepArg{out}, true, StepArg{op->getOperand(arg.getArgNumber())});
+  }
+  auto gt = ctypeOf(g, gemm);
+  if (!gt)
+    return gt.takeError();
+  // The GEMM writes the output buffer when the epilogue keeps its shape and type (each element
+  // is then read and rewritten in place by one thread); otherwise the scratch area.
+  StepArg dst{out};
+  std::string ptr = outPtr[0];
+  if (shapeOf(g) != shapeOf(out) || g.getType() != out.getType()) {
+    int64_t bytes = tensorBytes(g.getType());
+    em.scratch_ = std::max(em.scratch_, (bytes + kBufferAlignment - 1) / kBufferAlignment *
+                                            kBufferAlignment);
+    dst = StepArg{Value(), 0, bytes};
+    addParam("const " + gt->name + " *gtmp", dst);
+    ptr = "gtmp";
+  }
+  // A bias feeding only the linear rides in the cuBLASLt epilogue.
+  if (auto e = emitGemm(gemm, gargs, dst, true))
+    return e;
+  c.line("// epilogue: " + std::to_string(ops.size()) + " elementwise op(s) per output element");
+  leaves.push_back({g, Leaf{shapeOf(g), *gt, ptr, ""}});
+  if (auto e = elementwise(ops, leaves, result, outPtr[0]))
+    return e;
+  endKernel(code, gridFor(product(shapeOf(out))), kBlock);
+  return llvm::Error::success();
+}
+
+llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
+  if (isa<tg::FusedOp>(op))
+    return emitFused(op, code);
+  if (auto e = beginKernel())
+    return e;
+  for (Value r : op->getResults())
+    if (product(shapeOf(r)) == 0 && op->getNumResults() == 1)
+      return llvm::Error::success(); // empty result: nothing to launch
+  if (isElementwiseOp(op)) {
+    std::vector<std::pair<Value, Leaf>> leaves;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      auto l = operandLeaf(i);
+      if (!l)
+        return l.takeError();
+      leaves.push_back({op->getOperand(i), *l});
+    }
+    if (auto e = elementwise({op}, leaves, op->getResult(0), outPtr[0]))
+      return e;
+    endKernel(code, gridFor(product(shapeOf(op->getResult(0)))), kBlock);
+    return llvm::Error::success();
+  }
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (inPtr[i].empty())
+      return opError(op, "operand " + std::to_string(i) + " was inlined but the op needs a buffer");
+  if (isa<tg::LinearOp, tg::MatmulOp>(op)) {
+    std::vector<StepArg> args;
+    for (Value v : op->getOperands())
+      args.push_back(StepArg{v});
+    return emitGemm(op, args, StepArg{op->getResult(0)}, true);
+  }
+  auto ct = ctypeOf(op->getResult(0), op);
+  if (!ct)
+    return ct.takeError();
+  bool handled = false;
+  if (auto e = emitRowKernel(op, *ct, code, handled))
+    return e;
+  if (handled)
+    return llvm::Error::success();
+  if (auto e = emitMovement(op, *ct))
+    return e;
+  int64_t total = 0;
+  if (auto sp = dyn_cast<tg::SplitOp>(op))
+    total = product(shapeOf(sp.getInput()));
+  else
+    total = product(shapeOf(op->getResult(0)));
+  if (total == 0)
+    return llvm::Error::success();
+  endKernel(code, gridFor(total), kBlock);
+  return llvm::Error::success();
+}
+
+/// Data movement: one thread per output element (per input element for split).
+llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
+  const std::string &T = ct.name;
+  auto copyBody = [&](Code &c, const std::vector<std::string> &o) {
+    c.line("out0[" + o[0] + "] = in0[" + o[1] + "];");
+  };
+  if (auto tr = dyn_cast<tg::TransposeOp>(op)) {
+    Shape x = shapeOf(tr.getInput()), y = shapeOf(tr.getResult()), xs = contiguousStrides(x), st;
+    for (Attribute p : tr.getPerm())
+      st.push_back(xs[p.cast<IntegerAttr>().getInt()]);
+    gridLoop(y, {contiguousStrides(y), st}, {"0", "0"}, copyBody);
+    return llvm::Error::success();
+  }
+  if (auto sl = dyn_cast<tg::SliceOp>(op)) {
+    Shape x = shapeOf(sl.getInput()), y = shapeOf(sl.getResult()), xs = contiguousStrides(x), st;
+    int64_t base = 0;
+    size_t d = 0;
+    for (auto [s, k] : llvm::zip(sl.getStarts(), sl.getSteps())) {
+      int64_t start = s.cast<IntegerAttr>().getInt(), step = k.cast<IntegerAttr>().getInt();
+      if (y[d] > 0)
+        base += start * xs[d];
+      st.push_back(step * xs[d]);
+      ++d;
+    }
+    gridLoop(y, {contiguousStrides(y), st}, {"0", str(base)}, copyBody);
+    return llvm::Error::success();
+  }
+  if (auto ex = dyn_cast<tg::ExpandOp>(op)) {
+    Shape x = shapeOf(ex.getInput()), y = shapeOf(ex.getResult());
+    gridLoop(y, {contiguousStrides(y), broadcastStrides(x, y)}, {"0", "0"}, copyBody);
+    return llvm::Error::success();
+  }
+  if (auto pad = dyn_cast<tg::PadOp>(op)) {
+    Shape x = shapeOf(pad.getInput()), y = shapeOf(pad.getResult()), p;
+    for (Attribute a : pad.getPads())
+      p.push_back(a.cast<IntegerAttr>().getInt());
+    double value = pad.getValue().convertToDouble();
+    std::string lit = ct.isFloat ? floatLiteral(value, T == "float")
+                                 : (ct.isBool ? (value != 0 ? "1" : "0")
+                                              : str(static_cast<int64_t>(value)));
+    Shape xs = contiguousStrides(x);
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    c.line(it + " rem = i, src = 0;");
+    c.line("bool inside = true;");
+    for (int64_t d = (int64_t)y.size() - 1; d >= 0; --d) {
+      c.open("");
+      c.line("const " + it + " ic = rem % " + str(y[d]) + " - " + str(p[d]) + ";");
+      c.line("rem /= " + str(y[d]) + ";");
+      c.line("inside = inside && ic >= 0 && ic < " + str(x[d]) + ";");
+      c.line("src += ic * " + str(xs[d]) + ";");
+      c.close();
+    }
+    c.line("out0[i] = inside ? in0[src] : (" + T + ")" + lit + ";");
+    c.close();
+    return llvm::Error::success();
+  }
+  if (auto cat = dyn_cast<tg::ConcatOp>(op)) {
+    Shape y = shapeOf(cat.getResult());
+    int64_t axis = *tgc::normalizeAxis(cat.getAxis(), y.size());
+    int64_t row = product(y, axis);
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    c.line("const " + it + " o = i / " + str(row) + ", x = i % " + str(row) + ";");
+    int64_t off = 0;
+    std::string kw = "if";
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      int64_t chunk = product(shapeOf(op->getOperand(i)), axis);
+      if (chunk == 0)
+        continue;
+      c.line(kw + " (x < " + str(off + chunk) + ") out0[i] = " + inPtr[i] + "[o * " + str(chunk) +
+             " + x - " + str(off) + "];");
+      kw = "else if";
+      off += chunk;
+    }
+    c.close();
+    return llvm::Error::success();
+  }
+  if (auto sp = dyn_cast<tg::SplitOp>(op)) {
+    Shape x = shapeOf(sp.getInput());
+    int64_t axis = *tgc::normalizeAxis(sp.getAxis(), x.size());
+    int64_t row = product(x, axis);
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(product(x)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    c.line("const " + it + " o = i / " + str(row) + ", x = i % " + str(row) + ";");
+    int64_t off = 0;
+    std::string kw = "if";
+    for (unsigned i = 0; i < op->getNumResults(); ++i) {
+      int64_t chunk = product(shapeOf(op->getResult(i)), axis);
+      if (chunk == 0)
+        continue;
+      c.line(kw + " (x < " + str(off + chunk) + ") " + outPtr[i] + "[o * " + str(chunk) +
+             " + x - " + str(off) + "] = in0[i];");
+      kw = "else if";
+      off += chunk;
+    }
+    c.close();
+    return llvm::Error::success();
+  }
+  if (auto g = dyn_cast<tg::GatherOp>(op)) {
+    Shape d = shapeOf(g.getData()), idx = shapeOf(g.getIndices());
+    int64_t axis = *tgc::normalizeAxis(g.getAxis(), d.size());
+    int64_t A = d[axis], inner = product(d, axis + 1), NI = product(idx);
+    int64_t total = product(shapeOf(g.getResult()));
+    c.line("// indices are wrapped (negative + " + str(A) + ") and clamped to [0, " +
+           str(std::max<int64_t>(A - 1, 0)) + "]: an out-of-range index never reads out of bounds");
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    if (A == 0) {
+      c.line("out0[i] = (" + T + ")0;");
+    } else {
+      c.line("const " + it + " j = i % " + str(inner) + ", r = i / " + str(inner) + ";");
+      c.line("const " + it + " o = r / " + str(NI) + ", k = r % " + str(NI) + ";");
+      c.line("int64_t x = (int64_t)in1[k];");
+      c.line("if (x < 0) x += " + str(A) + ";");
+      c.line("x = x < 0 ? 0 : (x >= " + str(A) + " ? " + str(A - 1) + " : x);");
+      c.line("out0[i] = in0[(o * " + str(A) + " + (" + it + ")x) * " + str(inner) + " + j];");
+    }
+    c.close();
+    return llvm::Error::success();
+  }
+  if (auto ge = dyn_cast<tg::GatherElementsOp>(op)) {
+    Shape d = shapeOf(ge.getData()), idx = shapeOf(ge.getIndices());
+    int64_t axis = *tgc::normalizeAxis(ge.getAxis(), d.size());
+    Shape ds = contiguousStrides(d), st = ds;
+    st[axis] = 0;
+    int64_t A = d[axis];
+    for (size_t k = 0; k < d.size(); ++k)
+      if (k != (size_t)axis && idx[k] > d[k])
+        return opError(op, "indices dim " + std::to_string(k) + " exceeds the data's");
+    gridLoop(idx, {contiguousStrides(idx), contiguousStrides(idx), st}, {"0", "0", "0"},
+             [&](Code &c, const std::vector<std::string> &o) {
+               if (A == 0) {
+                 c.line("out0[" + o[0] + "] = (" + T + ")0;");
+                 return;
+               }
+               c.line("int64_t x = (int64_t)in1[" + o[1] + "];");
+               c.line("if (x < 0) x += " + str(A) + ";");
+               c.line("x = x < 0 ? 0 : (x >= " + str(A) + " ? " + str(A - 1) + " : x);");
+               c.line("out0[" + o[0] + "] = in0[" + o[2] + " + (" + it + ")x * " +
+                      str(ds[axis]) + "];");
+             });
+    return llvm::Error::success();
+  }
+  if (auto ro = dyn_cast<tg::RotaryOp>(op)) {
+    if (!ct.isFloat)
+      return opError(op, "rotary needs a float type");
+    // y = x * cos + rotate(x) * sin, one thread per element, reading the partner element of x
+    // directly; cos/sin through broadcast strides.
+    Shape x = shapeOf(ro.getInput());
+    int64_t D = x.back(), H = D / 2;
+    gridLoop(x, {contiguousStrides(x), broadcastStrides(shapeOf(ro.getCos()), x),
+                 broadcastStrides(shapeOf(ro.getSin()), x)},
+             {"0", "0", "0"}, [&](Code &c, const std::vector<std::string> &o) {
+               c.line("const " + it + " k = " + o[0] + " % " + str(D) + ";");
+               if (ro.getInterleaved())
+                 c.line("const " + T + " p = (k & 1) ? in0[" + o[0] + " - 1] : -in0[" + o[0] +
+                        " + 1];");
+               else
+                 c.line("const " + T + " p = k < " + str(H) + " ? -in0[" + o[0] + " + " + str(H) +
+                        "] : in0[" + o[0] + " - " + str(H) + "];");
+               c.line("out0[" + o[0] + "] = (" + T + ")(in0[" + o[0] + "] * in1[" + o[1] +
+                      "] + p * in2[" + o[2] + "]);");
+             });
+    return llvm::Error::success();
+  }
+  if (isa<tg::SwigluOp>(op)) {
+    if (!ct.isFloat)
+      return opError(op, "swiglu needs a float type");
+    // y[r, k] = silu(x[r, k]) * x[r, N + k], one thread per output element.
+    Shape y = shapeOf(op->getResult(0));
+    int64_t N = y.back();
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    c.line("const " + it + " r = i / " + str(N) + ", k = i % " + str(N) + ";");
+    c.line("out0[i] = (" + T + ")(tg_silu<" + T + ">(in0[r * " + str(2 * N) + " + k]) * in0[r * " +
+           str(2 * N) + " + " + str(N) + " + k]);");
+    c.close();
+    return llvm::Error::success();
+  }
+  return opError(op, "op not supported by the CUDA backend");
+}
+
+std::string locationNames(Location loc) {
+  std::vector<std::string> names;
+  std::function<void(Location)> walk = [&](Location l) {
+    if (auto n = l.dyn_cast<NameLoc>()) {
+      names.push_back(n.getName().str());
+    } else if (auto f = l.dyn_cast<FusedLoc>()) {
+      for (Location x : f.getLocations())
+        walk(x);
+    } else if (auto cs = l.dyn_cast<CallSiteLoc>()) {
+      walk(cs.getCallee());
+    }
+  };
+  walk(loc);
+  std::string s;
+  std::set<std::string> seen;
+  for (auto &n : names)
+    if (seen.insert(n).second)
+      s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+llvm::Expected<std::vector<EmittedStep>> KernelEmitter::emit(Operation *op, int index,
+                                                             std::string &code) {
+  KernelBuilder kb{*this, op, index};
+  std::string kinds, names = locationNames(op->getLoc());
+  std::string label = op->getName().getStringRef().str();
+  if (auto f = dyn_cast<tg::FusedOp>(op)) {
+    kinds = f.getKind().str();
+    label += " \"" + f.getKind().str() + "\" [";
+    bool first = true;
+    for (Operation &o : f.getBody().front().without_terminator()) {
+      label += (first ? "" : ", ") + o.getName().stripDialect().str();
+      first = false;
+      if (isa<tg::ConstantOp>(o))
+        continue;
+      kinds += "_" + o.getName().stripDialect().str();
+      std::string n = locationNames(o.getLoc());
+      if (!n.empty() && names.find(n) == std::string::npos)
+        names += (names.empty() ? "" : ", ") + n;
+    }
+    label += "]";
+    kinds = kinds.substr(0, 48);
+  } else {
+    kinds = op->getName().stripDialect().str();
+  }
+  if (!names.empty())
+    label += " <- " + names;
+  kb.symbolBase = "tgk_" + std::to_string(index) + "_" + kinds;
+  for (char &ch : kb.symbolBase)
+    if (!isalnum((unsigned char)ch) && ch != '_')
+      ch = '_';
+  kb.label = label;
+  if (auto e = kb.emitOp(op, code))
+    return std::move(e);
+  return std::move(kb.steps);
+}
+
+} // namespace tgc::cuda

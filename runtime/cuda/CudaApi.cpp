@@ -1,0 +1,153 @@
+// CudaApi.cpp — dlopen + dlsym of the driver API and cuBLASLt, once per process.
+#include "runtime/cuda/CudaApi.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+namespace tgc::cuda {
+
+namespace {
+
+void *openFirst(const std::vector<std::string> &names) {
+  for (const auto &n : names)
+    if (void *h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return h;
+  return nullptr;
+}
+
+/// Resolves `fn` from `dl` under the first of `names` that exists; records misses in `missing`.
+template <class F>
+void resolve(void *dl, F &fn, std::initializer_list<const char *> names, std::string &missing) {
+  fn = nullptr;
+  for (const char *n : names)
+    if ((fn = reinterpret_cast<F>(dlsym(dl, n))))
+      return;
+  missing += std::string(missing.empty() ? "" : ", ") + *names.begin();
+}
+
+std::vector<std::string> candidates(const char *env, std::initializer_list<const char *> names) {
+  std::vector<std::string> out;
+  if (const char *e = std::getenv(env); e && *e)
+    out.push_back(e);
+  out.insert(out.end(), names.begin(), names.end());
+  return out;
+}
+
+} // namespace
+
+const Driver *loadDriver(std::string &error) {
+  static Driver d;
+  static std::string err;
+  static bool ok = false;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void *dl = openFirst(candidates("TGC_LIBCUDA", {"libcuda.so.1", "libcuda.so"}));
+    if (!dl) {
+      err = "cannot load the CUDA driver (libcuda.so.1): no NVIDIA driver on this machine?";
+      return;
+    }
+    std::string missing;
+    resolve(dl, d.cuInit, {"cuInit"}, missing);
+    resolve(dl, d.cuGetErrorName, {"cuGetErrorName"}, missing);
+    resolve(dl, d.cuGetErrorString, {"cuGetErrorString"}, missing);
+    resolve(dl, d.cuDeviceGetCount, {"cuDeviceGetCount"}, missing);
+    resolve(dl, d.cuDeviceGet, {"cuDeviceGet"}, missing);
+    resolve(dl, d.cuDeviceGetName, {"cuDeviceGetName"}, missing);
+    resolve(dl, d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing);
+    resolve(dl, d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing);
+    resolve(dl, d.cuDevicePrimaryCtxRelease,
+            {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, missing);
+    resolve(dl, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing);
+    resolve(dl, d.cuModuleLoadData, {"cuModuleLoadData"}, missing);
+    resolve(dl, d.cuModuleUnload, {"cuModuleUnload"}, missing);
+    resolve(dl, d.cuModuleGetFunction, {"cuModuleGetFunction"}, missing);
+    resolve(dl, d.cuMemAlloc, {"cuMemAlloc_v2"}, missing);
+    resolve(dl, d.cuMemFree, {"cuMemFree_v2"}, missing);
+    resolve(dl, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing);
+    resolve(dl, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing);
+    resolve(dl, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing);
+    resolve(dl, d.cuMemsetD8, {"cuMemsetD8_v2"}, missing);
+    resolve(dl, d.cuMemAllocHost, {"cuMemAllocHost_v2"}, missing);
+    resolve(dl, d.cuMemFreeHost, {"cuMemFreeHost"}, missing);
+    resolve(dl, d.cuLaunchKernel, {"cuLaunchKernel"}, missing);
+    resolve(dl, d.cuStreamCreate, {"cuStreamCreate"}, missing);
+    resolve(dl, d.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing);
+    resolve(dl, d.cuStreamSynchronize, {"cuStreamSynchronize"}, missing);
+    resolve(dl, d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing);
+    resolve(dl, d.cuStreamEndCapture, {"cuStreamEndCapture"}, missing);
+    resolve(dl, d.cuGraphInstantiate, {"cuGraphInstantiateWithFlags"}, missing);
+    resolve(dl, d.cuGraphLaunch, {"cuGraphLaunch"}, missing);
+    resolve(dl, d.cuGraphDestroy, {"cuGraphDestroy"}, missing);
+    resolve(dl, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing);
+    resolve(dl, d.cuEventCreate, {"cuEventCreate"}, missing);
+    resolve(dl, d.cuEventDestroy, {"cuEventDestroy_v2"}, missing);
+    resolve(dl, d.cuEventRecord, {"cuEventRecord"}, missing);
+    resolve(dl, d.cuEventSynchronize, {"cuEventSynchronize"}, missing);
+    resolve(dl, d.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing);
+    if (!missing.empty()) {
+      err = "the CUDA driver lacks " + missing + " (driver too old?)";
+      return;
+    }
+    ok = true;
+  });
+  if (!ok)
+    error = err;
+  return ok ? &d : nullptr;
+}
+
+const BlasLt *loadBlasLt(std::string &error) {
+  static BlasLt b;
+  static std::string err;
+  static bool ok = false;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (const char *off = std::getenv("TGC_NO_CUBLASLT"); off && *off && *off != '0') {
+      err = "cuBLASLt disabled by $TGC_NO_CUBLASLT";
+      return;
+    }
+    void *dl = openFirst(candidates(
+        "TGC_CUBLASLT", {"libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13"}));
+    if (!dl) {
+      err = "cannot load cuBLASLt (libcublasLt.so.13; set $TGC_CUBLASLT)";
+      return;
+    }
+    std::string missing;
+    resolve(dl, b.create, {"cublasLtCreate"}, missing);
+    resolve(dl, b.destroy, {"cublasLtDestroy"}, missing);
+    resolve(dl, b.statusString, {"cublasLtGetStatusString"}, missing);
+    resolve(dl, b.descCreate, {"cublasLtMatmulDescCreate"}, missing);
+    resolve(dl, b.descDestroy, {"cublasLtMatmulDescDestroy"}, missing);
+    resolve(dl, b.descSet, {"cublasLtMatmulDescSetAttribute"}, missing);
+    resolve(dl, b.layoutCreate, {"cublasLtMatrixLayoutCreate"}, missing);
+    resolve(dl, b.layoutDestroy, {"cublasLtMatrixLayoutDestroy"}, missing);
+    resolve(dl, b.layoutSet, {"cublasLtMatrixLayoutSetAttribute"}, missing);
+    resolve(dl, b.prefCreate, {"cublasLtMatmulPreferenceCreate"}, missing);
+    resolve(dl, b.prefDestroy, {"cublasLtMatmulPreferenceDestroy"}, missing);
+    resolve(dl, b.prefSet, {"cublasLtMatmulPreferenceSetAttribute"}, missing);
+    resolve(dl, b.heuristic, {"cublasLtMatmulAlgoGetHeuristic"}, missing);
+    resolve(dl, b.matmul, {"cublasLtMatmul"}, missing);
+    if (!missing.empty()) {
+      err = "cuBLASLt lacks " + missing;
+      return;
+    }
+    ok = true;
+  });
+  if (!ok)
+    error = err;
+  return ok ? &b : nullptr;
+}
+
+std::string check(const Driver &d, CUresult r, const char *call) {
+  if (r == CUDA_SUCCESS)
+    return "";
+  const char *name = nullptr, *desc = nullptr;
+  d.cuGetErrorName(r, &name);
+  d.cuGetErrorString(r, &desc);
+  return std::string(call) + ": " + (name ? name : "CUDA error " + std::to_string((int)r)) +
+         " (" + (desc ? desc : "no description") + ")";
+}
+
+} // namespace tgc::cuda

@@ -1,0 +1,97 @@
+// CudaApi.h — the CUDA driver API and cuBLASLt, loaded at run time (dlopen).
+//
+// Nothing links libcuda or libcublasLt: the runtime (and `tgc`) start on machines without a GPU,
+// and only a CUDA session needs the libraries. Every call's result goes through `check`, which
+// turns a failure into a message naming the call and the driver's error name and string.
+#ifndef TGC_RUNTIME_CUDA_CUDAAPI_H
+#define TGC_RUNTIME_CUDA_CUDAAPI_H
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <string>
+
+namespace tgc::cuda {
+
+/// The driver functions the runtime uses (versioned symbols resolved by name).
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemAllocHost)(void **, size_t);
+  CUresult (*cuMemFreeHost)(void *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphDestroy)(CUgraph);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+};
+
+/// The cuBLASLt functions the runtime uses.
+struct BlasLt {
+  cublasStatus_t (*create)(cublasLtHandle_t *);
+  cublasStatus_t (*destroy)(cublasLtHandle_t);
+  const char *(*statusString)(cublasStatus_t);
+  cublasStatus_t (*descCreate)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t);
+  cublasStatus_t (*descDestroy)(cublasLtMatmulDesc_t);
+  cublasStatus_t (*descSet)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *,
+                            size_t);
+  cublasStatus_t (*layoutCreate)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t,
+                                 int64_t);
+  cublasStatus_t (*layoutDestroy)(cublasLtMatrixLayout_t);
+  cublasStatus_t (*layoutSet)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t,
+                              const void *, size_t);
+  cublasStatus_t (*prefCreate)(cublasLtMatmulPreference_t *);
+  cublasStatus_t (*prefDestroy)(cublasLtMatmulPreference_t);
+  cublasStatus_t (*prefSet)(cublasLtMatmulPreference_t, cublasLtMatmulPreferenceAttributes_t,
+                            const void *, size_t);
+  cublasStatus_t (*heuristic)(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+                              cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                              cublasLtMatrixLayout_t, cublasLtMatmulPreference_t, int,
+                              cublasLtMatmulHeuristicResult_t *, int *);
+  cublasStatus_t (*matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,
+                           cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t,
+                           const void *, const void *, cublasLtMatrixLayout_t, void *,
+                           cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *, void *, size_t,
+                           cudaStream_t);
+};
+
+/// The driver, loaded once (libcuda.so.1, or $TGC_LIBCUDA); null with `error` set when missing.
+const Driver *loadDriver(std::string &error);
+/// cuBLASLt, loaded once ($TGC_CUBLASLT, libcublasLt.so.13, /usr/local/cuda/lib64/...); null
+/// with `error` set when missing or when $TGC_NO_CUBLASLT is set.
+const BlasLt *loadBlasLt(std::string &error);
+
+/// "" on success; otherwise "<call>: <CUDA_ERROR_NAME> (<description>)".
+std::string check(const Driver &d, CUresult r, const char *call);
+
+} // namespace tgc::cuda
+
+#endif // TGC_RUNTIME_CUDA_CUDAAPI_H

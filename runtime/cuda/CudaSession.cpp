@@ -1,0 +1,784 @@
+// CudaSession.cpp — loads a CUDA package and replays its plan as one CUDA graph.
+//
+// Load validates the package before touching the GPU (plan parse/magic/version/end marker/target,
+// weights size + checksum, cubin/PTX checksums, every step argument's byte range, every GEMM's
+// extent against its arguments), then: libcuda via dlopen, cuInit, the device's primary context,
+// one non-blocking stream, the module (cubin; the PTX when the cubin is not for this GPU), one
+// allocation each for the weights (uploaded once), the arena (+ GEMM scratch), the inputs and the
+// cuBLASLt workspace, and one cuBLASLt plan (descriptors + heuristic algorithm) per GEMM step.
+// Run: inputs are copied into their fixed device buffers, the plan is launched — captured into a
+// CUDA graph on the first run and replayed after — and outputs are copied back, all on the
+// stream, then one synchronize. Every CUDA call is checked; errors come back as Status naming the
+// call. $TGC_CUDA_GRAPH=0 launches the steps one by one instead (debugging); profiling always
+// does, with an event between steps.
+#include "runtime/cuda/CudaSession.h"
+
+#include "codegen/plan/PlanUtil.h"
+#include "runtime/cuda/CudaApi.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace tgc::cuda {
+
+namespace {
+
+using plan::BufferArg;
+
+constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
+constexpr size_t kWorkspaceBytes = 32u << 20; // cuBLASLt workspace
+
+Status readWhole(const std::string &path, int64_t limit, std::string &out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Status::error("'" + path + "' is missing or not a regular file");
+  if (st.st_size > limit)
+    return Status::error("'" + path + "' is too large (" + std::to_string((long long)st.st_size) +
+                         " bytes)");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (!in && !in.eof())
+    return Status::error("'" + path + "' cannot be read");
+  out = ss.str();
+  if ((int64_t)out.size() != (int64_t)st.st_size)
+    return Status::error("'" + path + "' could not be read completely");
+  return Status::success();
+}
+
+bool plainFileName(const std::string &s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+         s.find('\0') == std::string::npos;
+}
+
+int64_t bytesOf(DType t, const std::vector<int64_t> &shape) {
+  int64_t n = (int64_t)dtypeSize(t);
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxBufferBytes / d))
+      return -1;
+    n *= d;
+  }
+  return n;
+}
+
+std::string shapeString(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+class CudaSession final : public Session {
+public:
+  ~CudaSession() override;
+  Status init(const std::string &path);
+  const std::vector<TensorSpec> &inputs() const override { return inputs_; }
+  const std::vector<TensorSpec> &outputs() const override { return outputs_; }
+  Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
+  Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                 size_t numOutputs) override;
+  std::string describe() const override;
+  void setProfiling(bool on) override { profiling_ = on; }
+  const std::vector<StepProfile> &lastProfile() const override { return profile_; }
+  int64_t launchesPerRun() const override { return (int64_t)steps_.size(); }
+  double lastDeviceMicros() const override { return deviceMicros_; }
+
+private:
+  Status validate();
+  Status checkArg(const BufferArg &a, const std::string &where) const;
+  Status checkGemm(const plan::Step &s, const std::string &where) const;
+  Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
+  Status setupGpu();
+  Status setupGemm(size_t i);
+  Status enqueueSteps(bool events);
+  CUdeviceptr ptrOf(const BufferArg &a) const;
+  std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }
+  std::string blasError(cublasStatus_t s, const char *call) const {
+    return std::string(call) + ": " + (lt_ ? lt_->statusString(s) : "?") + " (status " +
+           std::to_string((int)s) + ")";
+  }
+
+  std::string path_, pre_;
+  plan::Plan plan_;
+  std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<int64_t> inBytes_, outBytes_, inOffsets_;
+  std::string weightsHost_, cubin_, ptx_;
+
+  const Driver *d_ = nullptr;
+  const BlasLt *lt_ = nullptr;
+  std::string ltError_;
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  bool ctxRetained_ = false;
+  CUstream stream_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction gemmFallback_ = nullptr;
+  CUdeviceptr weights_ = 0, arena_ = 0, inputsBuf_ = 0, workspace_ = 0;
+  cublasLtHandle_t ltHandle_ = nullptr;
+  std::string deviceName_, moduleFrom_;
+
+  struct GemmRt {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    bool useLt = false;
+    // Fallback kernel parameters.
+    int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, sa = 0, sb = 0, sc = 0;
+    int transB = 0;
+    CUdeviceptr bias = 0, residual = 0;
+  };
+  struct RtStep {
+    bool gemm = false;
+    CUfunction fn = nullptr;
+    unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared = 0;
+    std::vector<CUdeviceptr> ptrs;
+    std::vector<void *> params;
+    GemmRt g;
+  };
+  std::vector<RtStep> steps_;
+  float alpha_ = 1.f, beta_ = 0.f;
+  CUgraphExec graph_ = nullptr;
+  bool useGraph_ = true;
+  bool profiling_ = false;
+  std::vector<StepProfile> profile_;
+  std::vector<CUevent> events_;
+  CUevent runStart_ = nullptr, runEnd_ = nullptr; ///< around the kernels of every run
+  double deviceMicros_ = -1;
+  // Pinned host staging for inputs and outputs (async DMA instead of pageable copies);
+  // $TGC_CUDA_PINNED=0 copies from/to the caller's pageable memory directly.
+  void *pinned_ = nullptr;
+  std::vector<int64_t> outOffsets_;
+};
+
+CudaSession::~CudaSession() {
+  if (!d_)
+    return;
+  d_->cuCtxSetCurrent(ctx_);
+  if (graph_)
+    d_->cuGraphExecDestroy(graph_);
+  for (CUevent e : events_)
+    d_->cuEventDestroy(e);
+  for (CUevent e : {runStart_, runEnd_})
+    if (e)
+      d_->cuEventDestroy(e);
+  if (pinned_)
+    d_->cuMemFreeHost(pinned_);
+  for (RtStep &s : steps_) {
+    if (!lt_)
+      break;
+    if (s.g.desc) lt_->descDestroy(s.g.desc);
+    if (s.g.a) lt_->layoutDestroy(s.g.a);
+    if (s.g.b) lt_->layoutDestroy(s.g.b);
+    if (s.g.c) lt_->layoutDestroy(s.g.c);
+  }
+  if (ltHandle_)
+    lt_->destroy(ltHandle_);
+  for (CUdeviceptr p : {weights_, arena_, inputsBuf_, workspace_})
+    if (p)
+      d_->cuMemFree(p);
+  if (module_)
+    d_->cuModuleUnload(module_);
+  if (stream_)
+    d_->cuStreamDestroy(stream_);
+  if (ctxRetained_)
+    d_->cuDevicePrimaryCtxRelease(dev_);
+}
+
+Status CudaSession::checkArg(const BufferArg &a, const std::string &where) const {
+  int64_t limit;
+  switch (a.kind()) {
+  case plan::ARENA: limit = plan_.arena_bytes(); break;
+  case plan::WEIGHT: limit = plan_.weights_bytes(); break;
+  case plan::INPUT:
+    if (a.index() < 0 || (size_t)a.index() >= inBytes_.size())
+      return Status::error(where + ": input index " + std::to_string(a.index()) + " out of range");
+    limit = inBytes_[a.index()];
+    break;
+  default:
+    return Status::error(where + ": buffer kind " + std::to_string((int)a.kind()) +
+                         " is not valid in a CUDA package");
+  }
+  if (a.offset() < 0 || a.bytes() < 0 || a.offset() > limit || a.bytes() > limit - a.offset())
+    return Status::error(where + ": range " + plan::formatArg(a) + " lies outside its buffer (" +
+                         std::to_string(limit) + " bytes)");
+  return Status::success();
+}
+
+Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) const {
+  const plan::GemmDesc &g = s.gemm();
+  if (g.dtype() != 1)
+    return Status::error(where + ": GEMM dtype " + std::to_string(g.dtype()) + " is not supported");
+  if (s.args_size() != 3 + g.bias() + g.residual())
+    return Status::error(where + ": GEMM needs " + std::to_string(3 + g.bias() + g.residual()) +
+                         " args");
+  const int64_t lim = int64_t(1) << 31;
+  for (int64_t v : {g.m(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(), g.batch()})
+    if (v < 0 || v >= lim)
+      return Status::error(where + ": GEMM dims out of range");
+  for (int64_t v : {g.stride_a(), g.stride_b(), g.stride_c()})
+    if (v < 0 || v >= kMaxBufferBytes)
+      return Status::error(where + ": GEMM strides out of range");
+  if (g.m() == 0 || g.n() == 0 || g.k() == 0 || g.batch() < 1 || g.lda() < g.k() ||
+      g.ldc() < g.n() || g.ldb() < (g.trans_b() ? g.k() : g.n()))
+    return Status::error(where + ": GEMM shape is invalid");
+  // Largest element index + 1 each operand touches.
+  int64_t b1 = g.batch() - 1;
+  int64_t needA = b1 * g.stride_a() + (g.m() - 1) * g.lda() + g.k();
+  int64_t needB = b1 * g.stride_b() + (g.trans_b() ? (g.n() - 1) * g.ldb() + g.k()
+                                                   : (g.k() - 1) * g.ldb() + g.n());
+  int64_t needC = b1 * g.stride_c() + (g.m() - 1) * g.ldc() + g.n();
+  int64_t need[5] = {needA, needB, needC, g.bias() ? g.n() : needC, needC};
+  for (int i = 0; i < s.args_size(); ++i)
+    if (need[i] > s.args(i).bytes() / 4)
+      return Status::error(where + ": GEMM operand " + std::to_string(i) + " needs " +
+                           std::to_string(need[i] * 4) + " bytes, its range has " +
+                           std::to_string(s.args(i).bytes()));
+  return Status::success();
+}
+
+Status CudaSession::validate() {
+  std::string bytes;
+  Status st = readWhole(path_ + "/plan.pb", plan::kMaxPlanBytes, bytes);
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if (!plan_.ParseFromString(bytes))
+    return Status::error(pre_ + "plan.pb is corrupt or truncated");
+  if (plan_.magic() != plan::kPlanMagic)
+    return Status::error(pre_ + "plan.pb has bad magic (not a tgc plan)");
+  if (plan_.format_version() != plan::kPlanFormatVersion)
+    return Status::error(pre_ + "plan format version " + std::to_string(plan_.format_version()) +
+                         " is not supported");
+  if (plan_.end_marker() != plan::kPlanMagic)
+    return Status::error(pre_ + "plan.pb is truncated (end marker missing)");
+  if (plan_.target().rfind("cuda:", 0) != 0)
+    return Status::error(pre_ + "target '" + plan_.target() + "' is not a CUDA target");
+  if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes ||
+      plan_.weights_bytes() < 0 || plan_.weights_bytes() > kMaxBufferBytes)
+    return Status::error(pre_ + "arena or weights size is invalid");
+  for (int io = 0; io < 2; ++io) {
+    const auto &descs = io == 0 ? plan_.inputs() : plan_.outputs();
+    auto &specs = io == 0 ? inputs_ : outputs_;
+    auto &sizes = io == 0 ? inBytes_ : outBytes_;
+    for (const plan::TensorDesc &d : descs) {
+      std::string what = std::string(io == 0 ? "input" : "output") + " '" + d.name() + "'";
+      if (!isKnownDType(d.dtype()))
+        return Status::error(pre_ + what + " has unknown dtype " + std::to_string(d.dtype()));
+      TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
+      int64_t b = bytesOf(s.dtype, s.shape);
+      if (b < 0)
+        return Status::error(pre_ + what + " has an invalid shape " + shapeString(s.shape));
+      specs.push_back(std::move(s));
+      sizes.push_back(b);
+    }
+  }
+  int64_t off = 0;
+  for (int64_t b : inBytes_) {
+    inOffsets_.push_back(off);
+    off += (b + 255) / 256 * 256;
+  }
+  // Files.
+  for (const std::string *f : {&plan_.weights_file(), &plan_.kernels_file(), &plan_.ptx_file()})
+    if (!plainFileName(*f))
+      return Status::error(pre_ + "file name '" + *f + "' is invalid");
+  st = readWhole(path_ + "/" + plan_.weights_file(), kMaxBufferBytes, weightsHost_);
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if ((int64_t)weightsHost_.size() != plan_.weights_bytes() ||
+      plan::fnv1a64(weightsHost_.data(), weightsHost_.size()) != plan_.weights_fnv1a64())
+    return Status::error(pre_ + plan_.weights_file() + " size or checksum mismatch (corrupt)");
+  st = readWhole(path_ + "/" + plan_.kernels_file(), 1ll << 30, cubin_);
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if (plan::fnv1a64(cubin_.data(), cubin_.size()) != plan_.kernels_fnv1a64())
+    return Status::error(pre_ + plan_.kernels_file() + " checksum mismatch (corrupt)");
+  st = readWhole(path_ + "/" + plan_.ptx_file(), 1ll << 30, ptx_);
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if (plan::fnv1a64(ptx_.data(), ptx_.size()) != plan_.ptx_fnv1a64())
+    return Status::error(pre_ + plan_.ptx_file() + " checksum mismatch (corrupt)");
+  // Steps.
+  for (int i = 0; i < plan_.steps_size(); ++i) {
+    const plan::Step &s = plan_.steps(i);
+    std::string where = pre_ + "step " + std::to_string(i) + " (" + s.symbol() + ")";
+    for (int j = 0; j < s.args_size(); ++j) {
+      st = checkArg(s.args(j), where + " arg " + std::to_string(j));
+      if (!st.ok)
+        return st;
+    }
+    if (s.kind() == plan::Step::GEMM) {
+      st = checkGemm(s, where);
+      if (!st.ok)
+        return st;
+    } else if (s.kind() == plan::Step::KERNEL) {
+      if (s.symbol().empty() || s.grid_size() != 3 || s.block_size() != 3)
+        return Status::error(where + ": kernel step needs a symbol, grid[3] and block[3]");
+      uint64_t threads = 1;
+      for (int d = 0; d < 3; ++d) {
+        if (s.grid(d) == 0 || s.block(d) == 0)
+          return Status::error(where + ": empty launch dimension");
+        threads *= s.block(d);
+      }
+      if (threads > 1024 || s.grid(1) > 65535 || s.grid(2) > 65535)
+        return Status::error(where + ": launch shape exceeds the device limits");
+    } else {
+      return Status::error(where + ": step kind " + std::to_string((int)s.kind()) +
+                           " is not valid in a CUDA package");
+    }
+  }
+  for (int i = 0; i < plan_.outputs_size(); ++i) {
+    const BufferArg &src = plan_.outputs(i).source();
+    std::string where = pre_ + "output '" + plan_.outputs(i).name() + "'";
+    st = checkArg(src, where);
+    if (!st.ok)
+      return st;
+    if (src.bytes() != outBytes_[i])
+      return Status::error(where + ": source has " + std::to_string(src.bytes()) +
+                           " bytes, the output needs " + std::to_string(outBytes_[i]));
+  }
+  return Status::success();
+}
+
+CUdeviceptr CudaSession::ptrOf(const BufferArg &a) const {
+  switch (a.kind()) {
+  case plan::ARENA: return arena_ + a.offset();
+  case plan::WEIGHT: return weights_ + a.offset();
+  case plan::INPUT: return inputsBuf_ + inOffsets_[a.index()] + a.offset();
+  default: return 0;
+  }
+}
+
+Status CudaSession::setupGpu() {
+  std::string err;
+  d_ = loadDriver(err);
+  if (!d_)
+    return Status::error(pre_ + err);
+  auto fail = [&](const std::string &e) { return Status::error(pre_ + e); };
+  std::string e;
+  if (!(e = ck(d_->cuInit(0), "cuInit")).empty())
+    return d_ = nullptr, fail(e);
+  int ordinal = 0;
+  if (const char *env = std::getenv("TGC_CUDA_DEVICE"); env && *env)
+    ordinal = std::atoi(env);
+  if (!(e = ck(d_->cuDeviceGet(&dev_, ordinal), "cuDeviceGet")).empty())
+    return d_ = nullptr, fail(e);
+  if (!(e = ck(d_->cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain")).empty())
+    return d_ = nullptr, fail(e);
+  ctxRetained_ = true;
+  if (!(e = ck(d_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent")).empty())
+    return fail(e);
+  char name[256] = {0};
+  d_->cuDeviceGetName(name, sizeof name - 1, dev_);
+  int major = 0, minor = 0;
+  d_->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_);
+  d_->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_);
+  deviceName_ = std::string(name) + " (sm_" + std::to_string(major) + std::to_string(minor) + ")";
+  if (!(e = ck(d_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate")).empty())
+    return fail(e);
+  // The cubin when it is for this GPU, else the PTX (JIT-compiled by the driver).
+  CUresult r = d_->cuModuleLoadData(&module_, cubin_.data());
+  moduleFrom_ = plan_.kernels_file();
+  if (r != CUDA_SUCCESS) {
+    std::string cubinErr = ck(r, "cuModuleLoadData(cubin)");
+    std::string text = ptx_ + '\0';
+    if (!(e = ck(d_->cuModuleLoadData(&module_, text.data()), "cuModuleLoadData(ptx)")).empty())
+      return fail(cubinErr + "; " + e);
+    moduleFrom_ = plan_.ptx_file() + " (JIT: " + cubinErr + ")";
+  }
+  std::string().swap(cubin_);
+  std::string().swap(ptx_);
+  if (!(e = ck(d_->cuModuleGetFunction(&gemmFallback_, module_, "tgk_gemm_f32"),
+               "cuModuleGetFunction(tgk_gemm_f32)")).empty())
+    return fail(e);
+  // Buffers: weights (uploaded once), arena, inputs, cuBLASLt workspace.
+  auto alloc = [&](CUdeviceptr &p, int64_t bytes, const char *what) {
+    std::string e2 = ck(d_->cuMemAlloc(&p, (size_t)std::max<int64_t>(bytes, 256)), "cuMemAlloc");
+    return e2.empty() ? e2 : e2 + " for the " + what + " (" + std::to_string(bytes) + " bytes)";
+  };
+  int64_t inTotal = inOffsets_.empty() ? 0 : inOffsets_.back() + inBytes_.back();
+  if (!(e = alloc(weights_, plan_.weights_bytes(), "weights")).empty() ||
+      !(e = alloc(arena_, plan_.arena_bytes(), "arena")).empty() ||
+      !(e = alloc(inputsBuf_, inTotal, "inputs")).empty())
+    return fail(e);
+  if (!weightsHost_.empty() &&
+      !(e = ck(d_->cuMemcpyHtoD(weights_, weightsHost_.data(), weightsHost_.size()),
+               "cuMemcpyHtoD(weights)")).empty())
+    return fail(e);
+  std::string().swap(weightsHost_);
+  if (!(e = ck(d_->cuMemsetD8(arena_, 0, (size_t)std::max<int64_t>(plan_.arena_bytes(), 256)),
+               "cuMemsetD8(arena)")).empty())
+    return fail(e);
+  // cuBLASLt (optional: GEMMs fall back to tgk_gemm_f32).
+  bool anyGemm = false;
+  for (const plan::Step &s : plan_.steps())
+    anyGemm = anyGemm || s.kind() == plan::Step::GEMM;
+  if (anyGemm && (lt_ = loadBlasLt(ltError_))) {
+    cublasStatus_t bs = lt_->create(&ltHandle_);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+      ltError_ = blasError(bs, "cublasLtCreate");
+      ltHandle_ = nullptr;
+    } else if (!(e = alloc(workspace_, kWorkspaceBytes, "cuBLASLt workspace")).empty()) {
+      return fail(e);
+    }
+  }
+  // Steps.
+  steps_.resize(plan_.steps_size());
+  for (int i = 0; i < plan_.steps_size(); ++i) {
+    const plan::Step &s = plan_.steps(i);
+    RtStep &rs = steps_[i];
+    for (const BufferArg &a : s.args())
+      rs.ptrs.push_back(ptrOf(a));
+    if (s.kind() == plan::Step::GEMM) {
+      rs.gemm = true;
+      Status gs = setupGemm(i);
+      if (!gs.ok)
+        return gs;
+      continue;
+    }
+    if (!(e = ck(d_->cuModuleGetFunction(&rs.fn, module_, s.symbol().c_str()),
+                 "cuModuleGetFunction")).empty())
+      return fail("step " + std::to_string(i) + " kernel '" + s.symbol() + "': " + e);
+    for (int dd = 0; dd < 3; ++dd)
+      rs.grid[dd] = s.grid(dd), rs.block[dd] = s.block(dd);
+    rs.shared = s.shared_bytes();
+    for (CUdeviceptr &p : rs.ptrs)
+      rs.params.push_back(&p);
+  }
+  if (const char *g = std::getenv("TGC_CUDA_GRAPH"); g && std::string(g) == "0")
+    useGraph_ = false;
+  for (CUevent *ev : {&runStart_, &runEnd_})
+    if (!(e = ck(d_->cuEventCreate(ev, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
+      return fail(e);
+  const char *pin = std::getenv("TGC_CUDA_PINNED");
+  if (!(pin && std::string(pin) == "0")) {
+    int64_t total = inOffsets_.empty() ? 0 : inOffsets_.back() + inBytes_.back();
+    total = (total + 255) / 256 * 256;
+    for (int64_t b : outBytes_) {
+      outOffsets_.push_back(total);
+      total += (b + 255) / 256 * 256;
+    }
+    if (!(e = ck(d_->cuMemAllocHost(&pinned_, (size_t)std::max<int64_t>(total, 256)),
+                 "cuMemAllocHost(staging)")).empty())
+      return fail(e);
+  }
+  return Status::success();
+}
+
+Status CudaSession::setupGemm(size_t i) {
+  const plan::GemmDesc &g = plan_.steps((int)i).gemm();
+  RtStep &rs = steps_[i];
+  GemmRt &gr = rs.g;
+  gr.m = g.m(), gr.n = g.n(), gr.k = g.k(), gr.lda = g.lda(), gr.ldb = g.ldb(), gr.ldc = g.ldc();
+  gr.sa = g.stride_a(), gr.sb = g.stride_b(), gr.sc = g.stride_c(), gr.transB = g.trans_b();
+  gr.bias = g.bias() ? rs.ptrs[3] : 0;
+  gr.residual = g.residual() ? rs.ptrs.back() : 0;
+  // Fallback kernel launch: grid (n/16, m/16, batch) of 16×16 threads.
+  rs.fn = gemmFallback_;
+  rs.grid[0] = (unsigned)((g.n() + 15) / 16), rs.grid[1] = (unsigned)((g.m() + 15) / 16);
+  rs.grid[2] = (unsigned)g.batch();
+  rs.block[0] = rs.block[1] = 16;
+  if ((g.m() + 15) / 16 > 65535 || g.batch() > 65535)
+    if (!ltHandle_)
+      return Status::error(pre_ + "step " + std::to_string(i) + ": GEMM too large for the "
+                           "fallback kernel and cuBLASLt is unavailable: " + ltError_);
+  void *params[] = {&rs.ptrs[0], &rs.ptrs[1], &rs.ptrs[2], &gr.bias, &gr.residual, &gr.m,
+                    &gr.n, &gr.k, &gr.transB, &gr.lda, &gr.ldb, &gr.ldc, &gr.sa, &gr.sb, &gr.sc};
+  rs.params.assign(std::begin(params), std::end(params));
+  if (!ltHandle_)
+    return Status::success();
+  // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: cuBLASLt's A is our B, its B our A.
+  auto fail = [&](cublasStatus_t s, const char *call) {
+    return Status::error(pre_ + "step " + std::to_string(i) + ": " + blasError(s, call));
+  };
+  cublasStatus_t s;
+  if ((s = lt_->descCreate(&gr.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS)
+    return fail(s, "cublasLtMatmulDescCreate");
+  cublasOperation_t ta = g.trans_b() ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+  lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  if (g.bias()) {
+    cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_BIAS;
+    void *bias = reinterpret_cast<void *>(gr.bias);
+    lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep);
+    if ((s = lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias)) !=
+        CUBLAS_STATUS_SUCCESS)
+      return fail(s, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  }
+  auto layout = [&](cublasLtMatrixLayout_t &l, int64_t rows, int64_t cols, int64_t ld,
+                    int64_t stride) {
+    cublasStatus_t st = lt_->layoutCreate(&l, CUDA_R_32F, rows, cols, ld);
+    if (st == CUBLAS_STATUS_SUCCESS && g.batch() > 1) {
+      int32_t count = (int32_t)g.batch();
+      lt_->layoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+      st = lt_->layoutSet(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    }
+    return st;
+  };
+  if ((s = g.trans_b() ? layout(gr.a, g.k(), g.n(), g.ldb(), g.stride_b())
+                       : layout(gr.a, g.n(), g.k(), g.ldb(), g.stride_b())) != 0 ||
+      (s = layout(gr.b, g.k(), g.m(), g.lda(), g.stride_a())) != 0 ||
+      (s = layout(gr.c, g.n(), g.m(), g.ldc(), g.stride_c())) != 0)
+    return fail(s, "cublasLtMatrixLayoutCreate");
+  cublasLtMatmulPreference_t pref = nullptr;
+  if ((s = lt_->prefCreate(&pref)) != CUBLAS_STATUS_SUCCESS)
+    return fail(s, "cublasLtMatmulPreferenceCreate");
+  uint64_t ws = kWorkspaceBytes;
+  lt_->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  s = lt_->heuristic(ltHandle_, gr.desc, gr.a, gr.b, gr.c, gr.c, pref, 1, &result, &found);
+  lt_->prefDestroy(pref);
+  if (s == CUBLAS_STATUS_SUCCESS && found > 0) {
+    gr.algo = result.algo;
+    gr.useLt = true;
+  } // else: no cuBLASLt algorithm for this shape; the fallback kernel runs it
+  return Status::success();
+}
+
+Status CudaSession::enqueueSteps(bool events) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    RtStep &s = steps_[i];
+    std::string e;
+    if (s.gemm && s.g.useLt) {
+      // With a residual R: D = A·B (+ bias) + 1·R, cuBLASLt's C input.
+      const bool res = s.g.residual != 0;
+      cublasStatus_t bs = lt_->matmul(ltHandle_, s.g.desc, &alpha_,
+                                      reinterpret_cast<void *>(s.ptrs[1]), s.g.a,
+                                      reinterpret_cast<void *>(s.ptrs[0]), s.g.b,
+                                      res ? &alpha_ : &beta_,
+                                      reinterpret_cast<void *>(res ? s.g.residual : s.ptrs[2]), s.g.c,
+                                      reinterpret_cast<void *>(s.ptrs[2]), s.g.c, &s.g.algo,
+                                      reinterpret_cast<void *>(workspace_), kWorkspaceBytes,
+                                      reinterpret_cast<cudaStream_t>(stream_));
+      if (bs != CUBLAS_STATUS_SUCCESS)
+        e = blasError(bs, "cublasLtMatmul");
+    } else {
+      e = ck(d_->cuLaunchKernel(s.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
+                                s.block[2], s.shared, stream_, s.params.data(), nullptr),
+             "cuLaunchKernel");
+    }
+    if (!e.empty())
+      return Status::error("step " + std::to_string(i) + " (" + plan_.steps((int)i).symbol() +
+                           "): " + e);
+    if (events && !(e = ck(d_->cuEventRecord(events_[i + 1], stream_), "cuEventRecord")).empty())
+      return Status::error(e);
+  }
+  return Status::success();
+}
+
+Status CudaSession::init(const std::string &path) {
+  path_ = path;
+  pre_ = "package '" + path + "': ";
+  Status st = validate();
+  if (!st.ok)
+    return st;
+  return setupGpu();
+}
+
+Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) const {
+  const auto &specs = isInput ? inputs_ : outputs_;
+  const auto &sizes = isInput ? inBytes_ : outBytes_;
+  const char *what = isInput ? "input" : "output";
+  if (n != specs.size())
+    return Status::error("expected " + std::to_string(specs.size()) + " " + what + "s, got " +
+                         std::to_string(n));
+  for (size_t i = 0; i < n; ++i) {
+    const TensorRef &r = refs[i];
+    const TensorSpec &s = specs[i];
+    bool same = r.dtype == s.dtype && r.rank >= 0 && (size_t)r.rank == s.shape.size() &&
+                (r.rank == 0 || r.dims);
+    for (size_t d = 0; same && d < s.shape.size(); ++d)
+      same = r.dims[d] == s.shape[d];
+    if (!same)
+      return Status::error(std::string(what) + " '" + s.name + "': expected " +
+                           dtypeName(s.dtype) + " " + shapeString(s.shape) +
+                           ", got another dtype or shape");
+    if ((int64_t)r.bytes < sizes[i] || (sizes[i] > 0 && !r.data))
+      return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
+                           std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
+  }
+  return Status::success();
+}
+
+Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                            size_t numOutputs) {
+  Status st = checkSpecs(inputs, numInputs, true);
+  if (!st.ok)
+    return st;
+  if (!(st = checkSpecs(outputs, numOutputs, false)).ok)
+    return st;
+  std::string e;
+  auto fail = [](const std::string &m) { return Status::error(m); };
+  if (!(e = ck(d_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent")).empty())
+    return fail(e);
+  auto *staging = static_cast<uint8_t *>(pinned_);
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (inBytes_[i] == 0)
+      continue;
+    const void *src = inputs[i].data;
+    if (staging) {
+      std::memcpy(staging + inOffsets_[i], src, (size_t)inBytes_[i]);
+      src = staging + inOffsets_[i];
+    }
+    if (!(e = ck(d_->cuMemcpyHtoDAsync(inputsBuf_ + inOffsets_[i], src, (size_t)inBytes_[i],
+                                       stream_),
+                 "cuMemcpyHtoDAsync(input)")).empty())
+      return fail(e);
+  }
+  if (!(e = ck(d_->cuEventRecord(runStart_, stream_), "cuEventRecord")).empty())
+    return fail(e);
+  if (profiling_) {
+    if (events_.size() != steps_.size() + 1) {
+      events_.resize(steps_.size() + 1);
+      for (CUevent &ev : events_)
+        if (!(e = ck(d_->cuEventCreate(&ev, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
+          return fail(e);
+    }
+    if (!(e = ck(d_->cuEventRecord(events_[0], stream_), "cuEventRecord")).empty())
+      return fail(e);
+    if (!(st = enqueueSteps(true)).ok)
+      return st;
+  } else if (!useGraph_) {
+    if (!(st = enqueueSteps(false)).ok)
+      return st;
+  } else {
+    if (!graph_) {
+      if (!(e = ck(d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                   "cuStreamBeginCapture")).empty())
+        return fail(e);
+      Status enq = enqueueSteps(false);
+      CUgraph graph = nullptr;
+      e = ck(d_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+      if (!enq.ok || !e.empty()) {
+        if (graph)
+          d_->cuGraphDestroy(graph);
+        return fail("capturing the CUDA graph: " + (enq.ok ? e : enq.message));
+      }
+      e = ck(d_->cuGraphInstantiate(&graph_, graph, 0), "cuGraphInstantiate");
+      d_->cuGraphDestroy(graph);
+      if (!e.empty()) {
+        graph_ = nullptr;
+        return fail(e);
+      }
+    }
+    if (!(e = ck(d_->cuGraphLaunch(graph_, stream_), "cuGraphLaunch")).empty())
+      return fail(e);
+  }
+  if (!(e = ck(d_->cuEventRecord(runEnd_, stream_), "cuEventRecord")).empty())
+    return fail(e);
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const BufferArg &src = plan_.outputs((int)i).source();
+    void *dst = staging ? staging + outOffsets_[i] : outputs[i].data;
+    if (src.bytes() > 0 &&
+        !(e = ck(d_->cuMemcpyDtoHAsync(dst, ptrOf(src), (size_t)src.bytes(), stream_),
+                 "cuMemcpyDtoHAsync(output)")).empty())
+      return fail(e);
+  }
+  if (!(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
+    return fail(e + " (a kernel failed; rerun with TGC_CUDA_GRAPH=0 to find it)");
+  if (staging)
+    for (size_t i = 0; i < numOutputs; ++i)
+      std::memcpy(outputs[i].data, staging + outOffsets_[i], (size_t)outBytes_[i]);
+  float ms = 0;
+  deviceMicros_ = d_->cuEventElapsedTime(&ms, runStart_, runEnd_) == CUDA_SUCCESS ? ms * 1e3 : -1;
+  if (profiling_) {
+    profile_.assign(steps_.size(), StepProfile{});
+    double t = 0;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      float ms = 0;
+      if (!(e = ck(d_->cuEventElapsedTime(&ms, events_[i], events_[i + 1]),
+                   "cuEventElapsedTime")).empty())
+        return fail(e);
+      StepProfile &p = profile_[i];
+      p.symbol = plan_.steps((int)i).symbol();
+      p.label = plan_.steps((int)i).label();
+      p.startMicros = t;
+      p.micros = ms * 1000.0;
+      t += p.micros;
+    }
+  }
+  return Status::success();
+}
+
+Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
+  std::vector<TensorRef> in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor &t = inputs[i];
+    in[i] = {t.dtype, t.shape.data(), (int32_t)t.shape.size(),
+             const_cast<uint8_t *>(t.data.data()), t.data.size()};
+    if (i < inputs_.size() && t.dtype == inputs_[i].dtype && t.shape == inputs_[i].shape &&
+        bytesOf(t.dtype, t.shape) != (int64_t)t.data.size())
+      return Status::error("input '" + inputs_[i].name + "': data has " +
+                           std::to_string(t.data.size()) + " bytes, expected " +
+                           std::to_string(bytesOf(t.dtype, t.shape)));
+  }
+  Status st = checkSpecs(in.data(), in.size(), true);
+  if (!st.ok)
+    return st;
+  outputs.clear();
+  for (const TensorSpec &s : outputs_)
+    outputs.push_back(HostTensor::zeros(s.dtype, s.shape, s.name));
+  std::vector<TensorRef> out(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
+              outputs[i].data.data(), outputs[i].data.size()};
+  return runRefs(in.data(), in.size(), out.data(), out.size());
+}
+
+std::string CudaSession::describe() const {
+  int gemms = 0, lt = 0;
+  for (const RtStep &s : steps_)
+    gemms += s.gemm, lt += s.gemm && s.g.useLt;
+  std::string s = "package: " + path_ + "\n" + "device: " + deviceName_ + ", module from " +
+                  moduleFrom_ + "\n" + "gemms: " + std::to_string(gemms) + " (" +
+                  std::to_string(lt) + " through cuBLASLt" +
+                  (ltHandle_ ? "" : ", cuBLASLt unavailable: " + ltError_) + ")\n" +
+                  "launches per run: " + std::to_string(steps_.size()) +
+                  (useGraph_ ? " (one CUDA graph)" : " (no graph)") + "\n";
+  return s + plan::formatPlan(plan_);
+}
+
+} // namespace
+
+bool cudaDeviceAvailable(std::string &why, std::string &arch) {
+  const Driver *d = loadDriver(why);
+  if (!d)
+    return false;
+  if (!(why = check(*d, d->cuInit(0), "cuInit")).empty())
+    return false;
+  int ordinal = 0, major = 0, minor = 0;
+  if (const char *env = std::getenv("TGC_CUDA_DEVICE"); env && *env)
+    ordinal = std::atoi(env);
+  CUdevice dev;
+  if (!(why = check(*d, d->cuDeviceGet(&dev, ordinal), "cuDeviceGet")).empty())
+    return false;
+  d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  return true;
+}
+
+bool isCudaPackage(const std::string &path) {
+  std::string bytes;
+  if (!readWhole(path + "/plan.pb", plan::kMaxPlanBytes, bytes).ok)
+    return false;
+  plan::Plan p;
+  return p.ParseFromString(bytes) && p.target().rfind("cuda:", 0) == 0;
+}
+
+std::unique_ptr<Session> loadCudaSession(const std::string &path, Status &st) {
+  auto s = std::make_unique<CudaSession>();
+  try {
+    st = s->init(path);
+  } catch (const std::exception &e) {
+    st = Status::error("package '" + path + "': " + e.what());
+  }
+  if (!st.ok)
+    return nullptr;
+  return s;
+}
+
+} // namespace tgc::cuda
