@@ -1042,6 +1042,77 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     return llvm::Error::success();
   }
 
+  if (auto ro = dyn_cast<tg::RotaryOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "rotary needs a float type");
+    // One pass over the rows of x: y = x * cos + rotate(x) * sin, reading the partner element
+    // of x directly (no rotated copy); cos/sin are read through broadcast strides.
+    Shape x = shapeOf(ro.getInput());
+    int64_t D = x.back(), H = D / 2;
+    Shape cs = broadcastStrides(shapeOf(ro.getCos()), x),
+          ss = broadcastStrides(shapeOf(ro.getSin()), x), xs = contiguousStrides(x);
+    int64_t cj = cs.back(), sj = ss.back();
+    cs.pop_back();
+    ss.pop_back();
+    xs.pop_back();
+    Shape rows(x.begin(), x.end() - 1);
+    auto at = [](const std::string &p, const std::string &k, int64_t stride) {
+      return p + "[" +
+             (stride == 0   ? std::string("0")
+              : stride == 1 ? k
+                            : k + " * " + str(stride)) +
+             "]";
+    };
+    c.line(std::string("// rotary (") + (ro.getInterleaved() ? "interleaved" : "rotate_half") +
+           "): y = x * cos + rotate(x) * sin over the last dim (" + str(D) + ")");
+    loopNest(
+        c, rows, {xs, cs, ss}, {"0", "0", "0"},
+        [&](Code &c, const std::vector<std::string> &o) {
+          c.line("const " + T + " *xr = in0 + " + o[0] + ";");
+          c.line(T + " *yr = out0 + " + o[0] + ";");
+          c.line("const " + T + " *cr = in1 + " + o[1] + ";");
+          c.line("const " + T + " *sr = in2 + " + o[2] + ";");
+          if (!ro.getInterleaved()) {
+            c.line("for (int64_t k = 0; k < " + str(H) + "; ++k) yr[k] = (" + T + ")(xr[k] * " +
+                   at("cr", "k", cj) + " - xr[k + " + str(H) + "] * " + at("sr", "k", sj) + ");");
+            c.line("for (int64_t k = " + str(H) + "; k < " + str(D) + "; ++k) yr[k] = (" + T +
+                   ")(xr[k] * " + at("cr", "k", cj) + " + xr[k - " + str(H) + "] * " +
+                   at("sr", "k", sj) + ");");
+          } else {
+            c.open("for (int64_t k = 0; k < " + str(D) + "; k += 2)");
+            c.line("yr[k] = (" + T + ")(xr[k] * " + at("cr", "k", cj) + " - xr[k + 1] * " +
+                   at("sr", "k", sj) + ");");
+            c.line("yr[k + 1] = (" + T + ")(xr[k + 1] * " + at("cr", "(k + 1)", cj) +
+                   " + xr[k] * " + at("sr", "(k + 1)", sj) + ");");
+            c.close();
+          }
+        },
+        D);
+    return llvm::Error::success();
+  }
+
+  if (isa<tg::SwigluOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "swiglu needs a float type");
+    // y[r, k] = silu(x[r, k]) * x[r, N + k], one pass over the rows of x.
+    Shape x = shapeOf(op->getOperand(0));
+    int64_t N = x.back() / 2, R = product(x, 0, x.size() - 1);
+    if (R * N == 0) {
+      c.line("// empty tensor");
+      return llvm::Error::success();
+    }
+    std::string pr = pragma(R * N * 9);
+    if (!pr.empty() && R > 1)
+      c.line(pr);
+    c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
+    c.line("const " + T + " *xr = in0 + r * " + str(2 * N) + ";");
+    c.line(T + " *yr = out0 + r * " + str(N) + ";");
+    c.line("for (int64_t k = 0; k < " + str(N) + "; ++k) yr[k] = tg_mul<" + T + ">(tg_silu<" + T +
+           ">(xr[k]), xr[k + " + str(N) + "]);");
+    c.close();
+    return llvm::Error::success();
+  }
+
   if (auto tr = dyn_cast<tg::TransposeOp>(op)) {
     Shape x = shapeOf(tr.getInput()), y = shapeOf(tr.getResult()), xs = contiguousStrides(x), st;
     for (Attribute p : tr.getPerm())

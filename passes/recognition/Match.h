@@ -7,6 +7,7 @@
 #ifndef TGC_PASSES_RECOGNITION_MATCH_H
 #define TGC_PASSES_RECOGNITION_MATCH_H
 
+#include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/IR/Matchers.h"
 
@@ -90,6 +91,61 @@ template <typename OpT> mlir::Value otherOperand(OpT op, mlir::Value v) {
     return op.getRhs();
   if (op.getRhs() == v)
     return op.getLhs();
+  return {};
+}
+
+/// One half of a tensor's last dim: `whole` [..., 2H] and which half (0: [0, H), 1: [H, 2H)).
+struct LastDimHalf {
+  mlir::Value whole;
+  int which = -1;
+};
+
+/// When `v` is the lower or upper half of some x along x's last dim, written as a unit-step
+/// tg.slice that keeps every other dim whole, or as a result of a two-way even tg.split on
+/// the last axis: that x and which half.
+inline std::optional<LastDimHalf> lastDimHalf(mlir::Value v) {
+  auto shapeOf = [](mlir::Value t) {
+    return t.getType().cast<mlir::RankedTensorType>().getShape();
+  };
+  if (auto slice = v.getDefiningOp<tg::SliceOp>()) {
+    auto x = shapeOf(slice.getInput()), y = shapeOf(slice.getResult());
+    if (x.empty() || x.back() <= 0 || x.back() % 2 != 0 || y.back() != x.back() / 2)
+      return std::nullopt;
+    for (size_t d = 0; d + 1 < x.size(); ++d)
+      if (y[d] != x[d])
+        return std::nullopt;
+    int64_t d = 0, last = (int64_t)x.size() - 1;
+    for (auto [start, step] : llvm::zip(slice.getStarts(), slice.getSteps())) {
+      int64_t s = start.cast<mlir::IntegerAttr>().getInt();
+      if (step.cast<mlir::IntegerAttr>().getInt() != 1 || (d != last && s != 0))
+        return std::nullopt;
+      if (d == last && s != 0 && s != x.back() / 2)
+        return std::nullopt;
+      if (d == last)
+        return LastDimHalf{slice.getInput(), s == 0 ? 0 : 1};
+      ++d;
+    }
+    return std::nullopt;
+  }
+  if (auto split = v.getDefiningOp<tg::SplitOp>()) {
+    auto x = shapeOf(split.getInput());
+    auto axis = tgc::normalizeAxis(split.getAxis(), x.size());
+    if (x.empty() || !axis || *axis != (int64_t)x.size() - 1 || split.getNumResults() != 2 ||
+        x.back() <= 0 || x.back() % 2 != 0 || shapeOf(split.getResult(0)).back() != x.back() / 2)
+      return std::nullopt;
+    return LastDimHalf{split.getInput(), (int)v.cast<mlir::OpResult>().getResultNumber()};
+  }
+  return std::nullopt;
+}
+
+/// When `v` is -y (tg.neg, or a product with a scalar splat -1): y.
+inline mlir::Value negated(mlir::Value v) {
+  if (auto neg = v.getDefiningOp<tg::NegOp>())
+    return neg.getInput();
+  if (auto mul = v.getDefiningOp<tg::MulOp>())
+    for (auto [y, c] : {std::pair{mul.getLhs(), mul.getRhs()}, {mul.getRhs(), mul.getLhs()}})
+      if (isSplatNear(c, -1.0) && isScalarShaped(c) && y.getType() == v.getType())
+        return y;
   return {};
 }
 

@@ -15,6 +15,10 @@ std::unique_ptr<mlir::Pass> createFoldLinearsPass();
 std::unique_ptr<mlir::Pass> createRecognizeActivationsPass();
 /// Creates the `tgc-recognize-norms` pass.
 std::unique_ptr<mlir::Pass> createRecognizeNormsPass();
+/// Creates the `tgc-recognize-rotary` pass.
+std::unique_ptr<mlir::Pass> createRecognizeRotaryPass();
+/// Creates the `tgc-recognize-swiglu` pass.
+std::unique_ptr<mlir::Pass> createRecognizeSwigluPass();
 
 /// registerRecognitionPasses(): registers the recognition passes (for tgc-opt).
 #define GEN_PASS_REGISTRATION

@@ -44,4 +44,28 @@ def RecognizeNorms : Pass<"tgc-recognize-norms", "mlir::func::FuncOp"> {
   let constructor = "tgc::createRecognizeNormsPass()";
 }
 
+def RecognizeRotary : Pass<"tgc-recognize-rotary", "mlir::func::FuncOp"> {
+  let summary = "Recognize rotary position embedding (rotate_half form) as tg.rotary";
+  let description = [{
+    Rule: `RecognizeRotaryEmbedding` (x·cos + concat(-x[..., H:], x[..., :H])·sin on the last
+    axis → tg.rotary {interleaved = false}). Sum operands and factors may come in any order;
+    the halves may be unit-step Slices that keep every other dim, or the two results of one
+    even Split on the last axis; the negation may be Neg or a product with a scalar -1.
+    cos and sin must broadcast to x without growing it, and the sum must have x's type.
+  }];
+  let constructor = "tgc::createRecognizeRotaryPass()";
+}
+
+def RecognizeSwiglu : Pass<"tgc-recognize-swiglu", "mlir::func::FuncOp"> {
+  let summary = "Recognize silu(x[..., :N]) * x[..., N:] as tg.swiglu";
+  let description = [{
+    Rule: `RecognizeSwiglu` (silu of the lower half of x's last dim times the upper half, the
+    halves written as one even two-way Split or two unit-step Slices → tg.swiglu(x)). Runs
+    after `tgc-merge-parallel-linears`, which stacks LLaMA's gate and up projections into one
+    linear plus a split: the swiglu then reads the GEMM result directly and the split's copy
+    is gone.
+  }];
+  let constructor = "tgc::createRecognizeSwigluPass()";
+}
+
 #endif // TGC_PASSES_RECOGNITION

@@ -195,6 +195,23 @@ TEST_F(InterpTest, LayerNormScaleBias) {
                     -0.28867465347079135, 0.7320479208247481});
 }
 
+TEST_F(InterpTest, RotaryBothLayoutsAndSwiglu) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<1x4xf32>, %c: tensor<4xf32>, %s: tensor<1xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x2xf32>) {
+      %0 = tg.rotary %x, %c, %s : tensor<1x4xf32>, tensor<4xf32>, tensor<1xf32> -> tensor<1x4xf32>
+      %1 = tg.rotary %x, %c, %s {interleaved = true} : tensor<1x4xf32>, tensor<4xf32>, tensor<1xf32> -> tensor<1x4xf32>
+      %2 = tg.swiglu %x : tensor<1x4xf32> -> tensor<1x2xf32>
+      return %0, %1, %2 : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x2xf32>
+    })",
+               {f32({1, 4}, {1, -2, 3, 0.5}), f32({4}, {0.5, 1, 2, 0}), f32({1}, {10})});
+  ASSERT_EQ(r.size(), 3u);
+  // rotate_half(x) = [-3, -0.5, 1, -2]; interleaved rotate(x) = [2, 1, -0.5, 3]
+  expectNear(r[0], {0.5 - 30, -2 - 5, 6 + 10, 0 - 20});
+  expectNear(r[1], {0.5 + 20, -2 + 10, 6 - 5, 0 + 30});
+  // silu(1) * 3, silu(-2) * 0.5
+  expectNear(r[2], {0.7310585786300049 * 3, -0.2384058440442351 * 0.5});
+}
+
 TEST_F(InterpTest, SoftmaxAndLogSoftmax) {
   auto r = run(R"(
     func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {

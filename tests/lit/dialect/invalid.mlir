@@ -93,3 +93,27 @@ func.func @rms_norm_scale(%x: tensor<2x4x8xf32>, %s: tensor<4xf32>) -> tensor<2x
   %0 = tg.rms_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x4x8xf32>, tensor<4xf32> -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
 }
+
+// -----
+
+func.func @rotary_odd_dim(%x: tensor<2x4x7xf32>, %c: tensor<4x7xf32>) -> tensor<2x4x7xf32> {
+  // expected-error @+1 {{input's last dim must be even}}
+  %0 = tg.rotary %x, %c, %c : tensor<2x4x7xf32>, tensor<4x7xf32>, tensor<4x7xf32> -> tensor<2x4x7xf32>
+  return %0 : tensor<2x4x7xf32>
+}
+
+// -----
+
+func.func @rotary_cos_grows(%x: tensor<4x8xf32>, %c: tensor<2x4x8xf32>, %s: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{cos/sin shape 2x4x8 does not broadcast to the input shape 4x8}}
+  %0 = tg.rotary %x, %c, %s : tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @swiglu_shape(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{result shape 3x8 should be 3x4}}
+  %0 = tg.swiglu %x : tensor<3x8xf32> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}

@@ -80,3 +80,16 @@ func.func @rms_norm(%x: tensor<2x4x8xf32>, %s: tensor<8xf32>) -> (tensor<2x4x8xf
   %1 = tg.rms_norm %x {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
   return %0, %1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @rotary_and_swiglu
+func.func @rotary_and_swiglu(%q: tensor<1x4x8x32xf32>, %cos: tensor<1x1x8x32xf32>, %sin: tensor<8x32xf32>, %g: tensor<2x8x64xf32>) -> (tensor<1x4x8x32xf32>, tensor<1x4x8x32xf32>, tensor<2x8x32xf32>) {
+  // CHECK: tg.rotary %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} : tensor<1x4x8x32xf32>, tensor<1x1x8x32xf32>, tensor<8x32xf32> -> tensor<1x4x8x32xf32>
+  %0 = tg.rotary %q, %cos, %sin : tensor<1x4x8x32xf32>, tensor<1x1x8x32xf32>, tensor<8x32xf32> -> tensor<1x4x8x32xf32>
+  // CHECK: tg.rotary %{{.+}}, %{{.+}}, %{{.+}} {interleaved = true}
+  %1 = tg.rotary %q, %cos, %sin {interleaved = true} : tensor<1x4x8x32xf32>, tensor<1x1x8x32xf32>, tensor<8x32xf32> -> tensor<1x4x8x32xf32>
+  // CHECK: tg.swiglu %{{.+}} : tensor<2x8x64xf32> -> tensor<2x8x32xf32>
+  %2 = tg.swiglu %g : tensor<2x8x64xf32> -> tensor<2x8x32xf32>
+  return %0, %1, %2 : tensor<1x4x8x32xf32>, tensor<1x4x8x32xf32>, tensor<2x8x32xf32>
+}
