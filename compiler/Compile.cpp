@@ -243,6 +243,7 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   PipelineOptions pipelineOptions;
   pipelineOptions.formKernels = options.formKernels;
   pipelineOptions.precision = options.precision;
+  pipelineOptions.injectFault = options.injectFault;
   buildPipeline(pm, pipelineOptions);
   auto instr = std::make_unique<Instrumentation>(options, log, result);
   Instrumentation *instrPtr = instr.get();

@@ -29,7 +29,8 @@ struct CompileOptions {
   bool formKernels = true;
   std::vector<std::string> disabledRules; ///< rule labels that must not run
   std::vector<std::string> enabledRules;  ///< when non-empty, only these rules run
-  double bisectTolerance = 1e-5;          ///< `tgc bisect`: max rel-L2 that counts as correct
+  double bisectTolerance = 1e-5;
+  bool injectFault = false; ///< testing only: run a deliberately wrong rule (tgc-inject-fault)          ///< `tgc bisect`: max rel-L2 that counts as correct
 };
 
 /// Figures of one compile, for --stats.

@@ -13,6 +13,7 @@
 #include "passes/kernels/Passes.h"
 #include "passes/precision/Passes.h"
 #include "passes/recognition/Passes.h"
+#include "passes/testing/Passes.h"
 
 namespace tgc {
 
@@ -28,6 +29,8 @@ void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
   fn.addPass(createRecognizeNormsPass());
   fn.addPass(createRecognizeRotaryPass());
   fn.addPass(createRecognizeAttentionPass());
+  if (options.injectFault)
+    fn.addPass(createInjectFaultPass());
   // Horizontal fusion, then fold the stacked weights and drop the layout ops that cancel.
   fn.addPass(createMergeParallelLinearsPass());
   // SwiGLU is matched on the merged gate/up form: silu(split#0) * split#1.
@@ -55,6 +58,7 @@ void registerAllPasses() {
   registerRecognitionPasses();
   registerAttentionPasses();
   registerPrecisionPasses();
+  registerTestingPasses();
 }
 
 } // namespace tgc

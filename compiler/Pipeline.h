@@ -11,6 +11,7 @@ namespace tgc {
 /// Pipeline knobs (set from the tgc CLI).
 struct PipelineOptions {
   bool formKernels = true;
+  bool injectFault = false;        ///< testing only: add tgc-inject-fault (a wrong rule)
   std::string precision = "fp32"; ///< "fp32", or "fp16"/"bf16" to run tgc-convert-precision
 };
 

@@ -233,6 +233,9 @@ int tgcMain(int argc, char **argv) {
                     "interpret before and after every pass; name the first pass that drifts");
   compile->add_flag("--stats", stats, "print op counts, kernels and pass times");
   compile->add_option("--stats-json", statsJson, "write the statistics as JSON to this file");
+  compile->add_flag("--inject-fault", copt.injectFault,
+                    "testing only: add a deliberately wrong rule (to test the debugging tools)")
+      ->group("");
   compile->add_option("--disable-rules", copt.disabledRules, "rules that must not run: A,B (all: none runs)")
       ->delimiter(',');
   compile->add_option("--enable-rules", copt.enabledRules, "run only these rules: A,B")
@@ -245,6 +248,8 @@ int tgcMain(int argc, char **argv) {
   bisect->add_option("--input-shape", shapeSpecs, "bind a graph input's dims: NAME=1x128");
   bisect->add_option("--disable-rules", copt.disabledRules, "rules kept off throughout: A,B")
       ->delimiter(',');
+  bisect->add_flag("--inject-fault", copt.injectFault, "testing only: add a wrong rule")
+      ->group("");
   bisect->add_option("--tolerance", copt.bisectTolerance, "max rel-L2 counted as correct")
       ->capture_default_str();
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""CLI contract tests: what scripts outside the project rely on (exit codes, messages, files).
+
+Each check runs the real `tgc` binary. Prints PASS/FAIL per check and a last line
+`cli: N passed, N failed`.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TGC = os.path.join(ROOT, "bazel-bin", "tools", "tgc")
+MODELS = os.path.join(ROOT, "tests", "data", "models")
+TMP = tempfile.mkdtemp(prefix="tgc-cli-")
+results = []
+
+
+def tgc(*args):
+    return subprocess.run([TGC, *args], capture_output=True, text=True)
+
+
+def check(name, cond, detail=""):
+    results.append(cond)
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else f": {detail[-600:]}"))
+
+
+def model(name):
+    return os.path.join(MODELS, name, "model.onnx")
+
+
+def data(name, k=0):
+    return os.path.join(MODELS, name, f"test_data_set_{k}")
+
+
+# --help works and shows examples.
+r = tgc("--help")
+check("help", r.returncode == 0 and "Examples:" in r.stdout, r.stdout + r.stderr)
+
+# compile: exit 0 only when the package was written; stats JSON has the promised keys.
+pkg, js = os.path.join(TMP, "bert.tgpkg"), os.path.join(TMP, "stats.json")
+r = tgc("compile", model("bert_tiny"), "-o", pkg, "--stats", "--stats-json", js)
+ok = r.returncode == 0 and os.path.exists(os.path.join(pkg, "plan.pb"))
+check("compile writes package", ok, r.stderr)
+try:
+    s = json.load(open(js))
+    keys = {"rules", "ops_before", "ops_after", "ops_after_by_kind", "kernels"}
+    check("stats-json keys", keys <= set(s) and s["rules"].get("RecognizeScaledDotProductAttention") == 2
+          and s["ops_after_by_kind"].get("tg.attention") == 2 and s["kernels"] > 0, json.dumps(s)[:400])
+except Exception as e:  # noqa: BLE001
+    check("stats-json keys", False, repr(e))
+check("stats printed", "rules applied:" in r.stdout and "MergeParallelLinears" in r.stdout, r.stdout)
+
+# run: rel_l2 line per output; exit 0 within tolerance, non-zero beyond it.
+r = tgc("run", pkg, "--test-data", data("bert_tiny"))
+check("run check passes", r.returncode == 0 and "rel_l2=" in r.stdout, r.stdout + r.stderr)
+r = tgc("run", pkg, "--test-data", data("bert_tiny"), "--tolerance", "1e-12")
+check("run check fails beyond tolerance", 0 < r.returncode < 128 and "rel_l2=" in r.stdout,
+      r.stdout + r.stderr)
+
+# inspect and bench.
+r = tgc("inspect", pkg)
+check("inspect", r.returncode == 0 and "arena" in r.stdout.lower() and "weight" in r.stdout.lower(),
+      r.stdout)
+r = tgc("bench", pkg, "--iters", "3", "--warmup", "1")
+check("bench", r.returncode == 0 and "median latency" in r.stdout, r.stdout + r.stderr)
+
+# --dump-dir: readable IR per stage, kernels and plan.
+dump = os.path.join(TMP, "dump")
+r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "b2"), "--dump-dir", dump)
+files = sorted(os.listdir(dump)) if os.path.isdir(dump) else []
+first = open(os.path.join(dump, files[0])).read() if files else ""
+check("dump-dir stages", r.returncode == 0 and files and files[0] == "00-import.mlir"
+      and any("form-kernels" in f for f in files) and "kernels.cpp" in files
+      and "plan.txt" in files and "elided" in first and len(first) < 200_000, str(files))
+
+# --print-ir-after prints only the named pass.
+r = tgc("compile", model("parallel_mlp"), "-o", os.path.join(TMP, "pm"),
+        "--print-ir-after=tgc-batch-split-branches")
+check("print-ir-after", r.returncode == 0 and "IR after tgc-batch-split-branches" in r.stderr
+      and "IR after cse" not in r.stderr, r.stderr[:400])
+
+# Rules can be switched off by name; unknown names are errors.
+r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "b3"), "--stats",
+        "--disable-rules=MergeParallelLinears")
+check("disable-rules", r.returncode == 0 and "MergeParallelLinears" not in r.stdout, r.stdout)
+r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "b4"), "--disable-rules=NoSuchRule")
+check("unknown rule refused", 0 < r.returncode < 128 and "unknown rule 'NoSuchRule'" in r.stderr,
+      r.stderr)
+
+# Numerics debugging: check-each-pass names the pass, bisect names the rule (fault injected).
+r = tgc("compile", model("parallel_mlp"), "-o", os.path.join(TMP, "pm2"), "--check-each-pass",
+        "--inject-fault")
+check("check-each-pass names pass", 0 < r.returncode < 128 and "'tgc-inject-fault'" in r.stderr,
+      r.stderr[-400:])
+r = tgc("bisect", model("parallel_mlp"), "--test-data", data("parallel_mlp"), "--inject-fault")
+check("bisect names rule", r.returncode == 1 and "culprit rule 'InjectFaultScaleTanh'" in r.stdout,
+      r.stdout + r.stderr)
+r = tgc("bisect", model("parallel_mlp"), "--test-data", data("parallel_mlp"))
+check("bisect clean model", r.returncode == 0 and "nothing to find" in r.stdout, r.stdout + r.stderr)
+
+# Bad input: clear message, exit in 1..127, no crash.
+bad = os.path.join(TMP, "garbage.onnx")
+open(bad, "wb").write(b"\x08\x07garbage-not-a-model" * 10)
+r = tgc("compile", bad, "-o", os.path.join(TMP, "x"))
+check("garbage model refused", 0 < r.returncode < 128 and "garbage.onnx" in r.stderr, r.stderr)
+r = tgc("compile", os.path.join(TMP, "missing.onnx"), "-o", os.path.join(TMP, "x"))
+check("missing model refused", 0 < r.returncode < 128 and "missing.onnx" in r.stderr, r.stderr)
+r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "x"), "--input-shape", "input_0=1xq")
+check("bad input-shape refused", 0 < r.returncode < 128 and "input-shape" in r.stderr, r.stderr)
+r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "x"), "--target=tpu")
+check("bad target refused", 0 < r.returncode < 128 and "tpu" in r.stderr, r.stderr)
+r = tgc("run", pkg, "--test-data", data("vit_tiny"))  # f32 image into an i64 ids model
+check("wrong input refused", 0 < r.returncode < 128 and "input_0" in r.stderr, r.stderr)
+broken = os.path.join(TMP, "broken.tgpkg")
+shutil.copytree(pkg, broken)
+with open(os.path.join(broken, "plan.pb"), "r+b") as f:
+    f.truncate(40)
+r = tgc("run", broken, "--test-data", data("bert_tiny"))
+check("truncated package refused", 0 < r.returncode < 128 and "plan" in r.stderr, r.stderr)
+
+shutil.rmtree(TMP, ignore_errors=True)
+print(f"cli: {sum(results)} passed, {len(results) - sum(results)} failed")
+sys.exit(0 if all(results) else 1)
