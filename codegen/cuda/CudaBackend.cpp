@@ -157,13 +157,20 @@ llvm::Error preparePackageDir(const std::string &dir) {
 
 /// Compiles `code` for `arch` (or takes the result from the cache) into cubin + PTX.
 llvm::Error compileKernels(const std::string &code, const std::string &arch,
-                           const std::string &cacheDir, std::string &cubin, std::string &ptx,
-                           bool &cacheHit) {
+                           const std::string &cacheDir, bool halfHeaders, std::string &cubin,
+                           std::string &ptx, bool &cacheHit) {
   auto version = cuda::nvrtcVersion();
   if (!version)
     return version.takeError();
+  std::vector<std::string> options = kNvrtcOptions;
+  if (halfHeaders) {
+    auto inc = cuda::cudaIncludeDir();
+    if (!inc)
+      return inc.takeError();
+    options.push_back("-I" + *inc);
+  }
   std::string key = "nvrtc " + *version + "\n" + arch + "\n";
-  for (const auto &o : kNvrtcOptions)
+  for (const auto &o : options)
     key += o + "\n";
   key += code;
   std::string base = cacheDir.empty() ? "" : cacheDir + "/" + hex64(plan::fnv1a64(key.data(), key.size()));
@@ -172,7 +179,7 @@ llvm::Error compileKernels(const std::string &code, const std::string &arch,
     cacheHit = true;
     return llvm::Error::success();
   }
-  auto out = cuda::nvrtcCompile(code, "kernels.cu", arch, kNvrtcOptions);
+  auto out = cuda::nvrtcCompile(code, "kernels.cu", arch, options);
   if (!out)
     return out.takeError();
   cubin = std::move(out->cubin);
@@ -238,18 +245,27 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
       return std::move(e);
   }
 
-  std::string code = cuda::kPrelude;
+  std::string kernels;
   cuda::KernelEmitter emitter(*plan);
   std::vector<cuda::EmittedStep> steps;
   int index = 0;
   for (Operation &op : body) {
     if (isa<tg::ConstantOp, tg::ReshapeOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
       continue;
-    auto k = emitter.emit(&op, index++, code);
+    auto k = emitter.emit(&op, index++, kernels);
     if (!k)
       return k.takeError();
     steps.insert(steps.end(), k->begin(), k->end());
   }
+  // f16/bf16 packages (--precision): the CUDA half headers and conversions go around the prelude.
+  bool half = kernels.find("__half") != std::string::npos ||
+              kernels.find("__nv_bfloat16") != std::string::npos;
+  for (const cuda::EmittedStep &es : steps)
+    half = half || (es.gemm && es.desc.dtype() != 1);
+  std::string code = half ? std::string(cuda::kHalfHeaders) + cuda::kPrelude + cuda::kHalfPrelude
+                          : std::string(cuda::kPrelude);
+  code += kernels;
+  std::string().swap(kernels);
   const int64_t scratchOffset = plan->arenaBytes;
   PackageStats stats;
   for (const cuda::EmittedStep &es : steps) {
@@ -315,7 +331,7 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   if (!writeFile(dir + "/kernels.cu", code.data(), code.size()))
     return error("cannot write " + dir + "/kernels.cu");
   std::string cubin, ptx;
-  if (auto e = compileKernels(code, *arch, cacheDir, cubin, ptx, stats.kernelCacheHit))
+  if (auto e = compileKernels(code, *arch, cacheDir, half, cubin, ptx, stats.kernelCacheHit))
     return std::move(e);
   if (!writeFile(dir + "/kernels.cubin", cubin.data(), cubin.size()) ||
       !writeFile(dir + "/kernels.ptx", ptx.data(), ptx.size()))

@@ -29,9 +29,20 @@ std::string intArray(const Shape &v);
 llvm::Error opError(mlir::Operation *op, const llvm::Twine &msg);
 
 /// Device C type of a tg element type.
+/// f16/bf16 (`__half`, `__nv_bfloat16`) are storage types only: values are loaded into float
+/// (`ld`), computed in float, and rounded to nearest even on store (`st`).
 struct CType {
   std::string name;
   bool isFloat = false, isBool = false;
+  bool lowp = false; ///< f16 or bf16
+  /// Type that element math runs in: float for f16/bf16, else the type itself.
+  std::string calc() const { return lowp ? "float" : name; }
+  /// Expression `e` (of this type) as a `calc()` value.
+  std::string ld(const std::string &e) const { return lowp ? "tg_ld(" + e + ")" : e; }
+  /// `calc()` expression `e` converted to this type.
+  std::string st(const std::string &e) const {
+    return lowp ? "tg_st<" + name + ">(" + e + ")" : "(" + name + ")(" + e + ")";
+  }
 };
 llvm::Expected<CType> ctypeOf(mlir::Type t, mlir::Operation *op);
 llvm::Expected<CType> ctypeOf(mlir::Value v, mlir::Operation *op);

@@ -15,6 +15,10 @@ namespace tgc::cuda {
 
 /// The fixed text at the top of kernels.cu (typedefs, element math, reductions, fallback GEMM).
 extern const char *kPrelude;
+/// With f16/bf16 tensors: `kHalfHeaders` goes before kPrelude (the cuda_fp16.h/cuda_bf16.h
+/// includes), `kHalfPrelude` right after it (tg_ld/tg_st conversions, f16/bf16 fallback GEMMs).
+extern const char *kHalfHeaders;
+extern const char *kHalfPrelude;
 
 /// Threads per block of elementwise and row kernels.
 constexpr int64_t kBlock = 256;

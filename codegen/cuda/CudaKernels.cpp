@@ -78,6 +78,10 @@ llvm::Expected<CType> ctypeOf(Type t, Operation *op) {
     return CType{"float", true, false};
   if (t.isF64())
     return CType{"double", true, false};
+  if (t.isF16())
+    return CType{"__half", true, false, true};
+  if (t.isBF16())
+    return CType{"__nv_bfloat16", true, false, true};
   if (t.isInteger(1))
     return CType{"uint8_t", false, true};
   if (auto i = t.dyn_cast<IntegerType>()) {
@@ -112,18 +116,20 @@ std::string floatLiteral(double v, bool f32) {
 
 namespace {
 
-/// Literals of every element of a dense constant (one when splat).
+/// Literals of every element of a dense constant (one when splat); f16/bf16 values as float
+/// literals (exact: both are subsets of f32).
 llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operation *op) {
   std::vector<std::string> out;
   Type e = a.getElementType();
   if (e.isa<FloatType>()) {
-    if (!(e.isF32() || e.isF64()))
+    if (!(e.isF32() || e.isF64() || e.isF16() || e.isBF16()))
       return opError(op, "constant element type not supported");
+    bool f32 = !e.isF64();
     if (a.isSplat())
-      out.push_back(floatLiteral(a.getSplatValue<APFloat>().convertToDouble(), e.isF32()));
+      out.push_back(floatLiteral(a.getSplatValue<APFloat>().convertToDouble(), f32));
     else
       for (APFloat f : a.getValues<APFloat>())
-        out.push_back(floatLiteral(f.convertToDouble(), e.isF32()));
+        out.push_back(floatLiteral(f.convertToDouble(), f32));
     return out;
   }
   auto it = e.dyn_cast<IntegerType>();
@@ -298,11 +304,14 @@ llvm::Expected<Leaf> KernelBuilder::constantLeaf(Value v, Operation *owner) {
   l.shape = shapeOf(v);
   l.ct = *ct;
   if (dense.isSplat()) {
-    l.splat = "(" + ct->name + ")" + lits->front();
+    l.splat = "(" + ct->calc() + ")" + lits->front();
     return l;
   }
+  // f16/bf16 arrays are kept as their (exact) float values: no conversion on load.
+  if (ct->lowp)
+    l.ct = CType{"float", true, false};
   std::string name = "tgc_k" + std::to_string(em.constants_++);
-  std::string s = "__device__ const " + ct->name + " " + name + "[" +
+  std::string s = "__device__ const " + l.ct.name + " " + name + "[" +
                   std::to_string(lits->size()) + "] = {";
   for (size_t i = 0; i < lits->size(); ++i)
     s += (i ? ", " : "") + (*lits)[i];
@@ -337,9 +346,9 @@ llvm::Expected<std::string> KernelBuilder::elemExpr(Operation *op,
   for (size_t i = 0; i < a.size(); ++i)
     args += (i ? ", " : "") + a[i];
   if (isa<tg::CastOp>(op))
-    return "tg_cast<" + rt->name + ", " + (rt->isBool ? "true" : "false") + ", " + t->name +
+    return "tg_cast<" + rt->calc() + ", " + (rt->isBool ? "true" : "false") + ", " + t->calc() +
            ">(" + args + ")";
-  return "tg_" + name + "<" + t->name + ">(" + args + ")";
+  return "tg_" + name + "<" + t->calc() + ">(" + args + ")";
 }
 
 llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
@@ -378,9 +387,10 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
     for (auto &[v, l] : leaves) {
       std::string name = fresh("v");
       if (l.ptr.empty()) {
-        c.line("const " + l.ct.name + " " + name + " = " + l.splat + ";");
+        c.line("const " + l.ct.calc() + " " + name + " = " + l.splat + ";");
       } else {
-        c.line("const " + l.ct.name + " " + name + " = " + l.ptr + "[" + offs[1 + li] + "];");
+        c.line("const " + l.ct.calc() + " " + name + " = " + l.ct.ld(l.ptr + "[" + offs[1 + li] +
+                                                                    "]") + ";");
         ++li;
       }
       names[v] = name;
@@ -398,7 +408,7 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
         }
       }
       std::string e = llvm::cantFail(elemExpr(op, a));
-      std::string rt = llvm::cantFail(ctypeOf(op->getResult(0), op)).name;
+      std::string rt = llvm::cantFail(ctypeOf(op->getResult(0), op)).calc();
       std::string name = fresh("v");
       c.line("const " + rt + " " + name + " = " + e + ";");
       names[op->getResult(0)] = name;
@@ -409,7 +419,8 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
         error = opError(root, "kernel result is not computed by its ops");
       return;
     }
-    c.line(out + "[" + offs[0] + "] = " + n->second + ";");
+    CType rct = llvm::cantFail(ctypeOf(result, root));
+    c.line(out + "[" + offs[0] + "] = " + (rct.lowp ? rct.st(n->second) : n->second) + ";");
   });
   return error;
 }
@@ -417,14 +428,18 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
 llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &args, StepArg out,
                                     bool withBias, std::optional<StepArg> residual) {
   Type et = op->getResult(0).getType().cast<RankedTensorType>().getElementType();
-  if (!et.isF32())
-    return opError(op, "GEMMs are fp32 only in this version");
+  if (!(et.isF32() || et.isF16() || et.isBF16()))
+    return opError(op, "GEMMs are fp32/fp16/bf16 only in this version");
+  for (Value v : op->getOperands())
+    if (v.getType().cast<RankedTensorType>().getElementType() != et)
+      return opError(op, "GEMM operands must all have the result's element type");
+  const int64_t es = et.isF32() ? 4 : 2; // element bytes
   EmittedStep s;
   s.gemm = true;
   s.symbol = "gemm";
   s.label = label;
   plan::GemmDesc &g = s.desc;
-  g.set_dtype(1);
+  g.set_dtype(et.isF32() ? 1 : (et.isF16() ? 10 : 16)); // ONNX dtypes; fp32 accumulation
   g.set_batch(1);
   if (auto lin = dyn_cast<tg::LinearOp>(op)) {
     Shape x = shapeOf(lin.getInput()), w = shapeOf(lin.getWeight());
@@ -494,10 +509,10 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
       bo += coord[d] * bs[d];
     }
     EmittedStep one = s;
-    one.args[0].offset += ao * M * K * 4, one.args[0].bytes = M * K * 4;
-    one.args[1].offset += bo * K * N * 4, one.args[1].bytes = K * N * 4;
+    one.args[0].offset += ao * M * K * es, one.args[0].bytes = M * K * es;
+    one.args[1].offset += bo * K * N * es, one.args[1].bytes = K * N * es;
     for (size_t c = 2; c < one.args.size(); c += 1) // C and the residual share C's layout
-      one.args[c].offset += i * M * N * 4, one.args[c].bytes = M * N * 4;
+      one.args[c].offset += i * M * N * es, one.args[c].bytes = M * N * es;
     steps.push_back(one);
     for (int64_t d = (int64_t)batch->size() - 1; d >= 0; --d) {
       if (++coord[d] < (*batch)[d])
@@ -699,7 +714,7 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     for (Attribute a : pad.getPads())
       p.push_back(a.cast<IntegerAttr>().getInt());
     double value = pad.getValue().convertToDouble();
-    std::string lit = ct.isFloat ? floatLiteral(value, T == "float")
+    std::string lit = ct.isFloat ? floatLiteral(value, T != "double")
                                  : (ct.isBool ? (value != 0 ? "1" : "0")
                                               : str(static_cast<int64_t>(value)));
     Shape xs = contiguousStrides(x);
@@ -715,7 +730,7 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
       c.line("src += ic * " + str(xs[d]) + ";");
       c.close();
     }
-    c.line("out0[i] = inside ? in0[src] : (" + T + ")" + lit + ";");
+    c.line("out0[i] = inside ? in0[src] : " + (ct.lowp ? ct.st(lit) : "(" + T + ")" + lit) + ";");
     c.close();
     return llvm::Error::success();
   }
@@ -771,7 +786,7 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
            str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
     if (A == 0) {
-      c.line("out0[i] = (" + T + ")0;");
+      c.line("out0[i] = " + ct.st("0") + ";");
     } else {
       c.line("const " + it + " j = i % " + str(inner) + ", r = i / " + str(inner) + ";");
       c.line("const " + it + " o = r / " + str(NI) + ", k = r % " + str(NI) + ";");
@@ -795,7 +810,7 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     gridLoop(idx, {contiguousStrides(idx), contiguousStrides(idx), st}, {"0", "0", "0"},
              [&](Code &c, const std::vector<std::string> &o) {
                if (A == 0) {
-                 c.line("out0[" + o[0] + "] = (" + T + ")0;");
+                 c.line("out0[" + o[0] + "] = " + ct.st("0") + ";");
                  return;
                }
                c.line("int64_t x = (int64_t)in1[" + o[1] + "];");

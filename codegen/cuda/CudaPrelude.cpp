@@ -217,13 +217,13 @@ template <class T> __device__ __forceinline__ T tg_block_max(T v) { return tg_bl
 
 /// Fallback GEMM (used only when cuBLASLt cannot be loaded): for b < batch,
 /// C[b] = A[b] (m×k) · op(B[b]) (+ bias[n]) (+ R[b], laid out like C), 16×16 tiles, fp32
-/// accumulation.
+/// accumulation (tiles held in float whatever T is; one rounding on store).
 /// Grid (ceil(n/16), ceil(m/16), batch), block (16, 16).
-extern "C" __global__ void __launch_bounds__(256)
-tgk_gemm_f32(const float *A, const float *B, float *C, const float *bias, const float *R,
-             int64_t m, int64_t n,
-             int64_t k, int transB, int64_t lda, int64_t ldb, int64_t ldc, int64_t sa, int64_t sb,
-             int64_t sc) {
+template <class T>
+__device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *bias, const T *R,
+                                        int64_t m, int64_t n, int64_t k, int transB, int64_t lda,
+                                        int64_t ldb, int64_t ldc, int64_t sa, int64_t sb,
+                                        int64_t sc) {
   __shared__ float ta[16][17], tb[16][17];
   const int64_t b = blockIdx.z;
   A += b * sa;
@@ -235,16 +235,46 @@ tgk_gemm_f32(const float *A, const float *B, float *C, const float *bias, const 
   float acc = 0.f;
   for (int64_t k0 = 0; k0 < k; k0 += 16) {
     const int64_t ka = k0 + tx, kb = k0 + ty;
-    ta[ty][tx] = row < m && ka < k ? A[row * lda + ka] : 0.f;
-    tb[ty][tx] = col < n && kb < k ? (transB ? B[col * ldb + kb] : B[kb * ldb + col]) : 0.f;
+    ta[ty][tx] = row < m && ka < k ? (float)A[row * lda + ka] : 0.f;
+    tb[ty][tx] = col < n && kb < k ? (float)(transB ? B[col * ldb + kb] : B[kb * ldb + col]) : 0.f;
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < 16; ++i) acc += ta[ty][i] * tb[i][tx];
     __syncthreads();
   }
   if (row < m && col < n)
-    C[row * ldc + col] = acc + (bias ? bias[col] : 0.f) + (R ? R[row * ldc + col] : 0.f);
+    C[row * ldc + col] = (T)(acc + (bias ? (float)bias[col] : 0.f) +
+                             (R ? (float)R[row * ldc + col] : 0.f));
 }
+#define TG_GEMM(NAME, T)                                                                           \
+  extern "C" __global__ void __launch_bounds__(256)                                               \
+  NAME(const T *A, const T *B, T *C, const T *bias, const T *R, int64_t m, int64_t n, int64_t k,  \
+       int transB, int64_t lda, int64_t ldb, int64_t ldc, int64_t sa, int64_t sb, int64_t sc) {   \
+    tg_gemm<T>(A, B, C, bias, R, m, n, k, transB, lda, ldb, ldc, sa, sb, sc);                     \
+  }
+TG_GEMM(tgk_gemm_f32, float)
+)PRELUDE";
+
+/// Prepended to kernels.cu (before kPrelude) when a package stores f16/bf16: the CUDA headers
+/// (found through NVRTC's include path), load/store conversions (round to nearest even) and the
+/// f16/bf16 fallback GEMMs.
+const char *kHalfHeaders = R"PRELUDE(#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+)PRELUDE";
+
+const char *kHalfPrelude = R"PRELUDE(
+// f16/bf16 are storage types: loaded into float, computed in float, rounded on store.
+namespace {
+__device__ __forceinline__ float tg_ld(__half x) { return __half2float(x); }
+__device__ __forceinline__ float tg_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T> __device__ __forceinline__ T tg_st(float x);
+template <> __device__ __forceinline__ __half tg_st<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 tg_st<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+} // namespace
+TG_GEMM(tgk_gemm_f16, __half)
+TG_GEMM(tgk_gemm_bf16, __nv_bfloat16)
 )PRELUDE";
 
 } // namespace tgc::cuda

@@ -96,19 +96,20 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
     c.line(T + " *yr = out0 + r * " + str(D) + ";");
     c.line(A + " s = 0;");
-    c.line(loopJ + str(D) + stepJ + " s += (" + A + ")xr[j];");
+    c.line(loopJ + str(D) + stepJ + " s += (" + A + ")" + ct.ld("xr[j]") + ";");
     c.line("const " + A + " mean = tg_block_sum<" + A + ">(s) / (" + A + ")" + str(D) + ";");
     c.line(A + " q = 0;");
-    c.line(loopJ + str(D) + stepJ + " { const " + A + " d = (" + A + ")xr[j] - mean; q += d * d; }");
+    c.line(loopJ + str(D) + stepJ + " { const " + A + " d = (" + A + ")" + ct.ld("xr[j]") +
+           " - mean; q += d * d; }");
     c.line("const " + A + " rstd = (" + A + ")1 / tgf_sqrt(tg_block_sum<" + A + ">(q) / (" + A +
            ")" + str(D) + " + (" + A + ")" + floatLiteral(eps, false) + ");");
     c.open(loopJ + str(D) + stepJ);
-    c.line(A + " t = ((" + A + ")xr[j] - mean) * rstd;");
+    c.line(A + " t = ((" + A + ")" + ct.ld("xr[j]") + " - mean) * rstd;");
     if (!scale.empty())
-      c.line("t *= (" + A + ")" + scale + ";");
+      c.line("t *= (" + A + ")" + ct.ld(scale) + ";");
     if (!bias.empty())
-      c.line("t += (" + A + ")" + bias + ";");
-    c.line("yr[j] = (" + T + ")t;");
+      c.line("t += (" + A + ")" + ct.ld(bias) + ";");
+    c.line("yr[j] = " + ct.st("t") + ";");
     c.close();
     endKernel(code, R, rowBlock(D));
     return llvm::Error::success();
@@ -139,14 +140,15 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
     c.line(T + " *yr = out0 + r * " + str(D) + ";");
     c.line(A + " q = 0;");
-    c.line(loopJ + str(D) + stepJ + " { const " + A + " v = (" + A + ")xr[j]; q += v * v; }");
+    c.line(loopJ + str(D) + stepJ + " { const " + A + " v = (" + A + ")" + ct.ld("xr[j]") +
+           "; q += v * v; }");
     c.line("const " + A + " rstd = (" + A + ")1 / tgf_sqrt(tg_block_sum<" + A + ">(q) / (" + A +
            ")" + str(D) + " + (" + A + ")" + floatLiteral(eps, false) + ");");
     c.open(loopJ + str(D) + stepJ);
-    c.line(A + " t = (" + A + ")xr[j] * rstd;");
+    c.line(A + " t = (" + A + ")" + ct.ld("xr[j]") + " * rstd;");
     if (!scale.empty())
-      c.line("t *= (" + A + ")" + scale + ";");
-    c.line("yr[j] = (" + T + ")t;");
+      c.line("t *= (" + A + ")" + ct.ld(scale) + ";");
+    c.line("yr[j] = " + ct.st("t") + ";");
     c.close();
     endKernel(code, R, rowBlock(D));
     return llvm::Error::success();
@@ -167,18 +169,20 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     c.line("const " + T + " *xr = in0 + base;");
     c.line(T + " *yr = out0 + base;");
     std::string loopK = "for (" + it + " k = threadIdx.x; k < " + str(L) + "; k += blockDim.x)";
-    c.line(T + " m = -tg_inf<" + T + ">();");
-    c.line(loopK + " m = tg_max<" + T + ">(m, xr" + at + ");");
-    c.line("m = tg_block_max<" + T + ">(m);");
+    // Max, sum and output in the accumulator type (float for f16/bf16/f32, double for f64).
+    const std::string xv = "(" + A + ")" + ct.ld("xr" + at);
+    c.line(A + " m = -tg_inf<" + A + ">();");
+    c.line(loopK + " m = tg_max<" + A + ">(m, " + xv + ");");
+    c.line("m = tg_block_max<" + A + ">(m);");
     c.line(A + " s = 0;");
-    c.line(loopK + " s += (" + A + ")tgf_exp(xr" + at + " - m);");
+    c.line(loopK + " s += tgf_exp(" + xv + " - m);");
     c.line("s = tg_block_sum<" + A + ">(s);");
     if (sm.getLog()) {
       c.line("const " + A + " ls = tgf_log(s);");
-      c.line(loopK + " yr" + at + " = (" + T + ")((" + A + ")xr" + at + " - (" + A + ")m - ls);");
+      c.line(loopK + " yr" + at + " = " + ct.st(xv + " - m - ls") + ";");
     } else {
       c.line("const " + A + " inv = (" + A + ")1 / s;");
-      c.line(loopK + " yr" + at + " = (" + T + ")(tgf_exp(xr" + at + " - m) * inv);");
+      c.line(loopK + " yr" + at + " = " + ct.st("tgf_exp(" + xv + " - m) * inv") + ";");
     }
     endKernel(code, O * I, rowBlock(L));
     return llvm::Error::success();
@@ -208,27 +212,30 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     for (auto &rd : rdims)
       R *= rd.first;
     std::string acc = ct.isFloat ? "double" : "int64_t";
+    const std::string C = ct.calc(); // element values are read as C
     std::string init, step, fin;
     if (isa<tg::ReduceSumOp, tg::ReduceMeanOp>(op)) {
       init = acc + " acc = 0;";
       step = "acc += v;";
-      fin = isa<tg::ReduceMeanOp>(op) ? "(" + T + ")(acc / " + (ct.isFloat ? "(double)" : "") +
+      fin = isa<tg::ReduceMeanOp>(op) ? "(" + C + ")(acc / " + (ct.isFloat ? "(double)" : "") +
                                             str(std::max<int64_t>(R, 1)) + ")"
-                                      : "(" + T + ")acc";
+                                      : "(" + C + ")acc";
       if (isa<tg::ReduceMeanOp>(op) && R == 0)
-        fin = ct.isFloat ? floatLiteral(NAN, T == "float") : "(" + T + ")0";
+        fin = ct.isFloat ? floatLiteral(NAN, C == "float") : "(" + T + ")0";
     } else if (isa<tg::ReduceProdOp>(op)) {
       init = acc + " acc = 1;";
       step = "acc *= v;";
-      fin = "(" + T + ")acc";
+      fin = "(" + C + ")acc";
     } else {
       bool mx = isa<tg::ReduceMaxOp>(op);
-      std::string lim = ct.isFloat ? std::string(mx ? "-" : "") + "tg_inf<" + T + ">()"
+      std::string lim = ct.isFloat ? std::string(mx ? "-" : "") + "tg_inf<" + C + ">()"
                                    : (mx ? "tg_lo<" : "tg_hi<") + T + ">()";
-      init = T + " acc = " + lim + ";";
-      step = std::string("acc = tg_") + (mx ? "max" : "min") + "<" + T + ">(acc, v);";
+      init = C + " acc = " + lim + ";";
+      step = std::string("acc = tg_") + (mx ? "max" : "min") + "<" + C + ">(acc, v);";
       fin = "acc";
     }
+    if (ct.lowp)
+      fin = ct.st(fin);
     if (product(kept) == 0)
       return llvm::Error::success();
     gridLoop(kept, {contiguousStrides(kept), keptStrides}, {"0", "0"},
@@ -241,7 +248,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
                         "; ++" + kv + ")");
                  idx += " + " + kv + " * " + str(rdims[k].second);
                }
-               c.line("const " + T + " v = in0[" + idx + "];");
+               c.line("const " + C + " v = " + ct.ld("in0[" + idx + "]") + ";");
                c.line(step);
                for (size_t k = 0; k < rdims.size(); ++k)
                  c.close();
@@ -266,9 +273,9 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
            str(I) + ";");
     c.line("int64_t best = 0;");
     if (L > 0) {
-      c.line(xt->name + " bv = xr[0];");
-      c.line("for (" + it + " k = 1; k < " + str(L) + "; ++k) { const " + xt->name +
-             " v = xr[k * " + str(I) + "]; if (" + (am.getSelectLast() ? "v >= bv" : "v > bv") +
+      c.line(xt->calc() + " bv = " + xt->ld("xr[0]") + ";");
+      c.line("for (" + it + " k = 1; k < " + str(L) + "; ++k) { const " + xt->calc() +
+             " v = " + xt->ld("xr[k * " + str(I) + "]") + "; if (" + (am.getSelectLast() ? "v >= bv" : "v > bv") +
              ") { bv = v; best = k; } }");
     }
     c.line("out0[r] = best;");
@@ -281,8 +288,16 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   // output dims d ≡ lane (mod 32); per key, a warp sum gives the score, and an online softmax
   // rescales the running output. Undefined rows (all -inf, any NaN or +inf) give 0.
   if (auto at = dyn_cast<tg::AttentionOp>(op)) {
-    if (T != "float")
-      return opError(op, "attention is fp32 only in this version");
+    if (T != "float" && !ct.lowp)
+      return opError(op, "attention is fp32/fp16/bf16 only in this version");
+    // Scores, softmax statistics and the output accumulate in float whatever the storage type.
+    CType mt = ct;
+    if (at.getMask()) {
+      auto m = ctypeOf(at.getMask(), op);
+      if (!m)
+        return m.takeError();
+      mt = *m;
+    }
     Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
     const int64_t B = q[0], Hq = q[1], S = q[2], D = q[3], Hkv = k[1], L = k[2], Dv = v[3];
     const int64_t rows = B * Hq * S;
@@ -306,15 +321,15 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
            ", b = r / " + str(S * Hq) + ";");
     c.line("(void)b; (void)h; (void)s;");
     c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
-    c.line("const float *qr = in0 + r * " + str(D) + ";");
-    c.line("const float *kb = in1 + kh * " + str(L * D) + ";");
-    c.line("const float *vb = in2 + kh * " + str(L * Dv) + ";");
+    c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
     c.line("const float scale = " +
            floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ";");
     c.line("float qv[" + str(nq) + "], acc[" + str(nv) + "];");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(nq) + "; ++u) { const int d = lane + 32 * u; qv[u] = d < " +
-           str(D) + " ? qr[d] : 0.f; }");
+           str(D) + " ? " + ct.ld("qr[d]") + " : 0.f; }");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(nv) + "; ++u) acc[u] = 0.f;");
     c.line("float m = -tg_inf_f(), l = 0.f;");
@@ -326,31 +341,31 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
       tEnd = "n";
     }
     c.open("for (" + it + " t = 0; t < " + tEnd + "; ++t)");
-    c.line("const float *kr = kb + t * " + str(D) + ";");
+    c.line("const " + T + " *kr = kb + t * " + str(D) + ";");
     c.line("float x = 0.f;");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(nq) + "; ++u) { const int d = lane + 32 * u; if (d < " +
-           str(D) + ") x += qv[u] * kr[d]; }");
+           str(D) + ") x += qv[u] * " + ct.ld("kr[d]") + "; }");
     c.line("x = tg_warp_sum<float>(x) * scale;");
     if (!maskIdx.empty())
-      c.line("x += in3[" + maskIdx + "];");
+      c.line("x += (float)" + mt.ld("in3[" + maskIdx + "]") + ";");
     c.line("if (x != x || x == tg_inf_f()) bad = true;");
     c.line("if (bad || x == -tg_inf_f()) continue;");
     c.line("const float mn = x > m ? x : m;");
     c.line("const float corr = tgf_exp(m - mn), p = tgf_exp(x - mn);");
     c.line("l = l * corr + p;");
-    c.line("const float *vr = vb + t * " + str(Dv) + ";");
+    c.line("const " + T + " *vr = vb + t * " + str(Dv) + ";");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(nv) + "; ++u) { const int d = lane + 32 * u; if (d < " +
-           str(Dv) + ") acc[u] = acc[u] * corr + p * vr[d]; }");
+           str(Dv) + ") acc[u] = acc[u] * corr + p * " + ct.ld("vr[d]") + "; }");
     c.line("m = mn;");
     c.close();
-    c.line("float *o = out0 + r * " + str(Dv) + ";");
+    c.line(T + " *o = out0 + r * " + str(Dv) + ";");
     c.line("const bool zero = bad || m == -tg_inf_f();");
     c.line("const float inv = zero ? 0.f : 1.f / l;");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(nv) + "; ++u) { const int d = lane + 32 * u; if (d < " +
-           str(Dv) + ") o[d] = zero ? 0.f : acc[u] * inv; }");
+           str(Dv) + ") o[d] = " + ct.st("zero ? 0.f : acc[u] * inv") + "; }");
     endKernel(code, (rows + 3) / 4, 128);
     return llvm::Error::success();
   }
@@ -364,19 +379,29 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     int64_t D = x.back(), H = D / 2;
     if (product(x) == 0)
       return llvm::Error::success();
+    auto cs = ctypeOf(ro.getCos(), op), sn = ctypeOf(ro.getSin(), op);
+    if (!cs)
+      return cs.takeError();
+    if (!sn)
+      return sn.takeError();
     gridLoop(x,
              {contiguousStrides(x), broadcastStrides(shapeOf(ro.getCos()), x),
               broadcastStrides(shapeOf(ro.getSin()), x)},
              {"0", "0", "0"}, [&](Code &c, const std::vector<std::string> &o) {
                c.line("const " + it + " k = " + o[0] + " % " + str(D) + ";");
                if (ro.getInterleaved())
-                 c.line("const " + A + " r = (k & 1) == 0 ? -(" + A + ")in0[" + o[0] + " + 1] : (" +
-                        A + ")in0[" + o[0] + " - 1];");
+                 c.line("const " + A + " r = (k & 1) == 0 ? -(" + A + ")" +
+                        ct.ld("in0[" + o[0] + " + 1]") + " : (" + A + ")" +
+                        ct.ld("in0[" + o[0] + " - 1]") + ";");
                else
-                 c.line("const " + A + " r = k < " + str(H) + " ? -(" + A + ")in0[" + o[0] +
-                        " + " + str(H) + "] : (" + A + ")in0[" + o[0] + " - " + str(H) + "];");
-               c.line("out0[" + o[0] + "] = (" + T + ")((" + A + ")in0[" + o[0] + "] * (" + A +
-                      ")in1[" + o[1] + "] + r * (" + A + ")in2[" + o[2] + "]);");
+                 c.line("const " + A + " r = k < " + str(H) + " ? -(" + A + ")" +
+                        ct.ld("in0[" + o[0] + " + " + str(H) + "]") + " : (" + A + ")" +
+                        ct.ld("in0[" + o[0] + " - " + str(H) + "]") + ";");
+               c.line("out0[" + o[0] + "] = " +
+                      ct.st("(" + A + ")" + ct.ld("in0[" + o[0] + "]") + " * (" + A + ")" +
+                            cs->ld("in1[" + o[1] + "]") + " + r * (" + A + ")" +
+                            sn->ld("in2[" + o[2] + "]")) +
+                      ";");
              });
     endKernel(code, gridFor(product(x)), kBlock);
     return llvm::Error::success();
@@ -394,7 +419,12 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
            str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
     c.line("const " + it + " r = i / " + str(N) + ", k = i % " + str(N) + ";");
     c.line("const " + T + " *xr = in0 + r * " + str(2 * N) + ";");
-    c.line("out0[i] = tg_mul<" + T + ">(tg_silu<" + T + ">(xr[k]), xr[k + " + str(N) + "]);");
+    const std::string C = ct.calc();
+    c.line("out0[i] = " + (ct.lowp ? ct.st("tg_mul<" + C + ">(tg_silu<" + C + ">(" + ct.ld("xr[k]") +
+                                            "), " + ct.ld("xr[k + " + str(N) + "]") + ")")
+                                    : "tg_mul<" + T + ">(tg_silu<" + T + ">(xr[k]), xr[k + " +
+                                          str(N) + "])") +
+           ";");
     c.close();
     endKernel(code, gridFor(total), kBlock);
     return llvm::Error::success();
@@ -423,7 +453,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     }
     c.line("const " + it + " m = rem % " + str(M) + ", n = rem / " + str(M) + ";");
     c.line("const " + it + " g = m / " + str(Mg) + ";");
-    c.line(acc + " a = " + (conv.getBias() ? "(" + acc + ")" + inPtr[2] + "[m]" : "0") + ";");
+    c.line(acc + " a = " + (conv.getBias() ? "(" + acc + ")" + ct.ld(inPtr[2] + "[m]") : "0") + ";");
     c.open("for (" + it + " ci = 0; ci < " + str(Cg) + "; ++ci)");
     c.line("const " + T + " *xc = in0 + (n * " + str(C) + " + g * " + str(Cg) + " + ci) * " +
            str(product(x, 2)) + ";");
@@ -440,11 +470,12 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
       xo = "(" + xo + ") * " + str(x[d + 2]) + " + x" + std::to_string(d);
       wo = "(" + wo + ") * " + str(w[d + 2]) + " + k" + std::to_string(d);
     }
-    c.line("a += (" + acc + ")xc[" + xo + "] * (" + acc + ")wc[" + wo + "];");
+    c.line("a += (" + acc + ")" + ct.ld("xc[" + xo + "]") + " * (" + acc + ")" +
+           ct.ld("wc[" + wo + "]") + ";");
     for (int d = 0; d < sp; ++d)
       c.close();
     c.close();
-    c.line("out0[i] = (" + T + ")a;");
+    c.line("out0[i] = " + ct.st("a") + ";");
     c.close();
     endKernel(code, gridFor(product(y)), kBlock);
     return llvm::Error::success();

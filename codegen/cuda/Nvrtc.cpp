@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <climits>
 #include <mutex>
 
 namespace tgc::cuda {
@@ -85,6 +87,36 @@ llvm::Expected<std::string> nvrtcVersion() {
   if (a.version(&major, &minor) != 0)
     return fail("nvrtcVersion failed");
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+llvm::Expected<std::string> cudaIncludeDir() {
+  std::vector<std::string> dirs;
+  if (const char *env = std::getenv("TGC_CUDA_INCLUDE"); env && *env)
+    dirs.push_back(env);
+  const Api &a = api();
+  Dl_info info;
+  if (a.dl && dladdr(reinterpret_cast<void *>(a.version), &info) && info.dli_fname) {
+    std::string lib = info.dli_fname;
+    size_t slash = lib.rfind('/');
+    if (slash != std::string::npos) {
+      std::string dir = lib.substr(0, slash);
+      dirs.push_back(dir + "/../include");
+      dirs.push_back(dir + "/../../include");
+    }
+  }
+  dirs.push_back("/usr/local/cuda/include");
+  for (const std::string &d : dirs) {
+    struct stat st;
+    if (::stat((d + "/cuda_fp16.h").c_str(), &st) == 0 && ::stat((d + "/cuda_bf16.h").c_str(), &st) == 0) {
+      char buf[PATH_MAX];
+      return std::string(realpath(d.c_str(), buf) ? buf : d.c_str());
+    }
+  }
+  std::string tried;
+  for (const std::string &d : dirs)
+    tried += (tried.empty() ? "" : ", ") + d;
+  return fail("fp16/bf16 kernels need cuda_fp16.h and cuda_bf16.h; not found in " + tried +
+              " (set $TGC_CUDA_INCLUDE)");
 }
 
 llvm::Expected<NvrtcOutput> nvrtcCompile(const std::string &source, const std::string &name,

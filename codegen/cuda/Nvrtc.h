@@ -24,6 +24,12 @@ struct NvrtcOutput {
 /// "13.0" for the loaded NVRTC, or an error when it cannot be loaded.
 llvm::Expected<std::string> nvrtcVersion();
 
+/// Directory holding the CUDA headers NVRTC lacks built in (cuda_fp16.h, cuda_bf16.h), for
+/// `-I`: $TGC_CUDA_INCLUDE, else `<dir of the loaded libnvrtc>/../include` (and
+/// `../../include` for targets/<arch>/lib layouts), else /usr/local/cuda/include; the first that
+/// holds cuda_fp16.h. Error when none does.
+llvm::Expected<std::string> cudaIncludeDir();
+
 /// Compiles `source` (named `name` in messages) for `arch` ("sm_90") with `options` added to
 /// `--gpu-architecture`. Errors quote the compiler log.
 llvm::Expected<NvrtcOutput> nvrtcCompile(const std::string &source, const std::string &name,

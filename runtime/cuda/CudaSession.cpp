@@ -116,7 +116,7 @@ private:
   bool ctxRetained_ = false;
   CUstream stream_ = nullptr;
   CUmodule module_ = nullptr;
-  CUfunction gemmFallback_ = nullptr;
+  CUfunction gemmFallback_[3] = {nullptr, nullptr, nullptr}; ///< f32, f16, bf16
   CUdeviceptr weights_ = 0, arena_ = 0, inputsBuf_ = 0, workspace_ = 0;
   cublasLtHandle_t ltHandle_ = nullptr;
   std::string deviceName_, moduleFrom_;
@@ -210,8 +210,10 @@ Status CudaSession::checkArg(const BufferArg &a, const std::string &where) const
 
 Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) const {
   const plan::GemmDesc &g = s.gemm();
-  if (g.dtype() != 1)
+  // fp32, fp16 or bf16 (ONNX dtypes 1, 10, 16) for A, B, C, bias and R; fp32 accumulation.
+  if (g.dtype() != 1 && g.dtype() != 10 && g.dtype() != 16)
     return Status::error(where + ": GEMM dtype " + std::to_string(g.dtype()) + " is not supported");
+  const int64_t es = g.dtype() == 1 ? 4 : 2;
   if (s.args_size() != 3 + g.bias() + g.residual())
     return Status::error(where + ": GEMM needs " + std::to_string(3 + g.bias() + g.residual()) +
                          " args");
@@ -233,9 +235,9 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
   int64_t needC = b1 * g.stride_c() + (g.m() - 1) * g.ldc() + g.n();
   int64_t need[5] = {needA, needB, needC, g.bias() ? g.n() : needC, needC};
   for (int i = 0; i < s.args_size(); ++i)
-    if (need[i] > s.args(i).bytes() / 4)
+    if (need[i] > s.args(i).bytes() / es)
       return Status::error(where + ": GEMM operand " + std::to_string(i) + " needs " +
-                           std::to_string(need[i] * 4) + " bytes, its range has " +
+                           std::to_string(need[i] * es) + " bytes, its range has " +
                            std::to_string(s.args(i).bytes()));
   return Status::success();
 }
@@ -390,9 +392,18 @@ Status CudaSession::setupGpu() {
   }
   std::string().swap(cubin_);
   std::string().swap(ptx_);
-  if (!(e = ck(d_->cuModuleGetFunction(&gemmFallback_, module_, "tgk_gemm_f32"),
-               "cuModuleGetFunction(tgk_gemm_f32)")).empty())
-    return fail(e);
+  // Fallback GEMM kernels, one per GEMM dtype the plan uses (f16/bf16 ones exist only in
+  // packages that store f16/bf16).
+  for (const plan::Step &s : plan_.steps()) {
+    if (s.kind() != plan::Step::GEMM)
+      continue;
+    int t = s.gemm().dtype() == 1 ? 0 : (s.gemm().dtype() == 10 ? 1 : 2);
+    const char *names[] = {"tgk_gemm_f32", "tgk_gemm_f16", "tgk_gemm_bf16"};
+    if (!gemmFallback_[t] &&
+        !(e = ck(d_->cuModuleGetFunction(&gemmFallback_[t], module_, names[t]),
+                 (std::string("cuModuleGetFunction(") + names[t] + ")").c_str())).empty())
+      return fail(e);
+  }
   // Buffers: weights (uploaded once), arena, inputs, cuBLASLt workspace.
   auto alloc = [&](CUdeviceptr &p, int64_t bytes, const char *what) {
     std::string e2 = ck(d_->cuMemAlloc(&p, (size_t)std::max<int64_t>(bytes, 256)), "cuMemAlloc");
@@ -476,7 +487,8 @@ Status CudaSession::setupGemm(size_t i) {
   gr.bias = g.bias() ? rs.ptrs[3] : 0;
   gr.residual = g.residual() ? rs.ptrs.back() : 0;
   // Fallback kernel launch: grid (n/16, m/16, batch) of 16×16 threads.
-  rs.fn = gemmFallback_;
+  const int t = g.dtype() == 1 ? 0 : (g.dtype() == 10 ? 1 : 2);
+  rs.fn = gemmFallback_[t];
   rs.grid[0] = (unsigned)((g.n() + 15) / 16), rs.grid[1] = (unsigned)((g.m() + 15) / 16);
   rs.grid[2] = (unsigned)g.batch();
   rs.block[0] = rs.block[1] = 16;
@@ -493,6 +505,9 @@ Status CudaSession::setupGemm(size_t i) {
   auto fail = [&](cublasStatus_t s, const char *call) {
     return Status::error(pre_ + "step " + std::to_string(i) + ": " + blasError(s, call));
   };
+  // fp32 accumulation and float alpha/beta for every storage type; A/B/C/D (and the bias, which
+  // cuBLASLt takes in D's type) are f32, f16 or bf16.
+  const cudaDataType_t dt = t == 0 ? CUDA_R_32F : (t == 1 ? CUDA_R_16F : CUDA_R_16BF);
   cublasStatus_t s;
   if ((s = lt_->descCreate(&gr.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS)
     return fail(s, "cublasLtMatmulDescCreate");
@@ -509,7 +524,7 @@ Status CudaSession::setupGemm(size_t i) {
   }
   auto layout = [&](cublasLtMatrixLayout_t &l, int64_t rows, int64_t cols, int64_t ld,
                     int64_t stride) {
-    cublasStatus_t st = lt_->layoutCreate(&l, CUDA_R_32F, rows, cols, ld);
+    cublasStatus_t st = lt_->layoutCreate(&l, dt, rows, cols, ld);
     if (st == CUBLAS_STATUS_SUCCESS && g.batch() > 1) {
       int32_t count = (int32_t)g.batch();
       lt_->layoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);

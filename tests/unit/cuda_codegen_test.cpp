@@ -1,5 +1,6 @@
 // cuda_codegen_test.cpp — the CUDA backend without a GPU: every kernel of the ten test models
-// compiles with NVRTC for sm_90 and sm_80, the kernel cache hits on recompilation, bad targets
+// compiles with NVRTC for sm_90 and sm_80 (fp32), for sm_90 at fp16 and bf16 and for sm_80 at
+// fp16 (--precision), the kernel cache hits on recompilation, bad targets
 // are refused, and the runtime refuses corrupt CUDA packages (and, on a machine without a GPU,
 // reports the missing driver) before running anything.
 #include "codegen/plan/PlanUtil.h"
@@ -42,8 +43,10 @@ std::string readAll(const std::string &path) {
 }
 
 llvm::Expected<CompileResult> compileModel(const std::string &model, const std::string &target,
-                                           const std::string &out, const std::string &cache = "") {
+                                           const std::string &out, const std::string &cache = "",
+                                           const std::string &precision = "fp32") {
   CompileOptions o;
+  o.precision = precision;
   o.modelPath = modelsDir() + "/" + model + "/model.onnx";
   o.outputPath = out;
   o.target = target;
@@ -56,14 +59,16 @@ const char *kModels[] = {"bert_tiny",    "bert_tiny_dynamo",    "gpt2_tiny", "gp
                          "llama_tiny",   "llama_tiny_dynamo",   "vit_tiny",  "vit_tiny_dynamo",
                          "parallel_mlp", "parallel_mlp_dynamo"};
 
-class NvrtcAllKernels : public ::testing::TestWithParam<std::tuple<const char *, const char *>> {};
+class NvrtcAllKernels
+    : public ::testing::TestWithParam<std::tuple<const char *, const char *, const char *>> {};
 
-// Every generated kernel compiles (no cache), lands in the cubin, and the plan names it.
+// Every generated kernel compiles (no cache), lands in the cubin, and the plan names it; at fp16
+// and bf16 every GEMM is in that type and no kernel takes an f32 tensor except the edge casts.
 TEST_P(NvrtcAllKernels, Compiles) {
-  auto [model, arch] = GetParam();
+  auto [model, arch, precision] = GetParam();
   std::string dir = tempDir(model);
   std::string pkg = dir + "/pkg";
-  auto r = compileModel(model, std::string("cuda:") + arch, pkg);
+  auto r = compileModel(model, std::string("cuda:") + arch, pkg, "", precision);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   std::string cubin = readAll(pkg + "/kernels.cubin"), ptx = readAll(pkg + "/kernels.ptx");
   std::string src = readAll(pkg + "/kernels.cu");
@@ -77,6 +82,10 @@ TEST_P(NvrtcAllKernels, Compiles) {
   for (const plan::Step &s : p.steps()) {
     if (s.kind() == plan::Step::GEMM) {
       EXPECT_GT(s.gemm().m() * s.gemm().n() * s.gemm().k(), 0) << s.label();
+      EXPECT_EQ(s.gemm().dtype(), std::string(precision) == "fp16"   ? 10
+                                  : std::string(precision) == "bf16" ? 16
+                                                                     : 1)
+          << s.label();
       continue;
     }
     ++kernels;
@@ -87,15 +96,42 @@ TEST_P(NvrtcAllKernels, Compiles) {
     EXPECT_NE(cubin.find(s.symbol()), std::string::npos) << s.symbol() << " not in the cubin";
   }
   EXPECT_GT(kernels, 0);
+  if (std::string(precision) != "fp32") {
+    const char *type = std::string(precision) == "fp16" ? "__half" : "__nv_bfloat16";
+    EXPECT_NE(src.find("#include <cuda_fp16.h>"), std::string::npos);
+    EXPECT_NE(src.find(std::string("const ") + type + " *in0"), std::string::npos);
+    EXPECT_NE(cubin.find(std::string("tgk_gemm_") + (std::string(precision) == "fp16" ? "f16" : "bf16")),
+              std::string::npos);
+  } else {
+    EXPECT_EQ(src.find("cuda_fp16.h"), std::string::npos);
+  }
   llvm::sys::fs::remove_directories(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(TenModels, NvrtcAllKernels,
                          ::testing::Combine(::testing::ValuesIn(kModels),
-                                            ::testing::Values("sm_90", "sm_80")),
+                                            ::testing::Values("sm_90", "sm_80"),
+                                            ::testing::Values("fp32")),
                          [](const auto &info) {
                            return std::string(std::get<0>(info.param)) + "_" +
                                   std::get<1>(info.param);
+                         });
+
+// fp16 and bf16 (--precision): f16/bf16 storage, float math, fp32-accumulating GEMMs; fp16 and
+// bf16 for sm_90, fp16 for sm_80.
+std::vector<std::tuple<const char *, const char *, const char *>> lowPrecisionCases() {
+  std::vector<std::tuple<const char *, const char *, const char *>> v;
+  for (const char *m : kModels)
+    for (auto [arch, precision] :
+         {std::pair{"sm_90", "fp16"}, std::pair{"sm_90", "bf16"}, std::pair{"sm_80", "fp16"}})
+      v.emplace_back(m, arch, precision);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(TenModelsLowPrecision, NvrtcAllKernels,
+                         ::testing::ValuesIn(lowPrecisionCases()), [](const auto &info) {
+                           return std::string(std::get<0>(info.param)) + "_" +
+                                  std::get<1>(info.param) + "_" + std::get<2>(info.param);
                          });
 
 TEST(CudaCodegen, KernelCacheHitsOnRecompile) {
