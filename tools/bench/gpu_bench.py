@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--anchors-dir", default=".bench")
     ap.add_argument("--target", default="cuda:sm_90")
     ap.add_argument("--precision", default="fp16")
-    ap.add_argument("--modes", default="eager,reduce-overhead")
+    ap.add_argument("--modes", default=os.environ.get("MODES", "eager,reduce-overhead"))
     ap.add_argument("names", nargs="*", default=["parallel_mlp", "bert_base", "gpt2",
                                                   "llama_small", "vit_base"])
     args = ap.parse_args()
