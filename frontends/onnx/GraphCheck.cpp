@@ -5,8 +5,10 @@
 // importer schedules nodes itself (Kahn's algorithm, stable in file order) and refuses cycles,
 // undefined names and names defined twice, naming the node at fault.
 #include "frontends/onnx/ImportContext.h"
+#include "frontends/onnx/ModelLoader.h"
 
 #include <deque>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -106,6 +108,115 @@ llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g) {
     return err("the graph has a cycle; nodes on or after it: " + names);
   }
   return order;
+}
+
+namespace {
+
+using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+
+/// Refuses subgraphs nested deeper than kMaxSubgraphDepth below `nodes` (at `depth`); `path`
+/// names where the walk is, for the message.
+llvm::Error checkSubgraphDepth(const Nodes &nodes, int depth, const std::string &path) {
+  for (int i = 0; i < nodes.size(); ++i) {
+    const auto &n = nodes[i];
+    for (const auto &a : n.attribute()) {
+      auto visit = [&](const onnx::GraphProto &sub) -> llvm::Error {
+        std::string here = path + " > " + nodeLabel(n, (size_t)i) + " attribute '" + a.name() + "'";
+        if (depth + 1 > kMaxSubgraphDepth)
+          return err("subgraphs are nested more than " + std::to_string(kMaxSubgraphDepth) +
+                     " levels deep (at " + here + ")");
+        return checkSubgraphDepth(sub.node(), depth + 1, here);
+      };
+      if (a.has_g())
+        if (auto e = visit(a.g()))
+          return e;
+      for (const auto &sub : a.graphs())
+        if (auto e = visit(sub))
+          return e;
+    }
+  }
+  return llvm::Error::success();
+}
+
+/// Calls `f` on every node of `nodes` and of the subgraphs below them.
+template <typename F> void forEachNode(const Nodes &nodes, F &&f) {
+  for (const auto &n : nodes) {
+    f(n);
+    for (const auto &a : n.attribute()) {
+      if (a.has_g())
+        forEachNode(a.g().node(), f);
+      for (const auto &sub : a.graphs())
+        forEachNode(sub.node(), f);
+    }
+  }
+}
+
+std::string functionKey(const std::string &domain, const std::string &name) {
+  return domain.empty() ? name : domain + "." + name;
+}
+
+} // namespace
+
+llvm::Error checkModelStructure(const onnx::ModelProto &model) {
+  if (auto e = checkSubgraphDepth(model.graph().node(), 0, "graph"))
+    return e;
+  // Model-local functions: each defined once, nesting bounded, and no recursion.
+  std::map<std::string, int> index;
+  for (int i = 0; i < model.functions_size(); ++i) {
+    const auto &f = model.functions(i);
+    std::string key = functionKey(f.domain(), f.name());
+    if (f.name().empty())
+      return err("a model-local function has no name");
+    if (!index.emplace(key, i).second)
+      return err("model-local function '" + key + "' is defined twice");
+    if (auto e = checkSubgraphDepth(f.node(), 0, "function '" + key + "'"))
+      return e;
+  }
+  if (index.empty())
+    return llvm::Error::success();
+  std::vector<std::vector<int>> calls(index.size());
+  for (int i = 0; i < model.functions_size(); ++i)
+    forEachNode(model.functions(i).node(), [&](const onnx::NodeProto &n) {
+      auto it = index.find(functionKey(n.domain(), n.op_type()));
+      if (it != index.end())
+        calls[(size_t)i].push_back(it->second);
+    });
+  // Depth-first search with an explicit stack; a back edge is a recursion.
+  std::vector<int> state(calls.size(), 0); // 0 new, 1 on the stack, 2 done
+  for (size_t root = 0; root < calls.size(); ++root) {
+    if (state[root])
+      continue;
+    std::vector<std::pair<int, size_t>> stack{{(int)root, 0}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto &[fn, next] = stack.back();
+      if (next == calls[(size_t)fn].size()) {
+        state[(size_t)fn] = 2;
+        stack.pop_back();
+        continue;
+      }
+      int callee = calls[(size_t)fn][next++];
+      if (state[(size_t)callee] == 1) {
+        std::string cycle;
+        bool on = false;
+        for (auto &fr : stack) {
+          on = on || fr.first == callee;
+          if (on)
+            cycle += functionKey(model.functions(fr.first).domain(),
+                                 model.functions(fr.first).name()) + " -> ";
+        }
+        const auto &c = model.functions(callee);
+        cycle += functionKey(c.domain(), c.name());
+        return err("model-local function '" + functionKey(c.domain(), c.name()) +
+                   "' is recursive (" + cycle + ")");
+      }
+      if (state[(size_t)callee] == 0) {
+        state[(size_t)callee] = 1;
+        stack.push_back({callee, 0});
+      }
+    }
+  }
+  return llvm::Error::success();
 }
 
 } // namespace tgc::onnx_import

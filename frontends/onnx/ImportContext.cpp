@@ -3,6 +3,7 @@
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/interp/Interpreter.h"
+#include "frontends/onnx/ModelLoader.h"
 #include "mlir/IR/Verifier.h"
 
 namespace tgc::onnx_import {
@@ -137,6 +138,11 @@ std::vector<Value> ImportContext::finish(Operation *op) {
   }
   int64_t total = 0;
   for (Value r : results) {
+    if (shapeOf(r).size() > kMaxRank) {
+      record("result rank " + std::to_string(shapeOf(r).size()) + " exceeds the limit of " +
+             std::to_string(kMaxRank));
+      return results;
+    }
     auto n = numElements(shapeOf(r));
     if (!n || *n > INT64_MAX / 16 - total) {
       record("result shape " + shapeToString(shapeOf(r)) + " overflows");

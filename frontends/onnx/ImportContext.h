@@ -162,6 +162,11 @@ std::string nodeLabel(const onnx::NodeProto &n, size_t index);
 /// once) and returns the nodes in a topological order; a cycle is an error naming its nodes.
 llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g);
 
+/// Checks what lies around the main graph: subgraphs (If/Loop/Scan bodies, graph attributes)
+/// nested at most kMaxSubgraphDepth deep, and model-local functions that do not call themselves
+/// (directly or through each other).
+llvm::Error checkModelStructure(const onnx::ModelProto &model);
+
 /// Normalizes axis against rank or returns an error naming the node.
 llvm::Expected<int64_t> checkAxis(const NodeView &n, int64_t axis, int64_t rank);
 

@@ -85,6 +85,9 @@ llvm::Expected<RankedTensorType> inputType(MLIRContext &ctx, const onnx::ValueIn
                  in.name() + "=DxD...");
     }
   }
+  if (shape.size() > kMaxRank)
+    return err(what + ": rank " + std::to_string(shape.size()) + " exceeds the limit of " +
+               std::to_string(kMaxRank));
   for (int64_t d : shape)
     if (d < 0)
       return err(what + ": negative dim in shape " + shapeToString(shape));
@@ -105,9 +108,15 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
       opset = o.version();
   if (opset < 0)
     return err("the model imports no version of the default ONNX opset");
-  if (opset < 7)
-    return err("opset " + std::to_string(opset) + " is too old (tgc supports opsets 7 to 21)");
+  // Ops change meaning between opsets: refuse versions outside what the op table was written
+  // against (7 .. ONNX 1.17's opset 22) rather than import them with the wrong semantics.
+  constexpr int64_t kMinOpset = 7, kMaxOpset = 22;
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return err("opset " + std::to_string(opset) + " is " + (opset < kMinOpset ? "too old" : "newer than tgc knows") +
+               " (tgc supports opsets " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
 
+  if (auto e = checkModelStructure(model))
+    return std::move(e);
   auto order = checkGraph(g);
   if (!order)
     return order.takeError();

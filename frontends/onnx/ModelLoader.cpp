@@ -272,6 +272,9 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
     return dtype.takeError();
   if (t.has_segment())
     return err(what + ": segmented tensors are not supported");
+  if ((size_t)t.dims_size() > kMaxRank)
+    return err(what + ": rank " + llvm::Twine(t.dims_size()) + " exceeds the limit of " +
+               llvm::Twine((uint64_t)kMaxRank));
   HostTensor h;
   h.name = t.name();
   h.dtype = *dtype;

@@ -18,6 +18,12 @@ namespace tgc::onnx_import {
 /// Largest serialized protobuf accepted (protobuf's own limit: 2 GiB - 1).
 constexpr size_t kMaxProtoBytes = 0x7fffffff;
 
+/// Largest tensor rank accepted anywhere in a model (initializers, inputs, op results).
+constexpr size_t kMaxRank = 64;
+
+/// Deepest nesting of subgraphs (If/Loop/Scan bodies, graph attributes) accepted.
+constexpr int kMaxSubgraphDepth = 16;
+
 /// Reads a whole file (at most kMaxProtoBytes, or `maxBytes` when smaller).
 llvm::Expected<std::string> readFileBytes(const std::string &path,
                                           size_t maxBytes = kMaxProtoBytes);
