@@ -195,6 +195,8 @@ Status CpuSession::init(const std::string &path, int numThreads) {
                          std::to_string(plan::kPlanFormatVersion) + ")");
   if (plan_.end_marker() != plan::kPlanMagic)
     return Status::error(pre + "plan.pb is truncated (end marker missing)");
+  if (!plan::planChecksumMatches(plan_))
+    return Status::error(pre + "plan.pb checksum mismatch (file is corrupt)");
   if (plan_.target().rfind("cpu", 0) != 0)
     return Status::error(pre + "target '" + plan_.target() + "' cannot run on the CPU runtime");
   if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes)

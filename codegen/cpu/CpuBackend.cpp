@@ -352,7 +352,7 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
   p.set_kernels_fnv1a64(soHash);
 
   std::string bytes;
-  if (!p.SerializeToString(&bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
+  if (!plan::serializePlan(p, bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
     return error("CPU backend: cannot write " + dir + "/plan.pb");
   std::string text = plan::formatPlan(p);
   if (!writeFile(dir + "/plan.txt", text.data(), text.size()))

@@ -792,11 +792,15 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
 
   // tg.attention: one (b, h, s) row per iteration, OpenMP over rows; scores, max, exp-sum and
   // the weighted sum of v in one pass over the keys. Undefined rows (all -inf, NaN, +inf) → 0.
+  // With layout "bshd" rows run in (b, s, h) order, so q and the output stay contiguous rows,
+  // and consecutive keys of one head are Hkv rows apart.
   if (auto at = dyn_cast<tg::AttentionOp>(op)) {
     if (!ct->isFloat)
       return opError(op, "attention needs a float type");
+    const bool bshd = at.getLayout() == "bshd";
+    const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
     Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
-    const int64_t B = q[0], Hq = q[1], S = q[2], D = q[3], Hkv = k[1], L = k[2], Dv = v[3];
+    const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
     if (B * Hq * S * Dv == 0) {
       c.line("// empty result");
       return llvm::Error::success();
@@ -821,13 +825,25 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     c.line("std::vector<" + T + "> sc(" + str(L) + "), acc(" + str(Dv) + ");");
     c.line("#pragma omp for schedule(static)");
     c.open("for (int64_t r = 0; r < " + str(rows) + "; ++r)");
-    c.line("const int64_t s = r % " + str(S) + ", h = (r / " + str(S) + ") % " + str(Hq) +
-           ", b = r / " + str(S * Hq) + ";");
-    c.line("(void)b; (void)h; (void)s;");
-    c.line("const int64_t kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
-    c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
-    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
-    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+    if (bshd) {
+      c.line("const int64_t h = r % " + str(Hq) + ", s = (r / " + str(Hq) + ") % " + str(S) +
+             ", b = r / " + str(S * Hq) + ";");
+      c.line("(void)b; (void)h; (void)s;");
+      c.line("const int64_t kh = b * " + str(L * Hkv) + " + h / " + str(Hq / Hkv) + ";");
+      c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+      c.line("const " + T + " *kb = in1 + kh * " + str(D) + ";");
+      c.line("const " + T + " *vb = in2 + kh * " + str(Dv) + ";");
+    } else {
+      c.line("const int64_t s = r % " + str(S) + ", h = (r / " + str(S) + ") % " + str(Hq) +
+             ", b = r / " + str(S * Hq) + ";");
+      c.line("(void)b; (void)h; (void)s;");
+      c.line("const int64_t kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+      c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+      c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+      c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+    }
+    // Distance between consecutive keys (values) of one head.
+    const int64_t kStep = bshd ? Hkv * D : D, vStep = bshd ? Hkv * Dv : Dv;
     c.line(T + " *o = out0 + r * " + str(Dv) + ";");
     c.line(T + " m = -std::numeric_limits<" + T + ">::infinity();");
     c.line("bool bad = false;");
@@ -837,7 +853,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
       c.line("const int64_t n = std::min<int64_t>(s + " + str(L - S + 1) + ", " + str(L) + ");");
     c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
     c.line(T + " x = 0;");
-    c.line("const " + T + " *kr = kb + t * " + str(D) + ";");
+    c.line("const " + T + " *kr = kb + t * " + str(kStep) + ";");
     c.line("#pragma omp simd reduction(+ : x)");
     c.line("for (int64_t d = 0; d < " + str(D) + "; ++d) x += qr[d] * kr[d];");
     c.line("x *= scale;");
@@ -856,7 +872,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
     c.line("const " + T + " e = std::exp(sc[t] - m);");
     c.line("sum += e;");
-    c.line("const " + T + " *vr = vb + t * " + str(Dv) + ";");
+    c.line("const " + T + " *vr = vb + t * " + str(vStep) + ";");
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] += e * vr[j];");
     c.close();
     c.line("const " + T + " inv = (" + T + ")(1.0 / sum);");

@@ -340,7 +340,7 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   p.set_ptx_fnv1a64(plan::fnv1a64(ptx.data(), ptx.size()));
 
   std::string bytes;
-  if (!p.SerializeToString(&bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
+  if (!plan::serializePlan(p, bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
     return error("cannot write " + dir + "/plan.pb");
   std::string text = plan::formatPlan(p);
   if (!writeFile(dir + "/plan.txt", text.data(), text.size()))

@@ -30,14 +30,17 @@ int64_t rowBlock(int64_t d) {
 /// keys of a tile for the scores and output dims d ≡ lane (mod 32) for the P·V product. Online
 /// softmax per tile in float (warp max; per-lane partial sums, one warp sum at the end); causal
 /// blocks stop at their last visible key. Undefined rows (all -inf, any NaN or +inf score) give
-/// 0, like the one-warp-per-row kernel.
+/// 0, like the one-warp-per-row kernel. With layout "bshd" a head's rows are Hq (q, output) or
+/// Hkv (k, v) rows apart instead of adjacent; only the staging loads and the stores change.
 llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct, const CType &mt,
                            const std::string &maskIdx, std::string &code) {
   Code &c = kb.c;
   const std::string &it = kb.it;
   const std::string &T = ct.name;
+  const bool bshd = at.getLayout() == "bshd";
+  const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
   Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
-  const int64_t B = q[0], Hq = q[1], S = q[2], D = q[3], Hkv = k[1], L = k[2], Dv = v[3];
+  const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
   constexpr int64_t W = 4, R = 4, QT = W * R, NT = W * 32;
   const int64_t KT = std::max(D, Dv) <= 64 ? 64 : 32, KPL = KT / 32, NV = (Dv + 31) / 32;
   const int64_t nQT = (S + QT - 1) / QT;
@@ -54,15 +57,22 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
   c.line("const " + it + " h = bh % " + str(Hq) + ", b = bh / " + str(Hq) + ";");
   c.line("(void)h; (void)b;");
   c.line("const " + it + " s0 = qt * " + sQT + ";");
-  c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
-  c.line("const " + T + " *qb = in0 + bh * " + str(S * D) + ";");
-  c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
-  c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+  if (bshd) {
+    c.line("const " + it + " kh = b * " + str(L * Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + (b * " + str(S * Hq) + " + h) * " + sD + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + sD + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + sDv + ";");
+  } else {
+    c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + bh * " + str(S * D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+  }
   c.line("const float scale = " + floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ";");
   c.open("for (int e = tid; e < " + str(QT * D) + "; e += " + str(NT) + ")");
   c.line("const int i = e / " + sD + ", d = e % " + sD + ";");
-  c.line("Qs[i][d] = s0 + i < " + sS + " ? " + ct.ld("qb[(s0 + i) * " + sD + " + d]") +
-         " * scale : 0.f;");
+  c.line("Qs[i][d] = s0 + i < " + sS + " ? " +
+         ct.ld("qb[(s0 + i) * " + (bshd ? str(Hq * D) : sD) + " + d]") + " * scale : 0.f;");
   c.close();
   c.line("float acc[" + str(R) + "][" + str(NV) + "], m[" + str(R) + "], l[" + str(R) + "];");
   c.line("bool bad[" + str(R) + "];");
@@ -85,11 +95,15 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
   c.line("__syncthreads();");
   c.open("for (int e = tid; e < " + str(KT * D) + "; e += " + str(NT) + ")");
   c.line("const int t = e / " + sD + ", d = e % " + sD + ";");
-  c.line("Ks[d][t] = t0 + t < " + sL + " ? " + ct.ld("kb[t0 * " + sD + " + e]") + " : 0.f;");
+  c.line("Ks[d][t] = t0 + t < " + sL + " ? " +
+         ct.ld(bshd ? "kb[(t0 + t) * " + str(Hkv * D) + " + d]" : "kb[t0 * " + sD + " + e]") +
+         " : 0.f;");
   c.close();
   c.open("for (int e = tid; e < " + str(KT * Dv) + "; e += " + str(NT) + ")");
   c.line("const int t = e / " + sDv + ", d = e % " + sDv + ";");
-  c.line("Vs[t][d] = t0 + t < " + sL + " ? " + ct.ld("vb[t0 * " + sDv + " + e]") + " : 0.f;");
+  c.line("Vs[t][d] = t0 + t < " + sL + " ? " +
+         ct.ld(bshd ? "vb[(t0 + t) * " + str(Hkv * Dv) + " + d]" : "vb[t0 * " + sDv + " + e]") +
+         " : 0.f;");
   c.close();
   c.line("__syncthreads();");
   // Scores: x[i][c] = q_i · k_{t0 + lane + 32c}.
@@ -186,7 +200,10 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
   c.line("const float lsum = tg_warp_sum<float>(l[i]);");
   c.line("const bool zero = __any_sync(0xffffffffu, bad[i]) || m[i] == -tg_inf_f();");
   c.line("const float inv = zero ? 0.f : 1.f / lsum;");
-  c.line(T + " *o = out0 + (bh * " + sS + " + s) * " + sDv + ";");
+  if (bshd)
+    c.line(T + " *o = out0 + ((b * " + sS + " + s) * " + str(Hq) + " + h) * " + sDv + ";");
+  else
+    c.line(T + " *o = out0 + (bh * " + sS + " + s) * " + sDv + ";");
   c.line("#pragma unroll");
   c.line("for (int u = 0; u < " + str(NV) + "; ++u) { const int d = lane + 32 * u; if (d < " +
          sDv + ") o[d] = " + ct.st("zero ? 0.f : acc[i][u] * inv") + "; }");
@@ -470,8 +487,10 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
         return m.takeError();
       mt = *m;
     }
+    const bool bshd = at.getLayout() == "bshd";
+    const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
     Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
-    const int64_t B = q[0], Hq = q[1], S = q[2], D = q[3], Hkv = k[1], L = k[2], Dv = v[3];
+    const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
     const int64_t rows = B * Hq * S;
     if (rows * Dv == 0)
       return llvm::Error::success();
@@ -491,13 +510,25 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     c.line("const int lane = threadIdx.x & 31;");
     c.line("const " + it + " r = (" + it + ")blockIdx.x * 4 + (threadIdx.x >> 5);");
     c.line("if (r >= " + str(rows) + ") return;");
-    c.line("const " + it + " s = r % " + str(S) + ", h = (r / " + str(S) + ") % " + str(Hq) +
-           ", b = r / " + str(S * Hq) + ";");
-    c.line("(void)b; (void)h; (void)s;");
-    c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
-    c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
-    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
-    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+    // Rows run in the layout's own order ((b, h, s) or (b, s, h)), so q and out stay rows.
+    if (bshd) {
+      c.line("const " + it + " h = r % " + str(Hq) + ", s = (r / " + str(Hq) + ") % " +
+             str(S) + ", b = r / " + str(S * Hq) + ";");
+      c.line("(void)b; (void)h; (void)s;");
+      c.line("const " + it + " kh = b * " + str(L * Hkv) + " + h / " + str(Hq / Hkv) + ";");
+      c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+      c.line("const " + T + " *kb = in1 + kh * " + str(D) + ";");
+      c.line("const " + T + " *vb = in2 + kh * " + str(Dv) + ";");
+    } else {
+      c.line("const " + it + " s = r % " + str(S) + ", h = (r / " + str(S) + ") % " + str(Hq) +
+             ", b = r / " + str(S * Hq) + ";");
+      c.line("(void)b; (void)h; (void)s;");
+      c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+      c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+      c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+      c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+    }
+    const int64_t kStep = bshd ? Hkv * D : D, vStep = bshd ? Hkv * Dv : Dv;
     c.line("const float scale = " +
            floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ";");
     c.line("float qv[" + str(nq) + "], acc[" + str(nv) + "];");
@@ -515,7 +546,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
       tEnd = "n";
     }
     c.open("for (" + it + " t = 0; t < " + tEnd + "; ++t)");
-    c.line("const " + T + " *kr = kb + t * " + str(D) + ";");
+    c.line("const " + T + " *kr = kb + t * " + str(kStep) + ";");
     c.line("float x = 0.f;");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(nq) + "; ++u) { const int d = lane + 32 * u; if (d < " +
@@ -528,7 +559,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     c.line("const float mn = x > m ? x : m;");
     c.line("const float corr = tgf_exp(m - mn), p = tgf_exp(x - mn);");
     c.line("l = l * corr + p;");
-    c.line("const " + T + " *vr = vb + t * " + str(Dv) + ";");
+    c.line("const " + T + " *vr = vb + t * " + str(vStep) + ";");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(nv) + "; ++u) { const int d = lane + 32 * u; if (d < " +
            str(Dv) + ") acc[u] = acc[u] * corr + p * " + ct.ld("vr[d]") + "; }");

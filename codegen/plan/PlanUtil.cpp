@@ -8,6 +8,33 @@
 
 namespace tgc::plan {
 
+namespace {
+/// Checksum of `p` serialized with plan_fnv1a64 cleared (fields serialize in number order).
+bool contentChecksum(const Plan &p, uint64_t &h) {
+  Plan copy = p;
+  copy.clear_plan_fnv1a64();
+  std::string bytes;
+  if (!copy.SerializeToString(&bytes))
+    return false;
+  h = fnv1a64(bytes.data(), bytes.size());
+  return true;
+}
+} // namespace
+
+bool serializePlan(const Plan &p, std::string &out) {
+  uint64_t h;
+  if (!contentChecksum(p, h))
+    return false;
+  Plan copy = p;
+  copy.set_plan_fnv1a64(h);
+  return copy.SerializeToString(&out);
+}
+
+bool planChecksumMatches(const Plan &p) {
+  uint64_t h;
+  return contentChecksum(p, h) && h == p.plan_fnv1a64();
+}
+
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h) {
   const auto *p = static_cast<const unsigned char *>(data);
   for (size_t i = 0; i < n; ++i) {

@@ -16,8 +16,8 @@ namespace tgc::plan {
 
 /// "TGCP" read as a little-endian uint32.
 constexpr uint32_t kPlanMagic = 0x50434754u;
-/// Bumped whenever the meaning of a field changes.
-constexpr uint32_t kPlanFormatVersion = 1;
+/// Bumped whenever the meaning of a field changes (2: plan_fnv1a64 is required).
+constexpr uint32_t kPlanFormatVersion = 2;
 /// Alignment of every arena and weight offset.
 constexpr int64_t kAlignment = 64;
 /// Largest plan.pb the runtime reads.
@@ -28,6 +28,11 @@ constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h = kFnvOffset);
 /// FNV-1a 64 of a file's bytes; false when it cannot be read.
 bool fnv1a64File(const std::string &path, uint64_t &out);
+
+/// Serializes `p` with plan_fnv1a64 set to the checksum of its contents.
+bool serializePlan(const Plan &p, std::string &out);
+/// True when `p`'s plan_fnv1a64 matches its contents (as re-serialized).
+bool planChecksumMatches(const Plan &p);
 
 /// "INPUT[0]+0:64", "ARENA+128:256", ...
 std::string formatArg(const BufferArg &a);

@@ -359,37 +359,46 @@ LogicalResult AttentionOp::verify() {
   if (failed(allStatic(*this)))
     return failure();
   tgc::Shape q = shapeOf(getQ()), k = shapeOf(getK()), v = shapeOf(getV());
+  StringRef layout = getLayout();
+  if (layout != "bhsd" && layout != "bshd")
+    return emitOpError("layout must be \"bhsd\" or \"bshd\"; got \"") << layout << "\"";
+  const bool bshd = layout == "bshd";
   if (q.size() != 4 || k.size() != 4 || v.size() != 4)
-    return emitOpError("q, k and v must be rank 4 ([B, H, S, D]); got ")
-           << tgc::shapeToString(q) << ", " << tgc::shapeToString(k) << ", "
-           << tgc::shapeToString(v);
+    return emitOpError("q, k and v must be rank 4 (")
+           << (bshd ? "[B, S, H, D]" : "[B, H, S, D]") << "); got " << tgc::shapeToString(q)
+           << ", " << tgc::shapeToString(k) << ", " << tgc::shapeToString(v);
   Type e = elemOf(getQ());
   if (!e.isa<FloatType>())
     return emitOpError("q must be a float tensor");
   for (Value x : {getK(), getV(), getResult()})
     if (elemOf(x) != e)
       return emitOpError("q, k, v and the result must share one element type");
+  // Positions of the head and sequence dims in this layout.
+  const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
+  const int64_t Hq = q[hd], S = q[sd], Hkv = k[hd], T = k[sd];
   if (k[0] != q[0] || v[0] != q[0])
     return emitOpError("batch dims of q, k, v differ");
   if (k[3] != q[3])
     return emitOpError("head dim of k (") << k[3] << ") differs from q's (" << q[3] << ")";
-  if (v[1] != k[1] || v[2] != k[2])
+  if (v[hd] != Hkv || v[sd] != T)
     return emitOpError("k ") << tgc::shapeToString(k) << " and v " << tgc::shapeToString(v)
                              << " must agree on heads and length";
-  if (k[1] <= 0 || q[1] % k[1] != 0)
-    return emitOpError("query heads (") << q[1] << ") must be a multiple of key/value heads ("
-                                        << k[1] << ")";
+  if (Hkv <= 0 || Hq % Hkv != 0)
+    return emitOpError("query heads (") << Hq << ") must be a multiple of key/value heads ("
+                                        << Hkv << ")";
   if (Value m = getMask()) {
     if (elemOf(m) != e)
       return emitOpError("mask must have the element type of q");
-    tgc::Shape scores{q[0], q[1], q[2], k[2]};
+    tgc::Shape scores{q[0], Hq, S, T};
     if (tgc::broadcastShapes(scores, shapeOf(m)) != std::optional<tgc::Shape>(scores))
       return emitOpError("mask shape ") << tgc::shapeToString(shapeOf(m))
                                          << " does not broadcast to " << tgc::shapeToString(scores);
   }
-  if (getCausal() && q[2] > k[2])
+  if (getCausal() && S > T)
     return emitOpError("causal attention needs S <= T");
-  return expectShape(*this, getResult(), {q[0], q[1], q[2], v[3]});
+  if (bshd)
+    return expectShape(*this, getResult(), {q[0], S, Hq, v[3]});
+  return expectShape(*this, getResult(), {q[0], Hq, S, v[3]});
 }
 
 LogicalResult ReshapeOp::verify() {

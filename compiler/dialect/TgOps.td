@@ -171,9 +171,14 @@ def TG_AttentionOp : TG_Op<"attention"> {
       out[b,h,s,:] = Σ_t softmax_t(scores[b,h,s,:]) v[b,h/g,t,:]
     A row whose softmax is undefined (every score -inf, or any score NaN or +inf) gives 0,
     matching the IsNaN → Where(0) guard PyTorch exports after the softmax.
+    `layout` names the dim order of q, k, v and the result: "bhsd" (the default, above) or
+    "bshd", where q is [B, S, Hq, D], k [B, T, Hkv, D], v [B, T, Hkv, Dv] and the result
+    [B, S, Hq, Dv] (the projections' own layout, so no transposes around the op); the mask
+    still broadcasts to [B, Hq, S, T] either way.
   }];
   let arguments = (ins TG_Tensor:$q, TG_Tensor:$k, TG_Tensor:$v, Optional<TG_Tensor>:$mask,
-                       F32Attr:$scale, DefaultValuedAttr<BoolAttr, "false">:$causal);
+                       F32Attr:$scale, DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       DefaultValuedAttr<StrAttr, "\"bhsd\"">:$layout);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = "$q `,` $k `,` $v (`,` $mask^)? attr-dict `:` type(operands) `->` type($result)";
   let hasVerifier = 1;

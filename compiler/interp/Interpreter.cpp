@@ -220,7 +220,8 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
       .Case([&](tg::SwigluOp) { return one(interp::swiglu(*in[0])); })
       .Case([&](tg::AttentionOp a) {
         return one(interp::attention(*in[0], *in[1], *in[2], a.getMask() ? in[3] : nullptr,
-                                     a.getScaleAttr().getValueAsDouble(), a.getCausal()));
+                                     a.getScaleAttr().getValueAsDouble(), a.getCausal(),
+                                     a.getLayout() == "bshd"));
       })
       .Case([&](tg::ArgMaxOp a) -> llvm::Expected<Results> {
         auto axis = axisOf(a.getAxisAttr(), rank0);

@@ -150,10 +150,12 @@ llvm::Expected<HostTensor> rmsNorm(const HostTensor &x, const HostTensor *scale,
 //===----------------------------------------------------------------------===//
 
 /// Scaled dot-product attention (see tg.attention): q [B,Hq,S,D], k [B,Hkv,T,D],
-/// v [B,Hkv,T,Dv], optional additive `mask` broadcasting to [B,Hq,S,T]; rows whose softmax is
+/// v [B,Hkv,T,Dv] (with `bshd`: q [B,S,Hq,D], k [B,T,Hkv,D], v [B,T,Hkv,Dv], result
+/// [B,S,Hq,Dv]), optional additive `mask` broadcasting to [B,Hq,S,T]; rows whose softmax is
 /// undefined give 0. Accumulates in double with a max-subtracted softmax.
 llvm::Expected<HostTensor> attention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
-                                     const HostTensor *mask, double scale, bool causal);
+                                     const HostTensor *mask, double scale, bool causal,
+                                     bool bshd = false);
 
 //===----------------------------------------------------------------------===//
 // Data movement (Movement.cpp)

@@ -13,7 +13,8 @@ def RecognizeAttention : Pass<"tgc-recognize-attention", "mlir::func::FuncOp"> {
     and k fold into `scale`, transposes of k (also the reshape → transpose(0,2,1) → reshape form
     of the dynamo exporter) compose away, the unsqueeze → expand → reshape head repeat of GQA/MQA
     folds into the op's key/value head count, an all-zero mask is dropped and a constant causal
-    mask becomes `causal = true`. Every rule is atomic and can be switched off by name.
+    mask becomes `causal = true`; [0,2,1,3] transposes on q, k, v and the result fold into
+    `layout = "bshd"`. Every rule is atomic and can be switched off by name.
   }];
   let constructor = "tgc::createRecognizeAttentionPass()";
 }

@@ -7,7 +7,9 @@
 // tg.attention with the operands exactly as found (k = transpose(kᵀ), scale 1 or the scores'
 // own scalar factor); small rules then move each piece into the op: scalar factors into
 // `scale`, transposes of k composed away, the head repeat into the op's Hkv, a zero mask
-// dropped, a causal constant mask into `causal`. Each step keeps the graph's semantics, so the
+// dropped, a causal constant mask into `causal`, and the [0,2,1,3] transposes around a
+// multi-head block into layout "bshd" (q/k/v and the result in the projections' own
+// [B, S, H, D] order, so those transposes no longer run as kernels). Each step keeps the graph's semantics, so the
 // interpreter check after this pass holds whichever subset of the rules fired.
 //
 // The NaN guard where(isnan(P), 0, P) after the softmax is part of the recognized chain rather
@@ -142,13 +144,21 @@ Value reshaped(PatternRewriter &rw, mlir::Location loc, Value x, llvm::ArrayRef<
   return rw.create<tg::ReshapeOp>(loc, type, x);
 }
 
-/// Replaces `op` by an attention with the given operands and attributes.
+/// Replaces `op` by an attention with the given operands and attributes (and op's layout).
 void rebuild(PatternRewriter &rw, tg::AttentionOp op, Value q, Value k, Value v, Value mask,
              double scale, bool causal) {
   auto n = rw.create<tg::AttentionOp>(op.getLoc(), op.getResult().getType(), q, k, v, mask,
                                       rw.getF32FloatAttr(static_cast<float>(scale)),
-                                      rw.getBoolAttr(causal));
+                                      rw.getBoolAttr(causal), op.getLayoutAttr());
   rw.replaceOp(op, n.getResult());
+}
+
+bool isBshd(tg::AttentionOp op) { return op.getLayout() == "bshd"; }
+
+/// Query length S and key length T of `op` in either layout.
+std::pair<int64_t, int64_t> seqLengths(tg::AttentionOp op) {
+  const int sd = isBshd(op) ? 1 : 2;
+  return {shapeOf(op.getQ())[sd], shapeOf(op.getK())[sd]};
 }
 
 double scaleOf(tg::AttentionOp op) { return op.getScaleAttr().getValueAsDouble(); }
@@ -233,7 +243,8 @@ struct RecognizeScaledDotProductAttention : Rule<tg::MatmulOp> {
     Value k = transposed(rw, qk.getLoc(), kT, {0, 1, 3, 2});
     auto att = rw.create<tg::AttentionOp>(
         rw.getFusedLoc({qk.getLoc(), sm.getLoc(), pv.getLoc()}), pv.getResult().getType(), q, k,
-        v, mask, rw.getF32FloatAttr(static_cast<float>(scale)), rw.getBoolAttr(false));
+        v, mask, rw.getF32FloatAttr(static_cast<float>(scale)), rw.getBoolAttr(false),
+        /*layout=*/mlir::StringAttr()); // the default, "bhsd"
     rw.replaceOp(pv, att.getResult());
     return success();
   }
@@ -352,6 +363,8 @@ std::optional<HeadRepeat> matchHeadRepeat(Value x) {
 struct FoldHeadRepeatIntoAttention : Rule<tg::AttentionOp> {
   using Rule::Rule;
   LogicalResult apply(tg::AttentionOp op, PatternRewriter &rw) const override {
+    if (isBshd(op))
+      return rw.notifyMatchFailure(op, "head repeats are matched in the bhsd layout only");
     auto k = matchHeadRepeat(op.getK()), v = matchHeadRepeat(op.getV());
     if (!k || !v)
       return rw.notifyMatchFailure(op, "k and v are not both head repeats");
@@ -399,7 +412,7 @@ struct FoldCausalMaskIntoAttention : Rule<tg::AttentionOp> {
     if (!dense)
       return rw.notifyMatchFailure(op, "mask is not a constant");
     Shape ms = shapeOf(op.getMask());
-    int64_t S = shapeOf(op.getQ())[2], T = shapeOf(op.getK())[2];
+    auto [S, T] = seqLengths(op);
     if (ms.size() < 2 || ms[ms.size() - 2] != S || ms.back() != T ||
         product(llvm::ArrayRef<int64_t>(ms).drop_back(2)) != 1)
       return rw.notifyMatchFailure(op, "mask is not one [S, T] matrix shared by all heads");
@@ -419,6 +432,34 @@ struct FoldCausalMaskIntoAttention : Rule<tg::AttentionOp> {
   }
 };
 
+// transpose(attention(transpose(q, P), transpose(k, P), transpose(v, P), m), P), P = [0,2,1,3]
+//   -> attention(q, k, v, m) {layout = "bshd"}   (bshd is bhsd with dims 1 and 2 swapped)
+struct FoldLayoutTransposesIntoAttention : Rule<tg::AttentionOp> {
+  using Rule::Rule;
+  LogicalResult apply(tg::AttentionOp op, PatternRewriter &rw) const override {
+    static const std::vector<int64_t> kSwap{0, 2, 1, 3};
+    auto isSwap = [](tg::TransposeOp t) { return t && permOf(t) == kSwap; };
+    if (isBshd(op))
+      return rw.notifyMatchFailure(op, "already bshd");
+    auto tq = op.getQ().getDefiningOp<tg::TransposeOp>();
+    auto tk = op.getK().getDefiningOp<tg::TransposeOp>();
+    auto tv = op.getV().getDefiningOp<tg::TransposeOp>();
+    if (!isSwap(tq) || !isSwap(tk) || !isSwap(tv))
+      return rw.notifyMatchFailure(op, "q, k and v are not all transposes with perm [0,2,1,3]");
+    if (!op->hasOneUse())
+      return rw.notifyMatchFailure(op, "result does not have exactly one user");
+    auto out = llvm::dyn_cast<tg::TransposeOp>(*op->user_begin());
+    if (!isSwap(out))
+      return rw.notifyMatchFailure(op, "the user is not a transpose with perm [0,2,1,3]");
+    auto n = rw.create<tg::AttentionOp>(
+        op.getLoc(), out.getResult().getType(), tq.getInput(), tk.getInput(), tv.getInput(),
+        op.getMask(), op.getScaleAttr(), op.getCausalAttr(), rw.getStringAttr("bshd"));
+    rw.replaceOp(out, n.getResult());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct RecognizeAttentionPass : public RecognizeAttentionBase<RecognizeAttentionPass> {
   void runOnOperation() override {
     mlir::MLIRContext *ctx = &getContext();
@@ -432,6 +473,7 @@ struct RecognizeAttentionPass : public RecognizeAttentionBase<RecognizeAttention
     patterns.add<FoldHeadRepeatIntoAttention>(ctx, "FoldHeadRepeatIntoAttention");
     patterns.add<DropZeroAttentionMask>(ctx, "DropZeroAttentionMask");
     patterns.add<FoldCausalMaskIntoAttention>(ctx, "FoldCausalMaskIntoAttention");
+    patterns.add<FoldLayoutTransposesIntoAttention>(ctx, "FoldLayoutTransposesIntoAttention");
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -256,6 +256,8 @@ Status CudaSession::validate() {
                          " is not supported");
   if (plan_.end_marker() != plan::kPlanMagic)
     return Status::error(pre_ + "plan.pb is truncated (end marker missing)");
+  if (!plan::planChecksumMatches(plan_))
+    return Status::error(pre_ + "plan.pb checksum mismatch (file is corrupt)");
   if (plan_.target().rfind("cuda:", 0) != 0)
     return Status::error(pre_ + "target '" + plan_.target() + "' is not a CUDA target");
   if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes ||

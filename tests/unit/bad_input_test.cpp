@@ -245,8 +245,11 @@ plan::Plan readPlan(const std::string &d) {
 }
 
 void writePlan(const std::string &d, const plan::Plan &p) {
+  // A consistent plan (self-checksum filled in), so deeper checks are what refuses it.
+  std::string bytes;
+  ASSERT_TRUE(tgc::plan::serializePlan(p, bytes));
   std::ofstream out(d + "/plan.pb", std::ios::binary | std::ios::trunc);
-  ASSERT_TRUE(p.SerializeToOstream(&out));
+  out.write(bytes.data(), bytes.size());
 }
 
 std::string loadError(const std::string &d) {
@@ -1057,9 +1060,9 @@ TEST(BadInput, G15_CorruptPackages) {
     EXPECT_ERROR_HAS(loadError(d), "bad magic 0x12345678");
     EXPECT_CLI_FAILS(runCli("inspect '" + d + "'"), "bad magic 0x12345678");
     p = readPlan(goodPackage());
-    p.set_format_version(2);
+    p.set_format_version(99);
     writePlan(d, p);
-    EXPECT_ERROR_HAS(loadError(d), "plan format version 2 is not supported");
+    EXPECT_ERROR_HAS(loadError(d), "plan format version 99 is not supported");
   }
   {
     std::string d = copyPackage("weights");

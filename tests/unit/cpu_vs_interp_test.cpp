@@ -157,4 +157,55 @@ func.func @main(%q: tensor<1x4x8x32xf32>, %cos: tensor<1x1x8x32xf32>, %sin: tens
                          "rotary_swiglu.tgpkg");
 }
 
+// tg.attention in both layouts (tgc-recognize-attention forms "bshd" from the [0,2,1,3]
+// transposes around a block): GQA (4 query heads on 2 key/value heads), a mask broadcast over
+// heads, Dv != D, and causal with fewer queries than keys (bottom-right aligned).
+TEST(CpuVsInterp, AttentionLayouts) {
+  compareWithInterpreter(R"(
+func.func @main(%q: tensor<2x5x4x8xf32>, %k: tensor<2x7x2x8xf32>, %v: tensor<2x7x2x12xf32>, %m: tensor<2x1x5x7xf32>, %cq: tensor<1x3x4x16xf32>, %ck: tensor<1x6x2x16xf32>) -> (tensor<2x5x4x12xf32>, tensor<1x3x4x16xf32>, tensor<2x4x5x12xf32>, tensor<1x4x3x16xf32>) {
+  %0 = tg.attention %q, %k, %v, %m {layout = "bshd", scale = 0.35 : f32} : tensor<2x5x4x8xf32>, tensor<2x7x2x8xf32>, tensor<2x7x2x12xf32>, tensor<2x1x5x7xf32> -> tensor<2x5x4x12xf32>
+  %1 = tg.attention %cq, %ck, %ck {causal = true, layout = "bshd", scale = 0.25 : f32} : tensor<1x3x4x16xf32>, tensor<1x6x2x16xf32>, tensor<1x6x2x16xf32> -> tensor<1x3x4x16xf32>
+  %tq = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<2x5x4x8xf32> -> tensor<2x4x5x8xf32>
+  %tk = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<2x7x2x8xf32> -> tensor<2x2x7x8xf32>
+  %tv = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<2x7x2x12xf32> -> tensor<2x2x7x12xf32>
+  %2 = tg.attention %tq, %tk, %tv, %m {scale = 0.35 : f32} : tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x12xf32>, tensor<2x1x5x7xf32> -> tensor<2x4x5x12xf32>
+  %tcq = tg.transpose %cq {perm = [0, 2, 1, 3]} : tensor<1x3x4x16xf32> -> tensor<1x4x3x16xf32>
+  %tck = tg.transpose %ck {perm = [0, 2, 1, 3]} : tensor<1x6x2x16xf32> -> tensor<1x2x6x16xf32>
+  %3 = tg.attention %tcq, %tck, %tck {causal = true, scale = 0.25 : f32} : tensor<1x4x3x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x16xf32> -> tensor<1x4x3x16xf32>
+  return %0, %1, %2, %3 : tensor<2x5x4x12xf32>, tensor<1x3x4x16xf32>, tensor<2x4x5x12xf32>, tensor<1x4x3x16xf32>
+}
+)",
+                         "attention_layouts.tgpkg");
+}
+
+// The interpreter's "bshd" attention is its "bhsd" one with dims 1 and 2 swapped on q, k, v
+// and the result (what FoldLayoutTransposesIntoAttention relies on).
+TEST(CpuVsInterp, AttentionBshdMatchesTransposedBhsd) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+func.func @main(%q: tensor<2x5x4x8xf32>, %k: tensor<2x7x2x8xf32>, %v: tensor<2x7x2x12xf32>, %m: tensor<2x4x5x7xf32>) -> (tensor<2x5x4x12xf32>, tensor<2x5x4x12xf32>) {
+  %0 = tg.attention %q, %k, %v, %m {layout = "bshd", scale = 0.35 : f32} : tensor<2x5x4x8xf32>, tensor<2x7x2x8xf32>, tensor<2x7x2x12xf32>, tensor<2x4x5x7xf32> -> tensor<2x5x4x12xf32>
+  %tq = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<2x5x4x8xf32> -> tensor<2x4x5x8xf32>
+  %tk = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<2x7x2x8xf32> -> tensor<2x2x7x8xf32>
+  %tv = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<2x7x2x12xf32> -> tensor<2x2x7x12xf32>
+  %a = tg.attention %tq, %tk, %tv, %m {scale = 0.35 : f32} : tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x12xf32>, tensor<2x4x5x7xf32> -> tensor<2x4x5x12xf32>
+  %1 = tg.transpose %a {perm = [0, 2, 1, 3]} : tensor<2x4x5x12xf32> -> tensor<2x5x4x12xf32>
+  return %0, %1 : tensor<2x5x4x12xf32>, tensor<2x5x4x12xf32>
+}
+)",
+                                                        &ctx);
+  ASSERT_TRUE(module);
+  auto fn = module->lookupSymbol<mlir::func::FuncOp>("main");
+  std::vector<tgc::HostTensor> inputs{randomTensor(tgc::DType::F32, {2, 5, 4, 8}, 1),
+                                      randomTensor(tgc::DType::F32, {2, 7, 2, 8}, 2),
+                                      randomTensor(tgc::DType::F32, {2, 7, 2, 12}, 3),
+                                      randomTensor(tgc::DType::F32, {2, 4, 5, 7}, 4)};
+  auto got = tgc::interpret(fn, inputs);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].shape, (*got)[1].shape);
+  EXPECT_LT(tgc::relativeL2((*got)[0], (*got)[1]), 1e-12);
+}
+
 } // namespace

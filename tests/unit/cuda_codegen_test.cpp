@@ -3,8 +3,13 @@
 // fp16 (--precision), the kernel cache hits on recompilation, bad targets
 // are refused, and the runtime refuses corrupt CUDA packages (and, on a machine without a GPU,
 // reports the missing driver) before running anything.
+#include "codegen/cuda/CudaBackend.h"
 #include "codegen/plan/PlanUtil.h"
 #include "compiler/Compile.h"
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
 
@@ -133,6 +138,35 @@ INSTANTIATE_TEST_SUITE_P(TenModelsLowPrecision, NvrtcAllKernels,
                            return std::string(std::get<0>(info.param)) + "_" +
                                   std::get<1>(info.param) + "_" + std::get<2>(info.param);
                          });
+
+// tg.attention with layout "bshd" in both kernels (tiled for head dims <= 128, one warp per row
+// above), masked, causal and GQA, fp32 and fp16: NVRTC compiles them.
+TEST(CudaCodegen, AttentionBshdCompiles) {
+  for (const char *t : {"f32", "f16"}) {
+    std::string ir = R"(
+func.func @main(%q: tensor<2x5x4x64xT>, %k: tensor<2x7x2x64xT>, %v: tensor<2x7x2x48xT>, %m: tensor<2x1x5x7xT>, %wq: tensor<1x3x4x160xT>, %wk: tensor<1x6x2x160xT>) -> (tensor<2x5x4x48xT>, tensor<1x3x4x160xT>) {
+  %0 = tg.attention %q, %k, %v, %m {layout = "bshd", scale = 0.35 : f32} : tensor<2x5x4x64xT>, tensor<2x7x2x64xT>, tensor<2x7x2x48xT>, tensor<2x1x5x7xT> -> tensor<2x5x4x48xT>
+  %1 = tg.attention %wq, %wk, %wk {causal = true, layout = "bshd", scale = 0.25 : f32} : tensor<1x3x4x160xT>, tensor<1x6x2x160xT>, tensor<1x6x2x160xT> -> tensor<1x3x4x160xT>
+  return %0, %1 : tensor<2x5x4x48xT>, tensor<1x3x4x160xT>
+}
+)";
+    for (size_t at; (at = ir.find("xT>")) != std::string::npos;)
+      ir.replace(at, 3, std::string("x") + t + ">");
+    mlir::MLIRContext ctx;
+    ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+    ASSERT_TRUE(module) << t;
+    std::string dir = tempDir("attention_bshd");
+    PackageInfo info;
+    info.target = "cuda:sm_90";
+    auto stats = writeCudaPackage(*module, dir + "/pkg", info, "");
+    ASSERT_TRUE(bool(stats)) << t << ": " << llvm::toString(stats.takeError());
+    std::string src = readAll(dir + "/pkg/kernels.cu");
+    EXPECT_NE(src.find("__shared__"), std::string::npos) << "no tiled attention kernel";
+    EXPECT_FALSE(readAll(dir + "/pkg/kernels.cubin").empty()) << t;
+    llvm::sys::fs::remove_directories(dir);
+  }
+}
 
 TEST(CudaCodegen, KernelCacheHitsOnRecompile) {
   std::string dir = tempDir("cache");

@@ -422,8 +422,11 @@ protected:
     return p;
   }
   static void writePlan(const std::string &d, const tgc::plan::Plan &p) {
+    // A consistent plan (self-checksum filled in), so deeper checks are what refuses it.
+    std::string bytes;
+    ASSERT_TRUE(tgc::plan::serializePlan(p, bytes));
     std::ofstream out(d + "/plan.pb", std::ios::binary | std::ios::trunc);
-    ASSERT_TRUE(p.SerializeToOstream(&out));
+    out.write(bytes.data(), bytes.size());
   }
   static std::string loadError(const std::string &d) {
     tgc::Status st;
@@ -514,6 +517,28 @@ TEST_F(SmallPackage, RefusesShortInputData) {
   ASSERT_FALSE(st.ok);
   EXPECT_NE(st.message.find("input_0"), std::string::npos) << st.message;
   EXPECT_NE(st.message.find("bytes"), std::string::npos) << st.message;
+}
+
+// A plan changed on disk in a way that still parses (an arena offset moved by one byte) is
+// refused by its self-checksum before any pointer is formed from it.
+TEST_F(SmallPackage, RefusesPlanWithBadChecksum) {
+  std::string d = copy("flip.tgpkg");
+  tgc::plan::Plan p = readPlan(d);
+  ASSERT_GT(p.steps_size(), 0);
+  bool changed = false;
+  for (auto &step : *p.mutable_steps())
+    for (auto &arg : *step.mutable_args())
+      if (!changed && arg.kind() == tgc::plan::ARENA && arg.offset() == 0 && arg.bytes() > 4) {
+        arg.set_offset(4); // still inside the arena: only the checksum can notice
+        arg.set_bytes(arg.bytes() - 4);
+        changed = true;
+      }
+  ASSERT_TRUE(changed);
+  std::string bytes;
+  ASSERT_TRUE(p.SerializeToString(&bytes)); // keeps the old plan_fnv1a64
+  std::ofstream(d + "/plan.pb", std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
+  std::string e = loadError(d);
+  EXPECT_NE(e.find("plan.pb checksum mismatch"), std::string::npos) << e;
 }
 
 TEST_F(SmallPackage, RefusesTruncatedPlan) {

@@ -297,3 +297,86 @@ func.func @no_fuse_causal_small_bias(%q: tensor<1x2x2x16xf32>, %k: tensor<1x2x2x
   %o = tg.matmul %p, %v : tensor<1x2x2x2xf32>, tensor<1x2x2x16xf32> -> tensor<1x2x2x16xf32>
   return %o : tensor<1x2x2x16xf32>
 }
+
+// -----
+
+// FoldLayoutTransposesIntoAttention: the [0,2,1,3] transposes of a multi-head block (q, k, v in
+// [B, S, H, D] and the result back to it) become layout "bshd"; the mask stays [B, H, S, T].
+// CHECK-LABEL: func.func @fold_layout_transposes
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x8x2x16xf32>, %[[K:.+]]: tensor<1x6x2x16xf32>, %[[V:.+]]: tensor<1x6x2x32xf32>, %[[M:.+]]: tensor<1x1x8x6xf32>)
+func.func @fold_layout_transposes(%q: tensor<1x8x2x16xf32>, %k: tensor<1x6x2x16xf32>, %v: tensor<1x6x2x32xf32>, %m: tensor<1x1x8x6xf32>) -> tensor<1x8x2x32xf32> {
+  // CHECK-NOT: tg.transpose
+  // CHECK: %[[A:.+]] = tg.attention %[[Q]], %[[K]], %[[V]], %[[M]] {causal = false, layout = "bshd", scale = 2.500000e-01 : f32} : tensor<1x8x2x16xf32>, tensor<1x6x2x16xf32>, tensor<1x6x2x32xf32>, tensor<1x1x8x6xf32> -> tensor<1x8x2x32xf32>
+  // CHECK-NOT: tg.transpose
+  // CHECK: return %[[A]]
+  %tq = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %tk = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<1x6x2x16xf32> -> tensor<1x2x6x16xf32>
+  %tv = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<1x6x2x32xf32> -> tensor<1x2x6x32xf32>
+  %a = tg.attention %tq, %tk, %tv, %m {causal = false, scale = 0.25 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x32xf32>, tensor<1x1x8x6xf32> -> tensor<1x2x8x32xf32>
+  %o = tg.transpose %a {perm = [0, 2, 1, 3]} : tensor<1x2x8x32xf32> -> tensor<1x8x2x32xf32>
+  return %o : tensor<1x8x2x32xf32>
+}
+
+// -----
+
+// FoldLayoutTransposesIntoAttention with GQA (4 query heads, 2 key/value heads) and causal: both
+// survive the layout change.
+// CHECK-LABEL: func.func @fold_layout_transposes_gqa_causal
+func.func @fold_layout_transposes_gqa_causal(%q: tensor<2x8x4x16xf32>, %k: tensor<2x8x2x16xf32>, %v: tensor<2x8x2x16xf32>) -> tensor<2x8x4x16xf32> {
+  // CHECK-NOT: tg.transpose
+  // CHECK: tg.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} {causal = true, layout = "bshd", scale = 2.500000e-01 : f32} : tensor<2x8x4x16xf32>, tensor<2x8x2x16xf32>, tensor<2x8x2x16xf32> -> tensor<2x8x4x16xf32>
+  // CHECK-NOT: tg.transpose
+  %tq = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %tk = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<2x8x2x16xf32> -> tensor<2x2x8x16xf32>
+  %tv = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<2x8x2x16xf32> -> tensor<2x2x8x16xf32>
+  %a = tg.attention %tq, %tk, %tv {causal = true, scale = 0.25 : f32} : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x4x8x16xf32>
+  %o = tg.transpose %a {perm = [0, 2, 1, 3]} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  return %o : tensor<2x8x4x16xf32>
+}
+
+// -----
+
+// Negative (FoldLayoutTransposesIntoAttention): the output transpose is not [0,2,1,3].
+// CHECK-LABEL: func.func @no_fuse_layout_other_perm
+func.func @no_fuse_layout_other_perm(%q: tensor<1x8x2x16xf32>, %k: tensor<1x8x2x16xf32>, %v: tensor<1x8x2x16xf32>) -> tensor<1x2x16x8xf32> {
+  // CHECK-COUNT-3: tg.transpose {{.*}}perm = [0, 2, 1, 3]
+  // CHECK: %[[A:.+]] = tg.attention {{.*}}{causal = false, scale = 2.500000e-01 : f32}
+  // CHECK: tg.transpose %[[A]] {perm = [0, 1, 3, 2]}
+  %tq = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %tk = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %tv = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %a = tg.attention %tq, %tk, %tv {causal = false, scale = 0.25 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %o = tg.transpose %a {perm = [0, 1, 3, 2]} : tensor<1x2x8x16xf32> -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// Negative (FoldLayoutTransposesIntoAttention): the bhsd result is also returned as is.
+// CHECK-LABEL: func.func @no_fuse_layout_output_two_users
+func.func @no_fuse_layout_output_two_users(%q: tensor<1x8x2x16xf32>, %k: tensor<1x8x2x16xf32>, %v: tensor<1x8x2x16xf32>) -> (tensor<1x8x2x16xf32>, tensor<1x2x8x16xf32>) {
+  // CHECK: %[[A:.+]] = tg.attention {{.*}}{causal = false, scale = 2.500000e-01 : f32}
+  // CHECK: %[[O:.+]] = tg.transpose %[[A]] {perm = [0, 2, 1, 3]}
+  // CHECK: return %[[O]], %[[A]]
+  %tq = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %tk = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %tv = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %a = tg.attention %tq, %tk, %tv {causal = false, scale = 0.25 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %o = tg.transpose %a {perm = [0, 2, 1, 3]} : tensor<1x2x8x16xf32> -> tensor<1x8x2x16xf32>
+  return %o, %a : tensor<1x8x2x16xf32>, tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Negative (FoldLayoutTransposesIntoAttention): q arrives in [B, H, S, D] already.
+// CHECK-LABEL: func.func @no_fuse_layout_q_not_transposed
+func.func @no_fuse_layout_q_not_transposed(%q: tensor<1x2x8x16xf32>, %k: tensor<1x8x2x16xf32>, %v: tensor<1x8x2x16xf32>) -> tensor<1x8x2x16xf32> {
+  // CHECK: %[[A:.+]] = tg.attention {{.*}}{causal = false, scale = 2.500000e-01 : f32}
+  // CHECK: %[[O:.+]] = tg.transpose %[[A]] {perm = [0, 2, 1, 3]}
+  // CHECK: return %[[O]]
+  %tk = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %tv = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %a = tg.attention %q, %tk, %tv {causal = false, scale = 0.25 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %o = tg.transpose %a {perm = [0, 2, 1, 3]} : tensor<1x2x8x16xf32> -> tensor<1x8x2x16xf32>
+  return %o : tensor<1x8x2x16xf32>
+}

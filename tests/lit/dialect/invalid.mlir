@@ -88,6 +88,31 @@ func.func @attention_mask(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x4x16xf32>, %v
 
 // -----
 
+func.func @attention_bad_layout(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{layout must be "bhsd" or "bshd"; got "bhds"}}
+  %0 = tg.attention %q, %k, %v {layout = "bhds", scale = 1.0 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// In bshd the mask still broadcasts to [B, Hq, S, T] = 1x2x8x4, not to the operands' order.
+func.func @attention_bshd_mask(%q: tensor<1x8x2x16xf32>, %k: tensor<1x4x2x16xf32>, %v: tensor<1x4x2x16xf32>, %m: tensor<1x8x2x4xf32>) -> tensor<1x8x2x16xf32> {
+  // expected-error @+1 {{mask shape 1x8x2x4 does not broadcast to 1x2x8x4}}
+  %0 = tg.attention %q, %k, %v, %m {layout = "bshd", scale = 1.0 : f32} : tensor<1x8x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x8x2x4xf32> -> tensor<1x8x2x16xf32>
+  return %0 : tensor<1x8x2x16xf32>
+}
+
+// -----
+
+func.func @attention_bshd_result(%q: tensor<1x8x2x16xf32>, %k: tensor<1x4x2x16xf32>, %v: tensor<1x4x2x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{result shape 1x2x8x16 should be 1x8x2x16}}
+  %0 = tg.attention %q, %k, %v {layout = "bshd", scale = 1.0 : f32} : tensor<1x8x2x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x2x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 func.func @rms_norm_scale(%x: tensor<2x4x8xf32>, %s: tensor<4xf32>) -> tensor<2x4x8xf32> {
   // expected-error @+1 {{scale shape 4 does not broadcast to the normalized dims}}
   %0 = tg.rms_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x4x8xf32>, tensor<4xf32> -> tensor<2x4x8xf32>

@@ -72,6 +72,16 @@ func.func @attention(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: ten
 
 // -----
 
+// layout = "bshd": q [B, S, Hq, D], k/v [B, T, Hkv, D], result [B, S, Hq, Dv]; mask [B, Hq, S, T].
+// CHECK-LABEL: func.func @attention_bshd
+func.func @attention_bshd(%q: tensor<1x8x4x16xf32>, %k: tensor<1x6x2x16xf32>, %v: tensor<1x6x2x32xf32>, %m: tensor<1x4x8x6xf32>) -> tensor<1x8x4x32xf32> {
+  // CHECK: tg.attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal = false, layout = "bshd", scale = 2.500000e-01 : f32} : tensor<1x8x4x16xf32>, tensor<1x6x2x16xf32>, tensor<1x6x2x32xf32>, tensor<1x4x8x6xf32> -> tensor<1x8x4x32xf32>
+  %0 = tg.attention %q, %k, %v, %m {causal = false, layout = "bshd", scale = 0.25 : f32} : tensor<1x8x4x16xf32>, tensor<1x6x2x16xf32>, tensor<1x6x2x32xf32>, tensor<1x4x8x6xf32> -> tensor<1x8x4x32xf32>
+  return %0 : tensor<1x8x4x32xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @rms_norm
 func.func @rms_norm(%x: tensor<2x4x8xf32>, %s: tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
   // CHECK: tg.rms_norm %{{.+}}, %{{.+}} {axis = -1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
