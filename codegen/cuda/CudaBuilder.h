@@ -16,16 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "codegen/common/EmitUtil.h"
+
 namespace tgc::cuda {
 
-int64_t product(const Shape &s, size_t from = 0, size_t to = SIZE_MAX);
-Shape shapeOf(mlir::Value v);
-Shape contiguousStrides(const Shape &s);
-/// Strides (elements) reading `in` at the coordinates of `out`, numpy-broadcast (right-aligned).
-Shape broadcastStrides(const Shape &in, const Shape &out);
-/// Integer literal valid in CUDA C++.
-std::string str(int64_t v);
-std::string intArray(const Shape &v);
+using codegen::broadcastStrides;
+using codegen::contiguousStrides;
+using codegen::intArray;
+using codegen::product;
+using codegen::shapeOf;
+using codegen::str;
 llvm::Error opError(mlir::Operation *op, const llvm::Twine &msg);
 
 /// Device C type of a tg element type.

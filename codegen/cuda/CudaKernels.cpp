@@ -25,46 +25,6 @@ using namespace mlir;
 
 namespace tgc::cuda {
 
-int64_t product(const Shape &s, size_t from, size_t to) {
-  int64_t n = 1;
-  for (size_t i = from; i < std::min(to, s.size()); ++i)
-    n *= s[i];
-  return n;
-}
-
-Shape shapeOf(Value v) {
-  auto t = v.getType().cast<RankedTensorType>();
-  return Shape(t.getShape().begin(), t.getShape().end());
-}
-
-Shape contiguousStrides(const Shape &s) {
-  Shape st(s.size(), 1);
-  for (int64_t i = (int64_t)s.size() - 2; i >= 0; --i)
-    st[i] = st[i + 1] * s[i + 1];
-  return st;
-}
-
-Shape broadcastStrides(const Shape &in, const Shape &out) {
-  Shape st(out.size(), 0), cs = contiguousStrides(in);
-  size_t off = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i)
-    st[off + i] = in[i] == 1 ? 0 : cs[i];
-  return st;
-}
-
-std::string str(int64_t v) {
-  if (v == std::numeric_limits<int64_t>::min())
-    return "(-9223372036854775807LL - 1)";
-  return std::to_string(v) + (v > 2147483647 || v < -2147483647 ? "LL" : "");
-}
-
-std::string intArray(const Shape &v) {
-  std::string s = "{";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + str(v[i]);
-  return s + (v.empty() ? "0}" : "}");
-}
-
 llvm::Error opError(Operation *op, const llvm::Twine &msg) {
   std::string s;
   llvm::raw_string_ostream os(s);

@@ -1,0 +1,46 @@
+// EmitUtil.cpp — shapes, strides and literals for the kernel emitters.
+#include "codegen/common/EmitUtil.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tgc::codegen {
+
+int64_t product(const Shape &s, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < std::min(to, s.size()); ++i)
+    n *= s[i];
+  return n;
+}
+
+Shape shapeOf(mlir::Value v) {
+  auto t = v.getType().cast<mlir::RankedTensorType>();
+  return Shape(t.getShape().begin(), t.getShape().end());
+}
+
+Shape contiguousStrides(const Shape &s) { return stridesOf(s); }
+
+Shape broadcastStrides(const Shape &in, const Shape &out) {
+  Shape st(out.size(), 0), cs = contiguousStrides(in);
+  size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    st[off + i] = in[i] == 1 ? 0 : cs[i];
+  return st;
+}
+
+std::string str(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min())
+    return "(-9223372036854775807LL - 1)";
+  return std::to_string(v) + (v > 2147483647 || v < -2147483647 ? "LL" : "");
+}
+
+std::string intArray(const Shape &v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + str(v[i]);
+  return s + (v.empty() ? "0}" : "}");
+}
+
+} // namespace tgc::codegen
