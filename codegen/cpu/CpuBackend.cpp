@@ -8,6 +8,8 @@
 // output goes to kernels.log in the package and is quoted in the error when it fails.
 #include "codegen/cpu/CpuBackend.h"
 
+#include "codegen/common/PackageUtil.h"
+
 #include "codegen/cpu/CpuEmit.h"
 #include "codegen/plan/PlanUtil.h"
 #include "compiler/dialect/TgDialect.h"
@@ -35,6 +37,13 @@ namespace tgc {
 
 namespace {
 
+using codegen::hex64;
+using codegen::readFile;
+using codegen::toArg;
+using codegen::writeFile;
+
+constexpr const char *kBackend = "CPU backend";
+
 llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
@@ -43,30 +52,6 @@ llvm::Error error(const llvm::Twine &msg) {
 const std::vector<std::string> kCxxFlags = {"-std=c++17", "-O2",      "-march=x86-64-v2",
                                             "-fPIC",      "-shared",  "-fopenmp",
                                             "-fwrapv",    "-fno-math-errno"};
-
-bool writeFile(const std::string &path, const void *data, size_t n) {
-  FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f)
-    return false;
-  bool ok = std::fwrite(data, 1, n, f) == n;
-  return std::fclose(f) == 0 && ok;
-}
-
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-std::string hex64(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
-  return buf;
-}
 
 /// True when `name` is an executable file in a $PATH directory.
 bool onPath(const std::string &name) {
@@ -123,83 +108,6 @@ llvm::Error runCompiler(const std::vector<std::string> &argv, const std::string 
   return error("CPU backend: kernel compilation failed (" + cmd + "):\n" + log);
 }
 
-/// Raw little-endian bytes of a constant (i1 as one byte per element).
-llvm::Error constantBytes(tg::ConstantOp c, std::string &blob, int64_t offset) {
-  auto dense = c.getValue().dyn_cast<DenseElementsAttr>();
-  auto type = c.getType().cast<RankedTensorType>();
-  int64_t n = type.getNumElements();
-  if (!dense) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << c.getLoc();
-    return error("CPU backend: constant at " + os.str() + " is not a dense elements attribute");
-  }
-  char *out = blob.data() + offset;
-  Type e = type.getElementType();
-  if (e.isInteger(1)) {
-    int64_t i = 0;
-    for (bool b : dense.getValues<bool>())
-      out[i++] = b ? 1 : 0;
-    return llvm::Error::success();
-  }
-  size_t esize = e.getIntOrFloatBitWidth() / 8;
-  ArrayRef<char> raw = dense.getRawData();
-  if (dense.isSplat()) {
-    if (raw.size() < esize)
-      return error("CPU backend: malformed splat constant");
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(out + i * esize, raw.data(), esize);
-  } else {
-    if ((int64_t)raw.size() != n * (int64_t)esize)
-      return error("CPU backend: constant data size does not match its type");
-    std::memcpy(out, raw.data(), raw.size());
-  }
-  return llvm::Error::success();
-}
-
-plan::BufferArg toArg(const BufferLoc &loc) {
-  plan::BufferArg a;
-  switch (loc.kind) {
-  case BufferLoc::Input: a.set_kind(plan::INPUT); a.set_index((int32_t)loc.index); break;
-  case BufferLoc::Arena: a.set_kind(plan::ARENA); break;
-  case BufferLoc::Weight: a.set_kind(plan::WEIGHT); break;
-  case BufferLoc::Inline: a.set_kind(plan::BUFFER_UNKNOWN); break;
-  }
-  a.set_offset(loc.offset);
-  a.set_bytes(loc.bytes);
-  return a;
-}
-
-llvm::Expected<int32_t> onnxDType(Type t, Location loc) {
-  if (t.isF32()) return 1;
-  if (t.isF64()) return 11;
-  if (t.isF16()) return 10;
-  if (t.isBF16()) return 16;
-  if (t.isInteger(1)) return 9;
-  if (auto i = t.dyn_cast<IntegerType>()) {
-    if (i.getWidth() == 8) return i.isUnsigned() ? 2 : 3;
-    if (i.getWidth() == 32 && !i.isUnsigned()) return 6;
-    if (i.getWidth() == 64 && !i.isUnsigned()) return 7;
-  }
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "CPU backend: element type " << t << " of a graph input/output is not supported (at "
-     << loc << ")";
-  return error(os.str());
-}
-
-llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, Type type, Location loc) {
-  auto t = type.cast<RankedTensorType>();
-  auto dt = onnxDType(t.getElementType(), loc);
-  if (!dt)
-    return dt.takeError();
-  d.set_name(name);
-  d.set_dtype(*dt);
-  for (int64_t s : t.getShape())
-    d.add_shape(s);
-  return llvm::Error::success();
-}
-
 } // namespace
 
 llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string &dir,
@@ -229,9 +137,9 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
   Block &body = fn.getBody().front();
   for (BlockArgument a : body.getArguments()) {
     auto name = fn.getArgAttrOfType<StringAttr>(a.getArgNumber(), "tg.name");
-    if (auto e = fillDesc(*p.add_inputs(),
-                          name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
-                          a.getType(), a.getLoc()))
+    if (auto e = codegen::fillDesc(*p.add_inputs(),
+                                   name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
+                                   a.getType(), kBackend))
       return std::move(e);
   }
 
@@ -264,8 +172,8 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
     Value v = ret->getOperand(i);
     auto name = fn.getResultAttrOfType<StringAttr>(i, "tg.name");
     plan::TensorDesc *d = p.add_outputs();
-    if (auto e = fillDesc(*d, name ? name.str() : "output_" + std::to_string(i), v.getType(),
-                          ret->getLoc()))
+    if (auto e = codegen::fillDesc(*d, name ? name.str() : "output_" + std::to_string(i),
+                                   v.getType(), kBackend))
       return std::move(e);
     auto it = plan->locs.find(v);
     if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
@@ -289,25 +197,14 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
   }
 
   // Package directory: created, or replaced when it already holds a package.
-  if (llvm::sys::fs::is_directory(dir)) {
-    std::error_code ec;
-    bool empty = llvm::sys::fs::directory_iterator(dir, ec) == llvm::sys::fs::directory_iterator();
-    if (!empty && !llvm::sys::fs::exists(dir + "/plan.pb"))
-      return error("CPU backend: '" + dir + "' exists and is not a tgc package; not replacing it");
-    if (!empty)
-      if (auto e2 = llvm::sys::fs::remove_directories(dir))
-        return error("CPU backend: cannot replace '" + dir + "': " + e2.message());
-  } else if (llvm::sys::fs::exists(dir)) {
-    return error("CPU backend: '" + dir + "' exists and is not a directory");
-  }
-  if (auto ec = llvm::sys::fs::create_directories(dir))
-    return error("CPU backend: cannot create '" + dir + "': " + ec.message());
+  if (auto e = codegen::preparePackageDir(dir, kBackend))
+    return std::move(e);
 
   // Weights blob.
   std::string blob((size_t)plan->weightBytes, '\0');
   for (Operation *w : plan->weights) {
     auto c = cast<tg::ConstantOp>(w);
-    if (auto e = constantBytes(c, blob, plan->locs[c.getResult()].offset))
+    if (auto e = codegen::constantBytes(c, blob, plan->locs[c.getResult()].offset, kBackend))
       return std::move(e);
   }
   if (!writeFile(dir + "/weights.bin", blob.data(), blob.size()))

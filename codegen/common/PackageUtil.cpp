@@ -1,0 +1,143 @@
+// PackageUtil.cpp — files, weight bytes, interface descriptors and the package directory.
+#include "codegen/common/PackageUtil.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace tgc::codegen {
+namespace {
+
+llvm::Error error(const char *backend, const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 llvm::Twine(backend) + ": " + msg);
+}
+
+/// ONNX TensorProto.DataType number of an element type; -1 when the interface can't carry it.
+int32_t onnxDType(mlir::Type t) {
+  if (t.isF32()) return 1;
+  if (t.isF64()) return 11;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isInteger(1)) return 9;
+  if (auto i = t.dyn_cast<mlir::IntegerType>()) {
+    if (i.getWidth() == 8) return i.isUnsigned() ? 2 : 3;
+    if (i.getWidth() == 32 && !i.isUnsigned()) return 6;
+    if (i.getWidth() == 64 && !i.isUnsigned()) return 7;
+  }
+  return -1;
+}
+
+} // namespace
+
+bool writeFile(const std::string &path, const void *data, size_t n) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return false;
+  bool ok = std::fwrite(data, 1, n, f) == n;
+  return std::fclose(f) == 0 && ok;
+}
+
+bool readFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+std::string hex64(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
+  return buf;
+}
+
+llvm::Error constantBytes(tg::ConstantOp c, std::string &blob, int64_t offset,
+                          const char *backend) {
+  auto dense = c.getValue().dyn_cast<mlir::DenseElementsAttr>();
+  auto type = c.getType().cast<mlir::RankedTensorType>();
+  int64_t n = type.getNumElements();
+  if (!dense) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << c.getLoc();
+    return error(backend, "constant at " + os.str() + " is not a dense elements attribute");
+  }
+  char *out = blob.data() + offset;
+  mlir::Type e = type.getElementType();
+  if (e.isInteger(1)) {
+    int64_t i = 0;
+    for (bool b : dense.getValues<bool>())
+      out[i++] = b ? 1 : 0;
+    return llvm::Error::success();
+  }
+  size_t esize = e.getIntOrFloatBitWidth() / 8;
+  llvm::ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    if (raw.size() < esize)
+      return error(backend, "malformed splat constant");
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(out + i * esize, raw.data(), esize);
+  } else {
+    if ((int64_t)raw.size() != n * (int64_t)esize)
+      return error(backend, "constant data size does not match its type");
+    std::memcpy(out, raw.data(), raw.size());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type type,
+                     const char *backend) {
+  auto t = type.cast<mlir::RankedTensorType>();
+  int32_t dt = onnxDType(t.getElementType());
+  if (dt < 0) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << t.getElementType();
+    return error(backend, "element type " + os.str() + " of graph input/output '" + name +
+                              "' is not supported");
+  }
+  d.set_name(name);
+  d.set_dtype(dt);
+  for (int64_t s : t.getShape())
+    d.add_shape(s);
+  return llvm::Error::success();
+}
+
+plan::BufferArg toArg(const BufferLoc &loc) {
+  plan::BufferArg a;
+  switch (loc.kind) {
+  case BufferLoc::Input: a.set_kind(plan::INPUT); a.set_index((int32_t)loc.index); break;
+  case BufferLoc::Arena: a.set_kind(plan::ARENA); break;
+  case BufferLoc::Weight: a.set_kind(plan::WEIGHT); break;
+  case BufferLoc::Inline: a.set_kind(plan::BUFFER_UNKNOWN); break;
+  }
+  a.set_offset(loc.offset);
+  a.set_bytes(loc.bytes);
+  return a;
+}
+
+llvm::Error preparePackageDir(const std::string &dir, const char *backend) {
+  if (llvm::sys::fs::is_directory(dir)) {
+    std::error_code ec;
+    bool empty = llvm::sys::fs::directory_iterator(dir, ec) == llvm::sys::fs::directory_iterator();
+    if (!empty && !llvm::sys::fs::exists(dir + "/plan.pb"))
+      return error(backend, "'" + dir + "' exists and is not a tgc package; not replacing it");
+    if (!empty)
+      if (auto e2 = llvm::sys::fs::remove_directories(dir))
+        return error(backend, "cannot replace '" + dir + "': " + e2.message());
+  } else if (llvm::sys::fs::exists(dir)) {
+    return error(backend, "'" + dir + "' exists and is not a directory");
+  }
+  if (auto ec = llvm::sys::fs::create_directories(dir))
+    return error(backend, "cannot create '" + dir + "': " + ec.message());
+  return llvm::Error::success();
+}
+
+} // namespace tgc::codegen

@@ -1,0 +1,41 @@
+// PackageUtil.h — package-writing helpers shared by the CPU and CUDA backends: files, hashes,
+// constants to weight bytes, interface descriptors, buffer arguments and the package directory.
+#ifndef TGC_CODEGEN_COMMON_PACKAGEUTIL_H
+#define TGC_CODEGEN_COMMON_PACKAGEUTIL_H
+
+#include "codegen/plan/plan.pb.h"
+#include "compiler/dialect/TgDialect.h"
+#include "passes/planning/PlanBuffers.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tgc::codegen {
+
+/// Writes `n` bytes to `path` (replacing it); false on any I/O error.
+bool writeFile(const std::string &path, const void *data, size_t n);
+/// Reads the whole file; false when it cannot be read.
+bool readFile(const std::string &path, std::string &out);
+/// 16 lowercase hex digits.
+std::string hex64(uint64_t h);
+
+/// Copies constant `c`'s raw little-endian bytes (i1 as one byte per element) into `blob` at
+/// `offset` (the caller sized the blob). Errors start with `backend` ("CPU backend", ...).
+llvm::Error constantBytes(tg::ConstantOp c, std::string &blob, int64_t offset,
+                          const char *backend);
+
+/// Fills a plan interface descriptor (name, ONNX dtype number, shape) for a graph input/output.
+llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type type,
+                     const char *backend);
+
+/// The plan argument for a planned buffer location.
+plan::BufferArg toArg(const BufferLoc &loc);
+
+/// Creates `dir`, or empties it when it already holds a package; refuses to replace anything
+/// that is not a tgc package.
+llvm::Error preparePackageDir(const std::string &dir, const char *backend);
+
+} // namespace tgc::codegen
+
+#endif // TGC_CODEGEN_COMMON_PACKAGEUTIL_H
