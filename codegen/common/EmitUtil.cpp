@@ -1,10 +1,14 @@
 // EmitUtil.cpp — shapes, strides and literals for the kernel emitters.
 #include "codegen/common/EmitUtil.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <set>
+#include <vector>
 
 namespace tgc::codegen {
 
@@ -41,6 +45,27 @@ std::string intArray(const Shape &v) {
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? ", " : "") + str(v[i]);
   return s + (v.empty() ? "0}" : "}");
+}
+
+std::string locationNames(mlir::Location loc) {
+  std::vector<std::string> names;
+  std::function<void(mlir::Location)> walk = [&](mlir::Location l) {
+    if (auto n = l.dyn_cast<mlir::NameLoc>()) {
+      names.push_back(n.getName().str());
+    } else if (auto f = l.dyn_cast<mlir::FusedLoc>()) {
+      for (mlir::Location x : f.getLocations())
+        walk(x);
+    } else if (auto cs = l.dyn_cast<mlir::CallSiteLoc>()) {
+      walk(cs.getCallee());
+    }
+  };
+  walk(loc);
+  std::string s;
+  std::set<std::string> seen;
+  for (auto &n : names)
+    if (seen.insert(n).second)
+      s += (s.empty() ? "" : ", ") + n;
+  return s;
 }
 
 } // namespace tgc::codegen

@@ -4,6 +4,7 @@
 #define TGC_CODEGEN_COMMON_EMITUTIL_H
 
 #include "compiler/dialect/Shapes.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Value.h"
 
 #include <cstdint>
@@ -21,6 +22,9 @@ Shape contiguousStrides(const Shape &s);
 Shape broadcastStrides(const Shape &in, const Shape &out);
 /// Integer literal valid in C++ and CUDA C++ (LL suffix where needed, INT64_MIN spelled safely).
 std::string str(int64_t v);
+/// The ONNX node names a location carries (NameLoc, FusedLoc, CallSiteLoc), deduplicated,
+/// comma-separated: the label of the kernel an op (or a fused group) became.
+std::string locationNames(mlir::Location loc);
 /// "{a, b, c}" ("{0}" for an empty list, so the array is never zero-sized).
 std::string intArray(const Shape &v);
 

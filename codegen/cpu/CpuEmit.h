@@ -2,6 +2,7 @@
 #ifndef TGC_CODEGEN_CPU_CPUEMIT_H
 #define TGC_CODEGEN_CPU_CPUEMIT_H
 
+#include "codegen/common/EmitUtil.h"
 #include "passes/planning/PlanBuffers.h"
 
 #include "mlir/IR/Operation.h"
@@ -38,7 +39,7 @@ private:
 };
 
 /// "Add_3, Tanh_4": the names found in a location (NameLoc, FusedLoc, CallSiteLoc).
-std::string locationNames(mlir::Location loc);
+using codegen::locationNames;
 
 } // namespace tgc::cpu
 

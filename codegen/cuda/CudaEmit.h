@@ -2,6 +2,7 @@
 #ifndef TGC_CODEGEN_CUDA_CUDAEMIT_H
 #define TGC_CODEGEN_CUDA_CUDAEMIT_H
 
+#include "codegen/common/EmitUtil.h"
 #include "codegen/plan/plan.pb.h"
 #include "passes/planning/PlanBuffers.h"
 
@@ -61,7 +62,7 @@ private:
 };
 
 /// "Add_3, Tanh_4": the names found in a location (NameLoc, FusedLoc, CallSiteLoc).
-std::string locationNames(mlir::Location loc);
+using codegen::locationNames;
 
 } // namespace tgc::cuda
 

@@ -820,27 +820,6 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
   return opError(op, "op not supported by the CUDA backend");
 }
 
-std::string locationNames(Location loc) {
-  std::vector<std::string> names;
-  std::function<void(Location)> walk = [&](Location l) {
-    if (auto n = l.dyn_cast<NameLoc>()) {
-      names.push_back(n.getName().str());
-    } else if (auto f = l.dyn_cast<FusedLoc>()) {
-      for (Location x : f.getLocations())
-        walk(x);
-    } else if (auto cs = l.dyn_cast<CallSiteLoc>()) {
-      walk(cs.getCallee());
-    }
-  };
-  walk(loc);
-  std::string s;
-  std::set<std::string> seen;
-  for (auto &n : names)
-    if (seen.insert(n).second)
-      s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 llvm::Expected<std::vector<EmittedStep>> KernelEmitter::emit(Operation *op, int index,
                                                              std::string &code) {
   KernelBuilder kb{*this, op, index};
