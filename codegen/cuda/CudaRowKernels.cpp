@@ -1,7 +1,8 @@
 // CudaRowKernels.cpp — CUDA kernels for row-wise ops: layer_norm, rms_norm, softmax (one block
 // per row, block reductions of the prelude), reduce_* and argmax (one thread per output),
 // attention (tiled: one block per 16 query rows of a head, K/V tiles in shared memory; one warp
-// per query row for head dims > 128), online softmax, and convolution (one thread per output).
+// per query row for head dims > 128; f16/bf16 on tensor cores through mma.sync m16n8k16), online
+// softmax, and convolution (one thread per output).
 //
 // Accumulation: norms and softmax accumulate in f32 for f32 tensors (f64 for f64) through
 // pairwise block trees, which keeps rel-L2 near 1e-7 on the test models; reduce_* accumulate in
@@ -207,6 +208,216 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
   c.line("#pragma unroll");
   c.line("for (int u = 0; u < " + str(NV) + "; ++u) { const int d = lane + 32 * u; if (d < " +
          sDv + ") o[d] = " + ct.st("zero ? 0.f : acc[i][u] * inv") + "; }");
+  c.close();
+  kb.endKernel(code, B * Hq * nQT, NT);
+  return llvm::Error::success();
+}
+
+/// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block of
+/// W warps (4, fewer when that leaves under 128 blocks) per (b, h, 16·W query rows); each warp
+/// owns 16 query rows. Q·Kᵀ and P·V run as mma.sync m16n8k16 (f16/bf16 operands, f32
+/// accumulators); q stays in registers as A fragments, 64-key tiles of K and V are staged in
+/// shared memory in the storage type (16-byte loads when the bases are 16-byte aligned). Scores
+/// are scaled in f32; the online softmax runs in f32 registers (each lane holds 2 rows × 16 keys
+/// of a tile, row max/sum over the 4 lanes of a quad); P is rounded to the storage type for the
+/// P·V product, the row sums use the unrounded values. Masking, causality and undefined rows
+/// (all -inf, any NaN or +inf score → 0) follow the float kernel.
+llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct, const CType &mt,
+                         const std::string &maskIdx, std::string &code) {
+  Code &c = kb.c;
+  const std::string &it = kb.it;
+  const std::string &T = ct.name;
+  const bool bf = T == "__nv_bfloat16";
+  const std::string ab = bf ? "bf16" : "f16";
+  const bool bshd = at.getLayout() == "bshd";
+  const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
+  Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
+  const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
+  int64_t W = 4;
+  while (W > 1 && B * Hq * ((S + 16 * W - 1) / (16 * W)) < 128)
+    W /= 2;
+  const int64_t QT = 16 * W, NT = 32 * W, KT = 64, KP = D + 8, VP = Dv + 8;
+  const int64_t nQT = (S + QT - 1) / QT, NK = D / 16, NO = Dv / 8;
+  const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
+  const std::string sS = str(S), sL = str(L);
+  c.line("__shared__ __align__(16) unsigned short Ks[" + str(KT) + "][" + str(KP) + "];");
+  c.line("__shared__ __align__(16) unsigned short Vs[" + str(KT) + "][" + str(VP) + "];");
+  c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
+         "& 3;");
+  c.line("const " + it + " qt = (" + it + ")blockIdx.x % " + str(nQT) + ", bh = (" + it +
+         ")blockIdx.x / " + str(nQT) + ";");
+  c.line("const " + it + " h = bh % " + str(Hq) + ", b = bh / " + str(Hq) + ";");
+  c.line("(void)h; (void)b;");
+  if (bshd) {
+    c.line("const " + it + " kh = b * " + str(L * Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + (b * " + str(S * Hq) + " + h) * " + str(D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(Dv) + ";");
+  } else {
+    c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + bh * " + str(S * D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+  }
+  c.line("const unsigned short *kr16 = (const unsigned short *)kb, *vr16 = (const unsigned short "
+         "*)vb;");
+  c.line("const bool al = (((size_t)kb | (size_t)vb) & 15) == 0;");
+  c.line("const float scale = " + floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ";");
+  c.line("const " + it + " s0 = qt * " + str(QT) + " + w * 16;");
+  c.line("auto mma = [](float *d, const unsigned *a, unsigned b0, unsigned b1) {");
+  c.line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab +
+         ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+f\"(d[0]), "
+         "\"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]) : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
+         "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));");
+  c.line("};");
+  if (bf)
+    c.line("auto pack = [](float lo, float hi) { __nv_bfloat162 r = __floats2bfloat162_rn(lo, "
+           "hi); return *(unsigned *)&r; };");
+  else
+    c.line("auto pack = [](float lo, float hi) { __half2 r = __floats2half2_rn(lo, hi); return "
+           "*(unsigned *)&r; };");
+  // q as A fragments: a[r] holds rows g (+8 for odd r), dims 2tq, 2tq+1 (+8 for r >= 2).
+  c.line("unsigned qa[" + str(NK) + "][4];");
+  c.line("#pragma unroll");
+  c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
+  c.line("#pragma unroll");
+  c.open("for (int r = 0; r < 4; ++r)");
+  c.line("const " + it + " s = s0 + g + 8 * (r & 1);");
+  c.line("const int d = kk * 16 + 2 * tq + 8 * (r >> 1);");
+  c.line("qa[kk][r] = s < " + sS + " ? *(const unsigned *)(qb + s * " + str(QS) + " + d) : 0u;");
+  c.close();
+  c.close();
+  c.line("float o[" + str(NO) + "][4], m[2], l[2];");
+  c.line("bool bad[2];");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NO) + "; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;");
+  c.line("m[0] = m[1] = -tg_inf_f(); l[0] = l[1] = 0.f; bad[0] = bad[1] = false;");
+  std::string tEnd = sL;
+  if (at.getCausal()) {
+    c.line("const " + it + " sl = qt * " + str(QT) + " + " + str(QT) + " < " + sS + " ? qt * " +
+           str(QT) + " + " + str(QT - 1) + " : " + str(S - 1) + ";");
+    c.line("const " + it + " tEnd = sl + " + str(L - S + 1) + " < " + sL + " ? sl + " +
+           str(L - S + 1) + " : " + sL + ";");
+    tEnd = "tEnd";
+  }
+  c.open("for (" + it + " t0 = 0; t0 < " + tEnd + "; t0 += " + str(KT) + ")");
+  c.line("__syncthreads();");
+  c.open("if (al)");
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
+    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
+    c.line("#pragma unroll 4");
+    c.open("for (int e = tid; e < " + str(KT * DD / 8) + "; e += " + str(NT) + ")");
+    c.line("const int t = e / " + str(DD / 8) + ", d = e % " + str(DD / 8) + " * 8;");
+    c.line("*(uint4 *)&" + dst + "[t][d] = t0 + t < " + sL + " ? *(const uint4 *)(" + src +
+           " + (t0 + t) * " + str(RS) + " + d) : make_uint4(0u, 0u, 0u, 0u);");
+    c.close();
+  }
+  c.close();
+  c.open("else");
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
+    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
+    c.open("for (int e = tid; e < " + str(KT * DD) + "; e += " + str(NT) + ")");
+    c.line("const int t = e / " + str(DD) + ", d = e % " + str(DD) + ";");
+    c.line(dst + "[t][d] = t0 + t < " + sL + " ? " + src + "[(t0 + t) * " + str(RS) +
+           " + d] : (unsigned short)0;");
+    c.close();
+  }
+  c.close();
+  c.line("__syncthreads();");
+  // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}.
+  c.line("float sc[" + str(KT / 8) + "][4];");
+  c.line("#pragma unroll");
+  c.line("for (int j = 0; j < " + str(KT / 8) +
+         "; ++j) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.f;");
+  c.line("#pragma unroll");
+  c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
+  c.line("#pragma unroll");
+  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+  c.line("const unsigned *kr = (const unsigned *)&Ks[j * 8 + g][kk * 16 + 2 * tq];");
+  c.line("mma(sc[j], qa[kk], kr[0], kr[4]);");
+  c.close();
+  c.close();
+  // Online softmax, rows g (rh = 0) and g + 8 (rh = 1).
+  c.line("#pragma unroll");
+  c.open("for (int rh = 0; rh < 2; ++rh)");
+  c.line("const " + it + " s = s0 + g + 8 * rh;");
+  c.line("float mx = -tg_inf_f();");
+  c.line("#pragma unroll");
+  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+  c.line("#pragma unroll");
+  c.open("for (int cc = 0; cc < 2; ++cc)");
+  c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
+  std::string vis = "s < " + sS + " && t < " + sL;
+  if (at.getCausal())
+    vis += " && t < s + " + str(L - S + 1);
+  c.line("float xv = -tg_inf_f();");
+  c.open("if (" + vis + ")");
+  c.line("xv = sc[j][2 * rh + cc] * scale;");
+  if (!maskIdx.empty())
+    c.line("xv += (float)" + mt.ld(kb.inPtr[3] + "[" + maskIdx + "]") + ";");
+  c.line("if (xv != xv || xv == tg_inf_f()) { bad[rh] = true; xv = -tg_inf_f(); }");
+  c.close();
+  c.line("sc[j][2 * rh + cc] = xv;");
+  c.line("mx = xv > mx ? xv : mx;");
+  c.close();
+  c.close();
+  c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
+  c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+  c.line("const float mn = mx > m[rh] ? mx : m[rh];");
+  c.line("const bool none = mn == -tg_inf_f();");
+  c.line("const float corr = none ? 1.f : tgf_exp(m[rh] - mn);");
+  c.line("float ps = 0.f;");
+  c.line("#pragma unroll");
+  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+  c.line("#pragma unroll");
+  c.open("for (int cc = 0; cc < 2; ++cc)");
+  c.line("const float x = sc[j][2 * rh + cc];");
+  c.line("const float p = none || x == -tg_inf_f() ? 0.f : tgf_exp(x - mn);");
+  c.line("ps += p;");
+  c.line("sc[j][2 * rh + cc] = p;");
+  c.close();
+  c.close();
+  c.line("l[rh] = l[rh] * corr + ps;");
+  c.line("m[rh] = mn;");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NO) +
+         "; ++u) { o[u][2 * rh] *= corr; o[u][2 * rh + 1] *= corr; }");
+  c.close();
+  // o += P · V: P's C fragments of key tiles 2kk, 2kk+1 form the A fragment of k-step kk.
+  c.line("#pragma unroll");
+  c.open("for (int kk = 0; kk < " + str(KT / 16) + "; ++kk)");
+  c.line("const unsigned pa[4] = {pack(sc[2 * kk][0], sc[2 * kk][1]), pack(sc[2 * kk][2], "
+         "sc[2 * kk][3]), pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]), pack(sc[2 * kk + 1][2], "
+         "sc[2 * kk + 1][3])};");
+  c.line("#pragma unroll");
+  c.open("for (int u = 0; u < " + str(NO) + "; ++u)");
+  c.line("const unsigned short *vr = &Vs[kk * 16 + 2 * tq][u * 8 + g];");
+  c.line("mma(o[u], pa, (unsigned)vr[0] | (unsigned)vr[" + str(VP) + "] << 16, (unsigned)vr[" +
+         str(8 * VP) + "] | (unsigned)vr[" + str(9 * VP) + "] << 16);");
+  c.close();
+  c.close();
+  c.close(); // key tiles
+  c.line("#pragma unroll");
+  c.open("for (int rh = 0; rh < 2; ++rh)");
+  c.line("const " + it + " s = s0 + g + 8 * rh;");
+  c.line("float ls = l[rh];");
+  c.line("ls += __shfl_xor_sync(0xffffffffu, ls, 1);");
+  c.line("ls += __shfl_xor_sync(0xffffffffu, ls, 2);");
+  c.line("int z = bad[rh] ? 1 : 0;");
+  c.line("z |= __shfl_xor_sync(0xffffffffu, z, 1);");
+  c.line("z |= __shfl_xor_sync(0xffffffffu, z, 2);");
+  c.line("const bool zero = z != 0 || m[rh] == -tg_inf_f();");
+  c.line("const float inv = zero ? 0.f : 1.f / ls;");
+  c.line("if (s >= " + sS + ") continue;");
+  if (bshd)
+    c.line(T + " *op = out0 + ((b * " + sS + " + s) * " + str(Hq) + " + h) * " + str(Dv) + ";");
+  else
+    c.line(T + " *op = out0 + (bh * " + sS + " + s) * " + str(Dv) + ";");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(unsigned *)(op + u * 8 + 2 * tq) = "
+         "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
   c.close();
   kb.endKernel(code, B * Hq * nQT, NT);
   return llvm::Error::success();
@@ -505,8 +716,11 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
         maskIdx = "0";
     }
     const int64_t nq = (D + 31) / 32, nv = (Dv + 31) / 32;
-    if (D <= 128 && Dv <= 128 && (!at.getMask() || !inPtr[3].empty()))
+    if (D <= 128 && Dv <= 128 && (!at.getMask() || !inPtr[3].empty())) {
+      if (ct.lowp && D % 16 == 0 && Dv % 8 == 0)
+        return mmaAttention(*this, at, ct, mt, maskIdx, code);
       return tiledAttention(*this, at, ct, mt, maskIdx, code);
+    }
     c.line("const int lane = threadIdx.x & 31;");
     c.line("const " + it + " r = (" + it + ")blockIdx.x * 4 + (threadIdx.x >> 5);");
     c.line("if (r >= " + str(rows) + ") return;");
