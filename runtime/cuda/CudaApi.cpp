@@ -70,6 +70,7 @@ const Driver *loadDriver(std::string &error) {
     resolve(dl, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing);
     resolve(dl, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing);
     resolve(dl, d.cuMemsetD8, {"cuMemsetD8_v2"}, missing);
+    resolve(dl, d.cuMemsetD32Async, {"cuMemsetD32Async"}, missing);
     resolve(dl, d.cuMemAllocHost, {"cuMemAllocHost_v2"}, missing);
     resolve(dl, d.cuMemFreeHost, {"cuMemFreeHost"}, missing);
     resolve(dl, d.cuLaunchKernel, {"cuLaunchKernel"}, missing);

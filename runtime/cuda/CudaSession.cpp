@@ -5,7 +5,11 @@
 // extent against its arguments), then: libcuda via dlopen, cuInit, the device's primary context,
 // one non-blocking stream, the module (cubin; the PTX when the cubin is not for this GPU), one
 // allocation each for the weights (uploaded once), the arena (+ GEMM scratch), the inputs and the
-// cuBLASLt workspace, and one cuBLASLt plan (descriptors + heuristic algorithm) per GEMM step.
+// cuBLASLt workspace, and one cuBLASLt plan (descriptors + algorithm) per GEMM step. The algorithm
+// is autotuned once per Session at load: up to kTuneCandidates heuristic algorithms per distinct
+// GEMM (shape, types, epilogue, pointer alignment) are timed on the session's own buffers with
+// device events, L2 flushed before each timed launch, and the fastest is kept for every step of
+// that key; $TGC_GEMM_TUNE=0 keeps the first heuristic algorithm.
 // Run: inputs are copied into their fixed device buffers, the plan is launched — captured into a
 // CUDA graph on the first run and replayed after — and outputs are copied back, all on the
 // stream, then one synchronize. Every CUDA call is checked; errors come back as Status naming the
@@ -16,7 +20,10 @@
 #include "codegen/plan/PlanUtil.h"
 #include "runtime/cuda/CudaApi.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -31,6 +38,8 @@ using plan::BufferArg;
 
 constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
 constexpr size_t kWorkspaceBytes = 32u << 20; // cuBLASLt workspace
+constexpr int kTuneCandidates = 16;             // heuristic algorithms timed per GEMM key
+constexpr int kTuneReps = 5;                    // timed launches per candidate (median kept)
 
 Status readWhole(const std::string &path, int64_t limit, std::string &out) {
   struct stat st;
@@ -94,6 +103,7 @@ private:
   Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
   Status setupGpu();
   Status setupGemm(size_t i);
+  Status tuneGemms();
   Status enqueueSteps(bool events);
   CUdeviceptr ptrOf(const BufferArg &a) const;
   std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }
@@ -120,11 +130,13 @@ private:
   CUdeviceptr weights_ = 0, arena_ = 0, inputsBuf_ = 0, workspace_ = 0;
   cublasLtHandle_t ltHandle_ = nullptr;
   std::string deviceName_, moduleFrom_;
+  std::string tuneSummary_ = "off";
 
   struct GemmRt {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
+    std::vector<cublasLtMatmulAlgo_t> cands; ///< heuristic candidates, best-estimated first
     bool useLt = false;
     // Fallback kernel parameters.
     int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, sa = 0, sb = 0, sc = 0;
@@ -140,9 +152,11 @@ private:
     GemmRt g;
   };
   std::vector<RtStep> steps_;
+  std::string launchGemm(const RtStep &s);
   float alpha_ = 1.f, beta_ = 0.f;
   CUgraphExec graph_ = nullptr;
   bool useGraph_ = true;
+  bool tune_ = true; ///< $TGC_GEMM_TUNE=0: the first heuristic algorithm, untimed
   bool profiling_ = false;
   std::vector<StepProfile> profile_;
   std::vector<CUevent> events_;
@@ -428,6 +442,8 @@ Status CudaSession::setupGpu() {
   bool anyGemm = false;
   for (const plan::Step &s : plan_.steps())
     anyGemm = anyGemm || s.kind() == plan::Step::GEMM;
+  if (const char *tv = std::getenv("TGC_GEMM_TUNE"); tv && std::string(tv) == "0")
+    tune_ = false;
   if (anyGemm && (lt_ = loadBlasLt(ltError_))) {
     cublasStatus_t bs = lt_->create(&ltHandle_);
     if (bs != CUBLAS_STATUS_SUCCESS) {
@@ -459,6 +475,11 @@ Status CudaSession::setupGpu() {
     rs.shared = s.shared_bytes();
     for (CUdeviceptr &p : rs.ptrs)
       rs.params.push_back(&p);
+  }
+  if (tune_ && ltHandle_) {
+    Status ts = tuneGemms();
+    if (!ts.ok)
+      return ts;
   }
   if (const char *g = std::getenv("TGC_CUDA_GRAPH"); g && std::string(g) == "0")
     useGraph_ = false;
@@ -544,14 +565,142 @@ Status CudaSession::setupGemm(size_t i) {
     return fail(s, "cublasLtMatmulPreferenceCreate");
   uint64_t ws = kWorkspaceBytes;
   lt_->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kTuneCandidates] = {};
   int found = 0;
-  s = lt_->heuristic(ltHandle_, gr.desc, gr.a, gr.b, gr.c, gr.c, pref, 1, &result, &found);
+  s = lt_->heuristic(ltHandle_, gr.desc, gr.a, gr.b, gr.c, gr.c, pref, tune_ ? kTuneCandidates : 1,
+                     results, &found);
   lt_->prefDestroy(pref);
-  if (s == CUBLAS_STATUS_SUCCESS && found > 0) {
-    gr.algo = result.algo;
+  if (s == CUBLAS_STATUS_SUCCESS)
+    for (int j = 0; j < found && j < kTuneCandidates; ++j)
+      if (results[j].state == CUBLAS_STATUS_SUCCESS && results[j].workspaceSize <= kWorkspaceBytes)
+        gr.cands.push_back(results[j].algo);
+  if (!gr.cands.empty()) {
+    gr.algo = gr.cands[0];
     gr.useLt = true;
   } // else: no cuBLASLt algorithm for this shape; the fallback kernel runs it
+  return Status::success();
+}
+
+std::string CudaSession::launchGemm(const RtStep &s) {
+  // With a residual R: D = A·B (+ bias) + 1·R, cuBLASLt's C input.
+  const bool res = s.g.residual != 0;
+  cublasStatus_t bs = lt_->matmul(ltHandle_, s.g.desc, &alpha_,
+                                  reinterpret_cast<void *>(s.ptrs[1]), s.g.a,
+                                  reinterpret_cast<void *>(s.ptrs[0]), s.g.b,
+                                  res ? &alpha_ : &beta_,
+                                  reinterpret_cast<void *>(res ? s.g.residual : s.ptrs[2]), s.g.c,
+                                  reinterpret_cast<void *>(s.ptrs[2]), s.g.c, &s.g.algo,
+                                  reinterpret_cast<void *>(workspace_), kWorkspaceBytes,
+                                  reinterpret_cast<cudaStream_t>(stream_));
+  return bs == CUBLAS_STATUS_SUCCESS ? std::string() : blasError(bs, "cublasLtMatmul");
+}
+
+// Times each GEMM key's heuristic candidates on the first step of that key (its real buffers;
+// whatever the arena and inputs hold) and keeps the fastest for every step of the key. Each
+// candidate: one untimed launch (a candidate cuBLASLt refuses is skipped), then kTuneReps launches,
+// each after a memset of a buffer twice the L2 size (weights come from HBM, as in a real run) and
+// between two events; the median counts. The arena is zeroed again afterwards.
+Status CudaSession::tuneGemms() {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  std::map<std::string, std::vector<size_t>> keys;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const RtStep &s = steps_[i];
+    if (!s.gemm || !s.g.useLt || s.g.cands.size() < 2)
+      continue;
+    const plan::GemmDesc &g = plan_.steps((int)i).gemm();
+    unsigned align = 256;
+    for (CUdeviceptr p : s.ptrs)
+      while (align > 1 && p % align)
+        align /= 2;
+    std::string key;
+    for (int64_t v : {(int64_t)g.dtype(), g.m(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(),
+                      g.stride_a(), g.stride_b(), g.stride_c(), g.batch(), (int64_t)g.trans_b(),
+                      (int64_t)g.bias(), (int64_t)g.residual(),
+                      (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align})
+      key += std::to_string(v) + ",";
+    keys[key].push_back(i);
+  }
+  if (keys.empty()) {
+    tuneSummary_ = "nothing to tune";
+    return Status::success();
+  }
+  auto fail = [&](const std::string &e) { return Status::error(pre_ + "GEMM autotune: " + e); };
+  std::string e;
+  // L2 flush buffer (best effort: without it the timings run with a warm L2).
+  int l2 = 0;
+  d_->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev_);
+  size_t flushBytes = std::min<size_t>(std::max<size_t>(2 * (size_t)std::max(l2, 0), 64u << 20),
+                                       256u << 20);
+  CUdeviceptr flush = 0;
+  if (d_->cuMemAlloc(&flush, flushBytes) != CUDA_SUCCESS)
+    flush = 0;
+  std::vector<CUevent> ev(2 * kTuneReps, nullptr);
+  auto cleanup = [&] {
+    for (CUevent x : ev)
+      if (x)
+        d_->cuEventDestroy(x);
+    if (flush)
+      d_->cuMemFree(flush);
+  };
+  for (CUevent &x : ev)
+    if (!(e = ck(d_->cuEventCreate(&x, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
+      return cleanup(), fail(e);
+  int changed = 0, timed = 0;
+  for (auto &[key, idx] : keys) {
+    RtStep &s = steps_[idx[0]];
+    const std::vector<cublasLtMatmulAlgo_t> cands = s.g.cands;
+    double best = -1;
+    size_t bestJ = 0;
+    for (size_t j = 0; j < cands.size(); ++j) {
+      s.g.algo = cands[j];
+      if (!launchGemm(s).empty())
+        continue; // this candidate does not run here
+      bool ok = true;
+      for (int r = 0; r < kTuneReps && ok; ++r) {
+        if (flush && !(e = ck(d_->cuMemsetD32Async(flush, (unsigned)r, flushBytes / 4, stream_),
+                              "cuMemsetD32Async")).empty())
+          return cleanup(), fail(e);
+        if (!(e = ck(d_->cuEventRecord(ev[2 * r], stream_), "cuEventRecord")).empty())
+          return cleanup(), fail(e);
+        ok = launchGemm(s).empty();
+        if (!(e = ck(d_->cuEventRecord(ev[2 * r + 1], stream_), "cuEventRecord")).empty())
+          return cleanup(), fail(e);
+      }
+      if (!(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
+        return cleanup(), fail(e + " (candidate " + std::to_string(j) + " of step " +
+                               std::to_string(idx[0]) + ")");
+      if (!ok)
+        continue;
+      std::vector<float> t(kTuneReps);
+      for (int r = 0; r < kTuneReps; ++r)
+        if (!(e = ck(d_->cuEventElapsedTime(&t[r], ev[2 * r], ev[2 * r + 1]),
+                     "cuEventElapsedTime")).empty())
+          return cleanup(), fail(e);
+      std::nth_element(t.begin(), t.begin() + kTuneReps / 2, t.end());
+      double med = t[kTuneReps / 2];
+      ++timed;
+      // Keep the heuristic's first choice unless another is clearly (> 2%) faster.
+      if (best < 0 || med < best * (bestJ == 0 && j > 0 ? 0.98 : 1.0))
+        best = med, bestJ = j;
+    }
+    changed += bestJ != 0 ? (int)idx.size() : 0;
+    for (size_t i : idx)
+      steps_[i].g.algo = cands[bestJ];
+  }
+  cleanup();
+  // The timed launches wrote into the arena: zero it again, as at load.
+  if (!(e = ck(d_->cuMemsetD32Async(arena_, 0, (size_t)std::max<int64_t>(plan_.arena_bytes(), 256) / 4,
+                                    stream_),
+               "cuMemsetD32Async(arena)")).empty() ||
+      !(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
+    return fail(e);
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%zu GEMM shapes, %d candidates timed, %d steps off the first "
+                "heuristic, %.0f ms%s", keys.size(), timed, changed, ms,
+                flush ? "" : " (no L2 flush buffer)");
+  tuneSummary_ = buf;
   return Status::success();
 }
 
@@ -560,18 +709,7 @@ Status CudaSession::enqueueSteps(bool events) {
     RtStep &s = steps_[i];
     std::string e;
     if (s.gemm && s.g.useLt) {
-      // With a residual R: D = A·B (+ bias) + 1·R, cuBLASLt's C input.
-      const bool res = s.g.residual != 0;
-      cublasStatus_t bs = lt_->matmul(ltHandle_, s.g.desc, &alpha_,
-                                      reinterpret_cast<void *>(s.ptrs[1]), s.g.a,
-                                      reinterpret_cast<void *>(s.ptrs[0]), s.g.b,
-                                      res ? &alpha_ : &beta_,
-                                      reinterpret_cast<void *>(res ? s.g.residual : s.ptrs[2]), s.g.c,
-                                      reinterpret_cast<void *>(s.ptrs[2]), s.g.c, &s.g.algo,
-                                      reinterpret_cast<void *>(workspace_), kWorkspaceBytes,
-                                      reinterpret_cast<cudaStream_t>(stream_));
-      if (bs != CUBLAS_STATUS_SUCCESS)
-        e = blasError(bs, "cublasLtMatmul");
+      e = launchGemm(s);
     } else {
       e = ck(d_->cuLaunchKernel(s.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
                                 s.block[2], s.shared, stream_, s.params.data(), nullptr),
@@ -753,6 +891,7 @@ std::string CudaSession::describe() const {
                   moduleFrom_ + "\n" + "gemms: " + std::to_string(gemms) + " (" +
                   std::to_string(lt) + " through cuBLASLt" +
                   (ltHandle_ ? "" : ", cuBLASLt unavailable: " + ltError_) + ")\n" +
+                  "gemm autotune: " + (tune_ ? tuneSummary_ : "off ($TGC_GEMM_TUNE=0)") + "\n" +
                   "launches per run: " + std::to_string(steps_.size()) +
                   (useGraph_ ? " (one CUDA graph)" : " (no graph)") + "\n";
   return s + plan::formatPlan(plan_);
