@@ -460,6 +460,36 @@ struct FoldLayoutTransposesIntoAttention : Rule<tg::AttentionOp> {
   }
 };
 
+// attention(rotary(transpose(x, p), c, s), ...) with p keeping the last dim ->
+// attention(transpose(rotary(x, transpose(c, p⁻¹), transpose(s, p⁻¹)), p), ...)
+// Rotary works along the last dim and broadcasts c/s elementwise, so it commutes with any
+// permutation of the other dims; moving the transpose to the attention input lets
+// FoldLayoutTransposesIntoAttention absorb it (Llama's q and k).
+struct SinkTransposeBelowRotary : Rule<tg::RotaryOp> {
+  using Rule::Rule;
+  LogicalResult apply(tg::RotaryOp op, PatternRewriter &rw) const override {
+    auto t = op.getInput().getDefiningOp<tg::TransposeOp>();
+    if (!t)
+      return rw.notifyMatchFailure(op, "input is not a transpose");
+    std::vector<int64_t> p = permOf(t);
+    if (p.empty() || p.back() != (int64_t)p.size() - 1)
+      return rw.notifyMatchFailure(op, "the transpose moves the last (rotated) dim");
+    if (!op->hasOneUse() || !llvm::isa<tg::AttentionOp>(*op->user_begin()))
+      return rw.notifyMatchFailure(op, "result does not feed exactly one attention");
+    if (shapeOf(op.getCos()).size() != p.size() || shapeOf(op.getSin()).size() != p.size())
+      return rw.notifyMatchFailure(op, "cos/sin rank differs from the input's");
+    std::vector<int64_t> inv(p.size());
+    for (size_t i = 0; i < p.size(); ++i)
+      inv[p[i]] = (int64_t)i;
+    mlir::Location loc = op.getLoc();
+    Value c = transposed(rw, loc, op.getCos(), inv), sn = transposed(rw, loc, op.getSin(), inv);
+    auto r = rw.create<tg::RotaryOp>(loc, t.getInput().getType(), t.getInput(), c, sn,
+                                     op.getInterleavedAttr());
+    rw.replaceOp(op, transposed(rw, loc, r.getResult(), p));
+    return success();
+  }
+};
+
 struct RecognizeAttentionPass : public RecognizeAttentionBase<RecognizeAttentionPass> {
   void runOnOperation() override {
     mlir::MLIRContext *ctx = &getContext();
@@ -474,6 +504,7 @@ struct RecognizeAttentionPass : public RecognizeAttentionBase<RecognizeAttention
     patterns.add<DropZeroAttentionMask>(ctx, "DropZeroAttentionMask");
     patterns.add<FoldCausalMaskIntoAttention>(ctx, "FoldCausalMaskIntoAttention");
     patterns.add<FoldLayoutTransposesIntoAttention>(ctx, "FoldLayoutTransposesIntoAttention");
+    patterns.add<SinkTransposeBelowRotary>(ctx, "SinkTransposeBelowRotary");
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -115,10 +115,9 @@ TEST_P(Transformer, AttentionNormsAndQkvRecognized) {
       << name << ": decomposed GELU/norm/softmax-guard left";
   bool llama = name.rfind("llama", 0) == 0;
   // The [0,2,1,3] head transposes around attention fold into layout "bshd"
-  // (FoldLayoutTransposesIntoAttention). Not yet in Llama, where RoPE sits between the q/k
-  // transposes and the attention.
-  if (!llama)
-    EXPECT_EQ(o.headTransposes, 0) << name << ": head transposes left around attention";
+  // (FoldLayoutTransposesIntoAttention; in Llama after SinkTransposeBelowRotary moves them past
+  // the rotary embedding).
+  EXPECT_EQ(o.headTransposes, 0) << name << ": head transposes left around attention";
   EXPECT_EQ(count(o, llama ? "tg.rms_norm" : "tg.layer_norm"), 5) << name;
   EXPECT_EQ(count(o, llama ? "tg.swiglu" : "tg.gelu"), 2) << name;
   if (llama) {

@@ -380,3 +380,51 @@ func.func @no_fuse_layout_q_not_transposed(%q: tensor<1x2x8x16xf32>, %k: tensor<
   %o = tg.transpose %a {perm = [0, 2, 1, 3]} : tensor<1x2x8x16xf32> -> tensor<1x8x2x16xf32>
   return %o : tensor<1x8x2x16xf32>
 }
+
+// -----
+
+// The head transpose moves below the rotary embedding (cos/sin permuted alike), so the layout
+// fold can take q and k straight from the projections.
+// CHECK-LABEL: func.func @sink_transpose_below_rotary
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x8x2x4xf32>, %[[K:.+]]: tensor<1x8x2x4xf32>, %[[V:.+]]: tensor<1x8x2x4xf32>, %[[C:.+]]: tensor<1x1x8x4xf32>, %[[S:.+]]: tensor<1x1x8x4xf32>)
+// CHECK: %[[CT:.+]] = tg.transpose %[[C]] {perm = [0, 2, 1, 3]} : tensor<1x1x8x4xf32> -> tensor<1x8x1x4xf32>
+// CHECK: %[[ST:.+]] = tg.transpose %[[S]] {perm = [0, 2, 1, 3]} : tensor<1x1x8x4xf32> -> tensor<1x8x1x4xf32>
+// CHECK: %[[R:.+]] = tg.rotary %[[Q]], %[[CT]], %[[ST]]
+// CHECK: %[[A:.+]] = tg.attention %[[R]], %[[K]], %[[V]] {layout = "bshd", scale = 5.000000e-01 : f32}
+// CHECK-NOT: tg.transpose
+// CHECK: return %[[A]]
+func.func @sink_transpose_below_rotary(%q: tensor<1x8x2x4xf32>, %k: tensor<1x8x2x4xf32>, %v: tensor<1x8x2x4xf32>, %c: tensor<1x1x8x4xf32>, %s: tensor<1x1x8x4xf32>) -> tensor<1x8x2x4xf32> {
+  %qt = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+  %kt = tg.transpose %k {perm = [0, 2, 1, 3]} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+  %vt = tg.transpose %v {perm = [0, 2, 1, 3]} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+  %qr = tg.rotary %qt, %c, %s : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x2x8x4xf32>
+  %a = tg.attention %qr, %kt, %vt {scale = 0.5 : f32} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %o = tg.transpose %a {perm = [0, 2, 1, 3]} : tensor<1x2x8x4xf32> -> tensor<1x8x2x4xf32>
+  return %o : tensor<1x8x2x4xf32>
+}
+
+// -----
+
+// Negative: a rotary whose result is used twice keeps its input transpose.
+// CHECK-LABEL: func.func @no_fuse_rotary_two_uses
+// CHECK: %[[T:.+]] = tg.transpose %{{.+}} {perm = [0, 2, 1, 3]}
+// CHECK: tg.rotary %[[T]]
+func.func @no_fuse_rotary_two_uses(%q: tensor<1x8x2x4xf32>, %k: tensor<1x2x8x4xf32>, %c: tensor<1x1x8x4xf32>, %s: tensor<1x1x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %qt = tg.transpose %q {perm = [0, 2, 1, 3]} : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+  %qr = tg.rotary %qt, %c, %s : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x2x8x4xf32>
+  %a = tg.attention %qr, %k, %k {scale = 0.5 : f32} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  return %a, %qr : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// Negative: a transpose that moves the rotated (last) dim does not commute with rotary.
+// CHECK-LABEL: func.func @no_fuse_rotary_last_dim_moved
+// CHECK: %[[T:.+]] = tg.transpose %{{.+}} {perm = [0, 1, 3, 2]}
+// CHECK: tg.rotary %[[T]]
+func.func @no_fuse_rotary_last_dim_moved(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x8x4xf32>, %c: tensor<1x1x8x4xf32>, %s: tensor<1x1x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %qt = tg.transpose %q {perm = [0, 1, 3, 2]} : tensor<1x2x4x8xf32> -> tensor<1x2x8x4xf32>
+  %qr = tg.rotary %qt, %c, %s : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x2x8x4xf32>
+  %a = tg.attention %qr, %k, %k {scale = 0.5 : f32} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  return %a : tensor<1x2x8x4xf32>
+}
