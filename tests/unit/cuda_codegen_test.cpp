@@ -12,6 +12,7 @@
 #include "mlir/Parser/Parser.h"
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
+#include "tests/unit/attention_edge_cases.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -166,6 +167,26 @@ func.func @main(%q: tensor<2x5x4x64xT>, %k: tensor<2x7x2x64xT>, %v: tensor<2x7x2
     EXPECT_FALSE(readAll(dir + "/pkg/kernels.cubin").empty()) << t;
     llvm::sys::fs::remove_directories(dir);
   }
+}
+
+// The attention edge cases the GPU test runs (tests/unit/attention_edge_cases.h): NVRTC compiles
+// them for sm_90 at f32 and f16 without a GPU.
+TEST(CudaCodegen, AttentionEdgeCasesCompile) {
+  for (const char *t : {"f32", "f16"})
+    for (const attn_cases::AttentionEdgeCase &c : attn_cases::attentionEdgeCases()) {
+      mlir::MLIRContext ctx;
+      ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+      auto module = mlir::parseSourceString<mlir::ModuleOp>(attn_cases::instantiate(c.ir, t), &ctx);
+      ASSERT_TRUE(module) << c.name << " at " << t;
+      std::string dir = tempDir("attention_edge");
+      PackageInfo info;
+      info.target = "cuda:sm_90";
+      auto stats = writeCudaPackage(*module, dir + "/pkg", info, "");
+      EXPECT_TRUE(bool(stats)) << c.name << " at " << t << ": "
+                               << (stats ? "" : llvm::toString(stats.takeError()));
+      EXPECT_FALSE(readAll(dir + "/pkg/kernels.cubin").empty()) << c.name << " at " << t;
+      llvm::sys::fs::remove_directories(dir);
+    }
 }
 
 TEST(CudaCodegen, KernelCacheHitsOnRecompile) {

@@ -1,18 +1,30 @@
 // cuda_runtime_test.cpp — the CUDA runtime on a GPU (skipped cleanly where libcuda is missing or
 // cuInit fails): each test model compiled for the device's arch matches its reference outputs on
 // both test data sets, alternating sets in one session (CUDA graph replay with new inputs), through
-// run() and runRefs(), with profiling on and off.
+// run() and runRefs(), with profiling on and off; and tg.attention edge cases (masks with -inf
+// and fully masked rows, causal with S < T, GQA "bshd", head dims 128/96/40/160, partial tiles)
+// at f32 and f16 match the reference interpreter.
+#include "codegen/cuda/CudaBackend.h"
 #include "compiler/Compile.h"
+#include "compiler/dialect/TgDialect.h"
+#include "compiler/interp/Interpreter.h"
 #include "frontends/onnx/TensorIO.h"
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
+#include "tests/unit/attention_edge_cases.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 using namespace tgc;
@@ -115,5 +127,115 @@ TEST_P(CudaModels, MatchesReferenceWithGraphReplay) {
 INSTANTIATE_TEST_SUITE_P(TestModels, CudaModels,
                          ::testing::Values("bert_tiny", "gpt2_tiny", "llama_tiny", "vit_tiny",
                                            "parallel_mlp", "gpt2_tiny_dynamo"));
+
+// Same generator as cpu_vs_interp_test: values in [-2, 2), rounded to `t`.
+HostTensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
+  auto h = HostTensor::zeros(t, shape);
+  uint32_t s = seed * 2654435761u + 7u;
+  for (int64_t i = 0; i < h.numel(); ++i) {
+    s = s * 1664525u + 1013904223u;
+    h.set(i, (double)((s >> 8) & 0xffff) / 16384.0 - 2.0);
+  }
+  return h;
+}
+
+/// An additive mask [Bm, 1, Sm, T]: -inf at some keys (never t = 0), and at
+/// every key of query row (zb, zs) when zs >= 0 and Sm > 1; small random values
+/// elsewhere.
+HostTensor edgeMask(DType t, std::vector<int64_t> shape, int64_t zb, int64_t zs, uint32_t seed) {
+  HostTensor m = randomTensor(t, shape, seed);
+  const int64_t Sm = shape[2], T = shape[3];
+  const double ninf = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < m.numel(); ++i) {
+    int64_t tt = i % T, s = (i / T) % Sm, b = i / (T * Sm * shape[1]);
+    if ((zs >= 0 && Sm > 1 && b == zb && s == zs) || (tt != 0 && (tt * 7 + s * 3 + b) % 5 == 0))
+      m.set(i, ninf);
+    else
+      m.set(i, m.get(i) * 0.5);
+  }
+  return m;
+}
+
+class CudaAttention : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!cuda::cudaDeviceAvailable(why, arch_))
+      GTEST_SKIP() << "no usable GPU: " << why;
+  }
+  std::string arch_;
+};
+
+// tg.attention cases no test model reaches (tests/unit/attention_edge_cases.h),
+// compiled with writeCudaPackage for this GPU at f32 and f16 (q/k/v/mask args
+// typed f16), run through a Session, against tgc::interpret on the same IR and
+// inputs.
+TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
+  for (const char *elem : {"f32", "f16"}) {
+    const double tol = std::string(elem) == "f32" ? 1e-5 : 1e-2;
+    for (const attn_cases::AttentionEdgeCase &c : attn_cases::attentionEdgeCases()) {
+      SCOPED_TRACE(std::string(c.name) + " at " + elem);
+      [&] { // a failed ASSERT ends this case only
+        mlir::MLIRContext ctx;
+        ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+        auto module =
+            mlir::parseSourceString<mlir::ModuleOp>(attn_cases::instantiate(c.ir, elem), &ctx);
+        ASSERT_TRUE(module);
+        auto fn = module->lookupSymbol<mlir::func::FuncOp>("main");
+        std::vector<HostTensor> inputs;
+        auto argTypes = fn.getArgumentTypes();
+        for (size_t a = 0; a < argTypes.size(); ++a) {
+          auto rt = argTypes[a].cast<mlir::RankedTensorType>();
+          auto dt = dtypeOf(rt.getElementType());
+          ASSERT_TRUE(bool(dt));
+          std::vector<int64_t> shape(rt.getShape().begin(), rt.getShape().end());
+          uint32_t seed = (uint32_t)a + 1;
+          if (c.hasMask && a + 1 == argTypes.size())
+            inputs.push_back(edgeMask(*dt, shape, c.zeroRowB, c.zeroRowS, seed));
+          else
+            inputs.push_back(randomTensor(*dt, shape, seed));
+        }
+        auto want = interpret(fn, inputs);
+        ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+
+        llvm::SmallString<128> dir;
+        ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_cuda_attn", dir));
+        PackageInfo info;
+        info.target = "cuda:" + arch_;
+        auto stats = writeCudaPackage(*module, dir.str().str() + "/pkg", info, "");
+        ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
+        Status st;
+        auto s = Session::load(dir.str().str() + "/pkg", st);
+        ASSERT_TRUE(s) << st.message;
+        std::vector<HostTensor> got;
+        st = s->run(inputs, got);
+        ASSERT_TRUE(st.ok) << st.message;
+        ASSERT_EQ(got.size(), want->size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i].shape, (*want)[i].shape) << "output " << i;
+          ASSERT_EQ(got[i].dtype, (*want)[i].dtype) << "output " << i;
+          EXPECT_LT(relativeL2(got[i], (*want)[i]), tol) << "output " << i;
+        }
+        if (c.zeroRowS >= 0) {
+          // Output 0 is [B, H, S, Dv]: the fully masked row is exactly 0 in
+          // every head.
+          const std::vector<int64_t> &sh = got[0].shape;
+          int64_t H = sh[1], S = sh[2], Dv = sh[3], bad = 0, badWant = 0;
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t d = 0; d < Dv; ++d) {
+              int64_t i = ((c.zeroRowB * H + h) * S + c.zeroRowS) * Dv + d;
+              bad += got[0].get(i) != 0.0;
+              badWant += (*want)[0].get(i) != 0.0;
+            }
+          EXPECT_EQ(badWant, 0) << "interpreter: fully masked row not 0";
+          EXPECT_EQ(bad, 0) << "fully masked row (b=" << c.zeroRowB << ", s=" << c.zeroRowS
+                            << ") has nonzero outputs";
+        }
+        s.reset();
+        llvm::sys::fs::remove_directories(dir);
+      }();
+    }
+  }
+}
 
 } // namespace

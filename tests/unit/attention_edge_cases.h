@@ -1,0 +1,133 @@
+// attention_edge_cases.h — tg.attention cases no test model reaches, shared by
+// the CUDA codegen test (NVRTC compiles them, no GPU) and the CUDA runtime test
+// (they match the interpreter on a GPU): additive masks with -inf entries and a
+// fully masked query row, causal with S < T, GQA in layout "bshd", head dims
+// 128 / 96 / 40 / 160 (tensor-core, tiled and one-warp-per-row kernels), and
+// key counts (T = 70) that leave partial tiles. Each `ir` is a template: "xT>"
+// stands for the element type ("xf32>" or "xf16>"); instantiate() fills it in.
+#ifndef TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
+#define TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tgc::attn_cases {
+
+struct AttentionEdgeCase {
+  const char *name;
+  const char *ir;
+  /// The last argument is an additive mask [B, 1, Sm, T]: filled with some -inf
+  /// entries (never at t = 0, so only the row below is fully masked), the rest
+  /// small random values.
+  bool hasMask = false;
+  /// With zeroRowS >= 0: every key of query row (b = zeroRowB, s = zeroRowS) is
+  /// masked (-inf), so that row of output 0 (layout "bhsd") must be exactly 0.
+  int64_t zeroRowB = -1, zeroRowS = -1;
+};
+
+inline std::string instantiate(const char *ir, const std::string &elem) {
+  std::string s = ir;
+  for (size_t at; (at = s.find("xT>")) != std::string::npos;)
+    s.replace(at, 3, "x" + elem + ">");
+  return s;
+}
+
+inline const std::vector<AttentionEdgeCase> &attentionEdgeCases() {
+  static const std::vector<AttentionEdgeCase> cases = {
+      // (1a) Mask [B,1,1,T] with -inf entries, D = 64, T = 70 (partial key
+      // tile).
+      {"mask_b11t_d64", R"(
+func.func @main(%q: tensor<2x3x16x64xT>, %k: tensor<2x3x70x64xT>, %v: tensor<2x3x70x64xT>, %m: tensor<2x1x1x70xT>) -> tensor<2x3x16x64xT> {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.125 : f32} : tensor<2x3x16x64xT>, tensor<2x3x70x64xT>, tensor<2x3x70x64xT>, tensor<2x1x1x70xT> -> tensor<2x3x16x64xT>
+  return %0 : tensor<2x3x16x64xT>
+}
+)",
+       true},
+      // (1b) Mask [B,1,S,T] with a fully masked row (b=1, s=3): that output row
+      // is 0.
+      // D = 32, Dv = 48 (tensor-core kernel at f16).
+      {"mask_full_row_d32", R"(
+func.func @main(%q: tensor<2x2x9x32xT>, %k: tensor<2x2x70x32xT>, %v: tensor<2x2x70x48xT>, %m: tensor<2x1x9x70xT>) -> tensor<2x2x9x48xT> {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.17677 : f32} : tensor<2x2x9x32xT>, tensor<2x2x70x32xT>, tensor<2x2x70x48xT>, tensor<2x1x9x70xT> -> tensor<2x2x9x48xT>
+  return %0 : tensor<2x2x9x48xT>
+}
+)",
+       true, 1, 3},
+      // (1c) The same fully masked row with D = 40 (not a multiple of 16: tiled
+      // kernel at f16).
+      {"mask_full_row_d40", R"(
+func.func @main(%q: tensor<2x2x9x40xT>, %k: tensor<2x2x70x40xT>, %v: tensor<2x2x70x40xT>, %m: tensor<2x1x9x70xT>) -> tensor<2x2x9x40xT> {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.158 : f32} : tensor<2x2x9x40xT>, tensor<2x2x70x40xT>, tensor<2x2x70x40xT>, tensor<2x1x9x70xT> -> tensor<2x2x9x40xT>
+  return %0 : tensor<2x2x9x40xT>
+}
+)",
+       true, 1, 3},
+      // (1d) The same with D = 160 (> 128: one-warp-per-row kernel).
+      {"mask_full_row_d160", R"(
+func.func @main(%q: tensor<2x2x9x160xT>, %k: tensor<2x2x70x160xT>, %v: tensor<2x2x70x160xT>, %m: tensor<2x1x9x70xT>) -> tensor<2x2x9x160xT> {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.079 : f32} : tensor<2x2x9x160xT>, tensor<2x2x70x160xT>, tensor<2x2x70x160xT>, tensor<2x1x9x70xT> -> tensor<2x2x9x160xT>
+  return %0 : tensor<2x2x9x160xT>
+}
+)",
+       true, 1, 3},
+      // (2a) Causal with S < T (bottom-right aligned): S = 5, T = 9.
+      {"causal_s5_t9", R"(
+func.func @main(%q: tensor<1x2x5x64xT>, %k: tensor<1x2x9x64xT>, %v: tensor<1x2x9x64xT>) -> tensor<1x2x5x64xT> {
+  %0 = tg.attention %q, %k, %v {causal = true, scale = 0.125 : f32} : tensor<1x2x5x64xT>, tensor<1x2x9x64xT>, tensor<1x2x9x64xT> -> tensor<1x2x5x64xT>
+  return %0 : tensor<1x2x5x64xT>
+}
+)"},
+      // (2b) Causal S = 20 < T = 70 plus a mask [B,1,S,T] (partial query and
+      // key tiles).
+      {"causal_mask_s20_t70", R"(
+func.func @main(%q: tensor<2x2x20x64xT>, %k: tensor<2x2x70x64xT>, %v: tensor<2x2x70x64xT>, %m: tensor<2x1x20x70xT>) -> tensor<2x2x20x64xT> {
+  %0 = tg.attention %q, %k, %v, %m {causal = true, scale = 0.125 : f32} : tensor<2x2x20x64xT>, tensor<2x2x70x64xT>, tensor<2x2x70x64xT>, tensor<2x1x20x70xT> -> tensor<2x2x20x64xT>
+  return %0 : tensor<2x2x20x64xT>
+}
+)",
+       true},
+      // (3) GQA Hq = 4, Hkv = 2, layout "bshd": plain, causal (S = 17 < T = 70)
+      // and masked.
+      {"gqa_bshd", R"(
+func.func @main(%q: tensor<2x17x4x64xT>, %k: tensor<2x70x2x64xT>, %v: tensor<2x70x2x32xT>, %m: tensor<2x1x17x70xT>) -> (tensor<2x17x4x32xT>, tensor<2x17x4x32xT>, tensor<2x17x4x32xT>) {
+  %0 = tg.attention %q, %k, %v {layout = "bshd", scale = 0.125 : f32} : tensor<2x17x4x64xT>, tensor<2x70x2x64xT>, tensor<2x70x2x32xT> -> tensor<2x17x4x32xT>
+  %1 = tg.attention %q, %k, %v {causal = true, layout = "bshd", scale = 0.125 : f32} : tensor<2x17x4x64xT>, tensor<2x70x2x64xT>, tensor<2x70x2x32xT> -> tensor<2x17x4x32xT>
+  %2 = tg.attention %q, %k, %v, %m {layout = "bshd", scale = 0.125 : f32} : tensor<2x17x4x64xT>, tensor<2x70x2x64xT>, tensor<2x70x2x32xT>, tensor<2x1x17x70xT> -> tensor<2x17x4x32xT>
+  return %0, %1, %2 : tensor<2x17x4x32xT>, tensor<2x17x4x32xT>, tensor<2x17x4x32xT>
+}
+)",
+       true},
+      // (4a) D = 128 with a mask [B,1,1,T], and causal.
+      {"d128", R"(
+func.func @main(%q: tensor<1x2x33x128xT>, %k: tensor<1x2x70x128xT>, %v: tensor<1x2x70x128xT>, %m: tensor<1x1x1x70xT>) -> (tensor<1x2x33x128xT>, tensor<1x2x33x128xT>) {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.0884 : f32} : tensor<1x2x33x128xT>, tensor<1x2x70x128xT>, tensor<1x2x70x128xT>, tensor<1x1x1x70xT> -> tensor<1x2x33x128xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.0884 : f32} : tensor<1x2x33x128xT>, tensor<1x2x70x128xT>, tensor<1x2x70x128xT> -> tensor<1x2x33x128xT>
+  return %0, %1 : tensor<1x2x33x128xT>, tensor<1x2x33x128xT>
+}
+)",
+       true},
+      // (4b) D = 96, plain and causal.
+      {"d96", R"(
+func.func @main(%q: tensor<1x2x33x96xT>, %k: tensor<1x2x70x96xT>, %v: tensor<1x2x70x96xT>) -> (tensor<1x2x33x96xT>, tensor<1x2x33x96xT>) {
+  %0 = tg.attention %q, %k, %v {scale = 0.102 : f32} : tensor<1x2x33x96xT>, tensor<1x2x70x96xT>, tensor<1x2x70x96xT> -> tensor<1x2x33x96xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.102 : f32} : tensor<1x2x33x96xT>, tensor<1x2x70x96xT>, tensor<1x2x70x96xT> -> tensor<1x2x33x96xT>
+  return %0, %1 : tensor<1x2x33x96xT>, tensor<1x2x33x96xT>
+}
+)"},
+      // (4c) D = 40 (not a multiple of 16: no tensor cores at f16), plain and
+      // causal.
+      {"d40", R"(
+func.func @main(%q: tensor<1x2x33x40xT>, %k: tensor<1x2x70x40xT>, %v: tensor<1x2x70x40xT>) -> (tensor<1x2x33x40xT>, tensor<1x2x33x40xT>) {
+  %0 = tg.attention %q, %k, %v {scale = 0.158 : f32} : tensor<1x2x33x40xT>, tensor<1x2x70x40xT>, tensor<1x2x70x40xT> -> tensor<1x2x33x40xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.158 : f32} : tensor<1x2x33x40xT>, tensor<1x2x70x40xT>, tensor<1x2x70x40xT> -> tensor<1x2x33x40xT>
+  return %0, %1 : tensor<1x2x33x40xT>, tensor<1x2x33x40xT>
+}
+)"},
+  };
+  return cases;
+}
+
+} // namespace tgc::attn_cases
+
+#endif // TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
