@@ -10,6 +10,7 @@
 #include "runtime/Session.h"
 
 #include "codegen/plan/PlanUtil.h"
+#include "runtime/PackageFiles.h"
 #include "runtime/cuda/CudaSession.h"
 
 #include <atomic>
@@ -27,9 +28,6 @@ namespace tgc {
 namespace {
 
 using plan::BufferArg;
-
-/// Largest arena or weights blob a package may ask for (1 TiB): beyond it the plan is corrupt.
-constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
 
 struct AlignedFree {
   void operator()(uint8_t *p) const { std::free(p); }
@@ -56,44 +54,6 @@ std::string shapeString(const int64_t *dims, size_t rank) {
 std::string specString(DType t, const int64_t *dims, size_t rank) {
   return std::string(isKnownDType((int32_t)t) ? dtypeName(t) : "dtype(" + std::to_string((int)t) + ")") +
          " " + shapeString(dims, rank);
-}
-
-/// Bytes of a tensor; -1 when a dim is negative or the product overflows kMaxBufferBytes.
-int64_t bytesOf(DType t, const std::vector<int64_t> &shape) {
-  int64_t n = (int64_t)dtypeSize(t);
-  for (int64_t d : shape) {
-    if (d < 0 || (d > 0 && n > kMaxBufferBytes / d))
-      return -1;
-    n *= d;
-  }
-  return n;
-}
-
-/// Plain file name inside the package (no directories, no "..").
-bool plainFileName(const std::string &s) {
-  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
-         s.find('\0') == std::string::npos;
-}
-
-Status readWhole(const std::string &path, int64_t limit, std::string &out, const char *what) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return Status::error(std::string(what) + " '" + path + "' cannot be read: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return Status::error(std::string(what) + " '" + path + "' is not a regular file");
-  if (st.st_size > limit)
-    return Status::error(std::string(what) + " '" + path + "' is too large (" +
-                         std::to_string((long long)st.st_size) + " bytes, limit " +
-                         std::to_string((long long)limit) + ")");
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return Status::error(std::string(what) + " '" + path + "' cannot be opened: " + std::strerror(errno));
-  out.resize((size_t)st.st_size);
-  size_t got = out.empty() ? 0 : std::fread(&out[0], 1, out.size(), f);
-  std::fclose(f);
-  if (got != out.size())
-    return Status::error(std::string(what) + " '" + path + "' could not be read completely");
-  return Status::success();
 }
 
 using KernelFn = void (*)(void *const *);
@@ -177,26 +137,9 @@ Status CpuSession::checkArg(const BufferArg &a, const std::string &where) const 
 Status CpuSession::init(const std::string &path, int numThreads) {
   path_ = path;
   const std::string pre = "package '" + path + "': ";
-  std::string bytes;
-  Status st = readWhole(path + "/plan.pb", plan::kMaxPlanBytes, bytes, "plan");
+  Status st = readPlan(path, plan_);
   if (!st.ok)
     return Status::error(pre + st.message);
-  if (!plan_.ParseFromString(bytes))
-    return Status::error(pre + "plan.pb is corrupt or truncated (" + std::to_string(bytes.size()) +
-                         " bytes do not parse)");
-  if (plan_.magic() != plan::kPlanMagic) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%08x", plan_.magic());
-    return Status::error(pre + "plan.pb has bad magic " + hex + " (not a tgc plan)");
-  }
-  if (plan_.format_version() != plan::kPlanFormatVersion)
-    return Status::error(pre + "plan format version " + std::to_string(plan_.format_version()) +
-                         " is not supported (this runtime reads version " +
-                         std::to_string(plan::kPlanFormatVersion) + ")");
-  if (plan_.end_marker() != plan::kPlanMagic)
-    return Status::error(pre + "plan.pb is truncated (end marker missing)");
-  if (!plan::planChecksumMatches(plan_))
-    return Status::error(pre + "plan.pb checksum mismatch (file is corrupt)");
   if (plan_.target().rfind("cpu", 0) != 0)
     return Status::error(pre + "target '" + plan_.target() + "' cannot run on the CPU runtime");
   if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes)

@@ -17,6 +17,8 @@
 // does, with an event between steps.
 #include "runtime/cuda/CudaSession.h"
 
+#include "runtime/PackageFiles.h"
+
 #include "codegen/plan/PlanUtil.h"
 #include "runtime/cuda/CudaApi.h"
 
@@ -36,43 +38,9 @@ namespace {
 
 using plan::BufferArg;
 
-constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
 constexpr size_t kWorkspaceBytes = 32u << 20; // cuBLASLt workspace
 constexpr int kTuneCandidates = 16;             // heuristic algorithms timed per GEMM key
 constexpr int kTuneReps = 5;                    // timed launches per candidate (median kept)
-
-Status readWhole(const std::string &path, int64_t limit, std::string &out) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return Status::error("'" + path + "' is missing or not a regular file");
-  if (st.st_size > limit)
-    return Status::error("'" + path + "' is too large (" + std::to_string((long long)st.st_size) +
-                         " bytes)");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (!in && !in.eof())
-    return Status::error("'" + path + "' cannot be read");
-  out = ss.str();
-  if ((int64_t)out.size() != (int64_t)st.st_size)
-    return Status::error("'" + path + "' could not be read completely");
-  return Status::success();
-}
-
-bool plainFileName(const std::string &s) {
-  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
-         s.find('\0') == std::string::npos;
-}
-
-int64_t bytesOf(DType t, const std::vector<int64_t> &shape) {
-  int64_t n = (int64_t)dtypeSize(t);
-  for (int64_t d : shape) {
-    if (d < 0 || (d > 0 && n > kMaxBufferBytes / d))
-      return -1;
-    n *= d;
-  }
-  return n;
-}
 
 std::string shapeString(const std::vector<int64_t> &s) {
   std::string r = "[";
@@ -257,21 +225,9 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
 }
 
 Status CudaSession::validate() {
-  std::string bytes;
-  Status st = readWhole(path_ + "/plan.pb", plan::kMaxPlanBytes, bytes);
+  Status st = readPlan(path_, plan_);
   if (!st.ok)
     return Status::error(pre_ + st.message);
-  if (!plan_.ParseFromString(bytes))
-    return Status::error(pre_ + "plan.pb is corrupt or truncated");
-  if (plan_.magic() != plan::kPlanMagic)
-    return Status::error(pre_ + "plan.pb has bad magic (not a tgc plan)");
-  if (plan_.format_version() != plan::kPlanFormatVersion)
-    return Status::error(pre_ + "plan format version " + std::to_string(plan_.format_version()) +
-                         " is not supported");
-  if (plan_.end_marker() != plan::kPlanMagic)
-    return Status::error(pre_ + "plan.pb is truncated (end marker missing)");
-  if (!plan::planChecksumMatches(plan_))
-    return Status::error(pre_ + "plan.pb checksum mismatch (file is corrupt)");
   if (plan_.target().rfind("cuda:", 0) != 0)
     return Status::error(pre_ + "target '" + plan_.target() + "' is not a CUDA target");
   if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes ||
@@ -302,18 +258,18 @@ Status CudaSession::validate() {
   for (const std::string *f : {&plan_.weights_file(), &plan_.kernels_file(), &plan_.ptx_file()})
     if (!plainFileName(*f))
       return Status::error(pre_ + "file name '" + *f + "' is invalid");
-  st = readWhole(path_ + "/" + plan_.weights_file(), kMaxBufferBytes, weightsHost_);
+  st = readWhole(path_ + "/" + plan_.weights_file(), kMaxBufferBytes, weightsHost_, "weights");
   if (!st.ok)
     return Status::error(pre_ + st.message);
   if ((int64_t)weightsHost_.size() != plan_.weights_bytes() ||
       plan::fnv1a64(weightsHost_.data(), weightsHost_.size()) != plan_.weights_fnv1a64())
     return Status::error(pre_ + plan_.weights_file() + " size or checksum mismatch (corrupt)");
-  st = readWhole(path_ + "/" + plan_.kernels_file(), 1ll << 30, cubin_);
+  st = readWhole(path_ + "/" + plan_.kernels_file(), 1ll << 30, cubin_, "kernels");
   if (!st.ok)
     return Status::error(pre_ + st.message);
   if (plan::fnv1a64(cubin_.data(), cubin_.size()) != plan_.kernels_fnv1a64())
     return Status::error(pre_ + plan_.kernels_file() + " checksum mismatch (corrupt)");
-  st = readWhole(path_ + "/" + plan_.ptx_file(), 1ll << 30, ptx_);
+  st = readWhole(path_ + "/" + plan_.ptx_file(), 1ll << 30, ptx_, "ptx");
   if (!st.ok)
     return Status::error(pre_ + st.message);
   if (plan::fnv1a64(ptx_.data(), ptx_.size()) != plan_.ptx_fnv1a64())
@@ -919,7 +875,7 @@ bool cudaDeviceAvailable(std::string &why, std::string &arch) {
 
 bool isCudaPackage(const std::string &path) {
   std::string bytes;
-  if (!readWhole(path + "/plan.pb", plan::kMaxPlanBytes, bytes).ok)
+  if (!readWhole(path + "/plan.pb", plan::kMaxPlanBytes, bytes, "plan").ok)
     return false;
   plan::Plan p;
   return p.ParseFromString(bytes) && p.target().rfind("cuda:", 0) == 0;

@@ -1,0 +1,73 @@
+// PackageFiles.cpp — bounded file reads and plan header checks for the runtime sessions.
+#include "runtime/PackageFiles.h"
+
+#include "codegen/plan/PlanUtil.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace tgc {
+
+bool plainFileName(const std::string &s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos &&
+         s.find('\0') == std::string::npos;
+}
+
+int64_t bytesOf(DType t, const std::vector<int64_t> &shape) {
+  int64_t n = (int64_t)dtypeSize(t);
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxBufferBytes / d))
+      return -1;
+    n *= d;
+  }
+  return n;
+}
+
+Status readWhole(const std::string &path, int64_t limit, std::string &out, const char *what) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::error(std::string(what) + " '" + path + "' cannot be read: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return Status::error(std::string(what) + " '" + path + "' is not a regular file");
+  if (st.st_size > limit)
+    return Status::error(std::string(what) + " '" + path + "' is too large (" +
+                         std::to_string((long long)st.st_size) + " bytes, limit " +
+                         std::to_string((long long)limit) + ")");
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return Status::error(std::string(what) + " '" + path + "' cannot be opened: " + std::strerror(errno));
+  out.resize((size_t)st.st_size);
+  size_t got = out.empty() ? 0 : std::fread(&out[0], 1, out.size(), f);
+  std::fclose(f);
+  if (got != out.size())
+    return Status::error(std::string(what) + " '" + path + "' could not be read completely");
+  return Status::success();
+}
+
+Status readPlan(const std::string &dir, plan::Plan &p) {
+  std::string bytes;
+  Status st = readWhole(dir + "/plan.pb", plan::kMaxPlanBytes, bytes, "plan");
+  if (!st.ok)
+    return st;
+  if (!p.ParseFromString(bytes))
+    return Status::error("plan.pb is corrupt or truncated (" + std::to_string(bytes.size()) +
+                         " bytes do not parse)");
+  if (p.magic() != plan::kPlanMagic) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", p.magic());
+    return Status::error(std::string("plan.pb has bad magic ") + hex + " (not a tgc plan)");
+  }
+  if (p.format_version() != plan::kPlanFormatVersion)
+    return Status::error("plan format version " + std::to_string(p.format_version()) +
+                         " is not supported (this runtime reads version " +
+                         std::to_string(plan::kPlanFormatVersion) + ")");
+  if (p.end_marker() != plan::kPlanMagic)
+    return Status::error("plan.pb is truncated (end marker missing)");
+  if (!plan::planChecksumMatches(p))
+    return Status::error("plan.pb checksum mismatch (file is corrupt)");
+  return Status::success();
+}
+
+} // namespace tgc

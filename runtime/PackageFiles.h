@@ -1,0 +1,35 @@
+// PackageFiles.h — reading a package's files, shared by the CPU and CUDA sessions: bounded
+// whole-file reads, file-name and size checks, and the plan header checks (magic, format
+// version, end marker, self-checksum). Internal to //runtime.
+#ifndef TGC_RUNTIME_PACKAGEFILES_H
+#define TGC_RUNTIME_PACKAGEFILES_H
+
+#include "codegen/plan/plan.pb.h"
+#include "runtime/Session.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// Largest arena or weights blob a package may ask for (1 TiB): beyond it the plan is corrupt.
+constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
+
+/// Plain file name inside the package (no directories, no "..").
+bool plainFileName(const std::string &s);
+
+/// Bytes of a tensor; -1 when a dim is negative or the product overflows kMaxBufferBytes.
+int64_t bytesOf(DType t, const std::vector<int64_t> &shape);
+
+/// Reads a whole regular file of at most `limit` bytes; `what` ("plan", "weights", ...) names
+/// it in errors.
+Status readWhole(const std::string &path, int64_t limit, std::string &out, const char *what);
+
+/// Reads `dir`/plan.pb and checks its header: parses, magic, format version, end marker and
+/// self-checksum. Errors name plan.pb and what is wrong (no package prefix).
+Status readPlan(const std::string &dir, plan::Plan &p);
+
+} // namespace tgc
+
+#endif // TGC_RUNTIME_PACKAGEFILES_H
