@@ -11,6 +11,7 @@
 #include "frontends/onnx/ModelLoader.h"
 #include "frontends/onnx/TensorIO.h"
 #include "frontends/onnx/onnx.pb.h"
+#include "tests/unit/OnnxModelBuilder.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -59,88 +60,21 @@ bool contains(const std::string &s, const std::string &sub) {
 
 // --- ModelProto construction ---
 
-struct Model {
-  onnx::ModelProto model;
-  onnx::GraphProto *g;
-  explicit Model(int opset = 17) {
-    model.set_ir_version(8);
-    auto *o = model.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = model.mutable_graph();
-    g->set_name("bad");
-  }
-  onnx::ValueInfoProto *input(const std::string &name, int elem, const std::vector<int64_t> &dims) {
-    auto *v = g->add_input();
-    v->set_name(name);
-    auto *tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    auto *shape = tt->mutable_shape();
-    for (int64_t d : dims)
-      shape->add_dim()->set_dim_value(d);
-    return v;
-  }
-  void output(const std::string &name) { g->add_output()->set_name(name); }
-  onnx::NodeProto *node(const std::string &op, const std::vector<std::string> &ins,
-                        const std::vector<std::string> &outs, const std::string &name = "") {
-    auto *n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto &i : ins)
-      n->add_input(i);
-    for (auto &o : outs)
-      n->add_output(o);
-    return n;
-  }
-  onnx::TensorProto *initF32(const std::string &name, const std::vector<int64_t> &dims) {
-    auto *t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-      t->add_dims(d);
-      n *= d;
-    }
-    t->set_raw_data(std::string((size_t)n * 4, '\0'));
-    return t;
-  }
-  onnx::TensorProto *initI64(const std::string &name, const std::vector<int64_t> &vals) {
-    auto *t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims((int64_t)vals.size());
-    for (int64_t v : vals)
-      t->add_int64_data(v);
-    return t;
-  }
-  std::string bytes() const { return model.SerializeAsString(); }
-  /// A model `y = x + w` around an initializer `w` that the caller fills.
-  static Model addOfInit(onnx::TensorProto **w, int64_t n = 3) {
-    Model m;
-    m.input("x", onnx::TensorProto::FLOAT, {n});
-    *w = m.g->add_initializer();
-    (*w)->set_name("w");
-    (*w)->set_data_type(onnx::TensorProto::FLOAT);
-    (*w)->add_dims(n);
-    m.node("Add", {"x", "w"}, {"y"}, "add");
-    m.output("y");
-    return m;
-  }
-};
+using Model = test::OnnxModel;
+using test::attrInt;
+using test::attrInts;
 
-void attrInt(onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-void attrInts(onnx::NodeProto *n, const std::string &name, const std::vector<int64_t> &v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v)
-    a->add_ints(x);
+/// A model `y = x + w` around an initializer `w` that the caller fills.
+Model addOfInit(onnx::TensorProto **w, int64_t n = 3) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {n});
+  *w = m.g->add_initializer();
+  (*w)->set_name("w");
+  (*w)->set_data_type(onnx::TensorProto::FLOAT);
+  (*w)->add_dims(n);
+  m.node("Add", {"x", "w"}, {"y"}, "add");
+  m.output("y");
+  return m;
 }
 
 /// The import error of `bytes` ("" when it imports).
@@ -555,27 +489,27 @@ TEST(BadInput, G07_TypedFieldsCount) {
 TEST(BadInput, G08_DimsAndRank) {
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_dims(0, -3);
     EXPECT_ERROR_HAS(importError(m), "tensor 'w'", "negative dim -3");
   }
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_dims(0, int64_t(1) << 32);
     w->add_dims(int64_t(1) << 32); // 2^64 elements
     EXPECT_ERROR_HAS(importError(m), "tensor 'w'", "overflow");
   }
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_dims(0, INT64_MAX / 2);
     w->add_dims(3);
     EXPECT_ERROR_HAS(importError(m), "overflow");
   }
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_dims(0, 1);
     for (int i = 0; i < 64; ++i) // rank 65, one element
       w->add_dims(1);
@@ -786,26 +720,26 @@ TEST(BadInput, G10_NestingAndRecursion) {
 TEST(BadInput, G11_DTypes) {
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_data_type(999);
     w->set_raw_data(std::string(12, '\0'));
     EXPECT_ERROR_HAS(importError(m), "tensor 'w'", "unsupported element type unknown (999)");
   }
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_data_type(-2);
     EXPECT_ERROR_HAS(importError(m), "tensor 'w'", "unknown (-2)");
   }
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_data_type(onnx::TensorProto::UNDEFINED);
     EXPECT_ERROR_HAS(importError(m), "tensor 'w'", "no element type");
   }
   {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_data_type(onnx::TensorProto::STRING);
     for (int i = 0; i < 3; ++i)
       w->add_string_data("1.0");
@@ -814,7 +748,7 @@ TEST(BadInput, G11_DTypes) {
   for (int dt : {(int)onnx::TensorProto::COMPLEX64, (int)onnx::TensorProto::UINT64,
                  (int)onnx::TensorProto::COMPLEX128}) {
     onnx::TensorProto *w;
-    Model m = Model::addOfInit(&w);
+    Model m = addOfInit(&w);
     w->set_data_type(dt);
     EXPECT_ERROR_HAS(importError(m), "tensor 'w'", "unsupported element type");
   }

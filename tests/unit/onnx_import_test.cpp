@@ -6,6 +6,7 @@
 #include "frontends/onnx/Importer.h"
 #include "frontends/onnx/TensorIO.h"
 #include "frontends/onnx/onnx.pb.h"
+#include "tests/unit/OnnxModelBuilder.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -54,84 +55,10 @@ int countOps(mlir::ModuleOp m, llvm::StringRef name) {
 
 // --- ModelProto construction helpers ---
 
-struct Builder {
-  onnx::ModelProto model;
-  onnx::GraphProto *g;
-  explicit Builder(int opset = 17) {
-    model.set_ir_version(8);
-    auto *o = model.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = model.mutable_graph();
-    g->set_name("test");
-  }
-  void input(const std::string &name, int elem, const std::vector<int64_t> &dims,
-             const std::vector<std::string> &params = {}) {
-    auto *v = g->add_input();
-    v->set_name(name);
-    auto *tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    auto *shape = tt->mutable_shape();
-    for (int64_t d : dims)
-      shape->add_dim()->set_dim_value(d);
-    for (auto &p : params)
-      shape->add_dim()->set_dim_param(p);
-  }
-  void output(const std::string &name) { g->add_output()->set_name(name); }
-  onnx::NodeProto *node(const std::string &op, const std::vector<std::string> &ins,
-                        const std::vector<std::string> &outs, const std::string &name = "") {
-    auto *n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto &i : ins)
-      n->add_input(i);
-    for (auto &o : outs)
-      n->add_output(o);
-    return n;
-  }
-  onnx::TensorProto *initF32(const std::string &name, const std::vector<int64_t> &dims,
-                             const std::vector<float> &vals) {
-    auto *t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims)
-      t->add_dims(d);
-    t->set_raw_data(std::string(reinterpret_cast<const char *>(vals.data()), vals.size() * 4));
-    return t;
-  }
-  onnx::TensorProto *initI64(const std::string &name, const std::vector<int64_t> &vals) {
-    auto *t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims((int64_t)vals.size());
-    for (int64_t v : vals)
-      t->add_int64_data(v);
-    return t;
-  }
-  std::string bytes() const { return model.SerializeAsString(); }
-};
-
-void attrInt(onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-void attrFloat(onnx::NodeProto *n, const std::string &name, float v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
-void attrInts(onnx::NodeProto *n, const std::string &name, const std::vector<int64_t> &v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v)
-    a->add_ints(x);
-}
+using Builder = test::OnnxModel;
+using test::attrFloat;
+using test::attrInt;
+using test::attrInts;
 
 class OnnxImport : public ::testing::Test {
 protected:
