@@ -15,6 +15,7 @@
 #include "codegen/common/PackageUtil.h"
 
 #include "codegen/cuda/CudaEmit.h"
+#include "codegen/cuda/CudaMmaGemm.h"
 #include "codegen/cuda/Nvrtc.h"
 #include "codegen/plan/PlanUtil.h"
 #include "compiler/dialect/TgDialect.h"
@@ -159,6 +160,12 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
     half = half || (es.gemm && es.desc.dtype() != 1);
   std::string code = half ? std::string(cuda::kHalfHeaders) + cuda::kPrelude + cuda::kHalfPrelude
                           : std::string(cuda::kPrelude);
+  // tgc's tensor-core GEMMs for the (dtype, layout) pairs of the f16/bf16 GEMM steps.
+  std::set<std::pair<int, bool>> mmaUses;
+  for (const cuda::EmittedStep &es : steps)
+    if (es.gemm && es.desc.dtype() != 1)
+      mmaUses.insert({es.desc.dtype(), es.desc.trans_b()});
+  code += cuda::mmaGemmSource(mmaUses);
   code += kernels;
   std::string().swap(kernels);
   const int64_t scratchOffset = plan->arenaBytes;
@@ -168,6 +175,7 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
     s->set_kind(es.gemm ? plan::Step::GEMM : plan::Step::KERNEL);
     s->set_symbol(es.symbol);
     s->set_label(es.label);
+    s->set_skip_if_gemm_fused(es.skipIfGemmFused);
     if (es.gemm) {
       *s->mutable_gemm() = es.desc;
     } else {

@@ -122,9 +122,10 @@ struct KernelBuilder {
   llvm::Error emitOp(mlir::Operation *op, std::string &code);
   llvm::Error emitFused(mlir::Operation *op, std::string &code);
   /// GEMM steps computing linear/matmul `op` from `args` (its operands) into `out`.
-  /// With `residual`, the GEMM also adds it (cuBLASLt's beta·C with beta = 1).
+  /// With `residual`, the GEMM also adds it (cuBLASLt's beta·C with beta = 1); `act` is a
+  /// plan::GemmDesc::Activation applied in the GEMM's epilogue.
   llvm::Error emitGemm(mlir::Operation *op, const std::vector<StepArg> &args, StepArg out,
-                       bool withBias, std::optional<StepArg> residual = std::nullopt);
+                       bool withBias, std::optional<StepArg> residual = std::nullopt, int act = 0);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,

@@ -9,6 +9,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ struct EmittedStep {
   std::vector<StepArg> args;
   int64_t grid = 1, block = 1;
   plan::GemmDesc desc;
+  /// The activation kernel after a GEMM step that carries the same activation (see plan.proto).
+  bool skipIfGemmFused = false;
 };
 
 /// Emits CUDA C++ for the top-level ops of @main: each op becomes one kernel, except GEMMs,
@@ -58,6 +61,7 @@ private:
   const BufferPlan &plan_;
   int constants_ = 0;
   int64_t scratch_ = 0;
+  std::map<std::string, std::string> kernelBySource_; ///< kernel text (sans name) -> symbol
   friend struct KernelBuilder;
 };
 

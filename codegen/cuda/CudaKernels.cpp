@@ -11,6 +11,7 @@
 // any other epilogue becomes one elementwise kernel after the GEMM. Row-wise kernels are in
 // CudaRowKernels.cpp.
 #include "codegen/cuda/CudaBuilder.h"
+#include "codegen/cuda/CudaMmaGemm.h"
 
 #include "compiler/dialect/TgDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -188,11 +189,19 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
     os << v.getType();
     shapes += (shapes.empty() ? "" : ", ") + os.str();
   }
-  code += "\n" + globals;
-  code += "// " + label + "\n";
-  code += "//   operands: " + (shapes.empty() ? std::string("none") : shapes) + "\n";
-  code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
-          s.symbol + "(" + ps + ") {\n" + body + "}\n";
+  // Identical kernels (the same op on the same shapes in every transformer layer) are emitted
+  // once and shared by their steps: NVRTC time grows with the text, not with the layer count.
+  std::string key = globals + std::to_string(block) + "(" + ps + ") {\n" + body;
+  auto [known, fresh] = em.kernelBySource_.try_emplace(std::move(key), s.symbol);
+  if (!fresh) {
+    s.symbol = known->second;
+  } else {
+    code += "\n" + globals;
+    code += "// " + label + "\n";
+    code += "//   operands: " + (shapes.empty() ? std::string("none") : shapes) + "\n";
+    code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
+            s.symbol + "(" + ps + ") {\n  tg_pdl_begin();\n" + body + "}\n";
+  }
   globals.clear();
   steps.push_back(std::move(s));
 }
@@ -386,7 +395,7 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
 }
 
 llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &args, StepArg out,
-                                    bool withBias, std::optional<StepArg> residual) {
+                                    bool withBias, std::optional<StepArg> residual, int act) {
   Type et = op->getResult(0).getType().cast<RankedTensorType>().getElementType();
   if (!(et.isF32() || et.isF16() || et.isBF16()))
     return opError(op, "GEMMs are fp32/fp16/bf16 only in this version");
@@ -401,6 +410,7 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
   plan::GemmDesc &g = s.desc;
   g.set_dtype(et.isF32() ? 1 : (et.isF16() ? 10 : 16)); // ONNX dtypes; fp32 accumulation
   g.set_batch(1);
+  g.set_activation((plan::GemmDesc::Activation)act);
   if (auto lin = dyn_cast<tg::LinearOp>(op)) {
     Shape x = shapeOf(lin.getInput()), w = shapeOf(lin.getWeight());
     int64_t K = x.back(), N = w[0], M = product(x, 0, x.size() - 1);
@@ -560,6 +570,21 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
         other.getType() == out.getType())
       return emitGemm(gemm, gargs, StepArg{out}, true, StepArg{op->getOperand(arg.getArgNumber())});
   }
+  // linear (+ bias) + one activation, f16/bf16, on a shape tgc's tensor-core GEMM takes: the
+  // GEMM step carries the activation, and the epilogue kernel below is marked to be skipped when
+  // the runtime runs that GEMM on a kernel that applies it (cuBLASLt does not: then it runs).
+  int fusedAct = 0;
+  if (auto lin = dyn_cast<tg::LinearOp>(gemm);
+      lin && ops.size() == 1 && ops[0]->getResult(0) == result && ops[0]->getOperand(0) == g &&
+      g.getType() == out.getType()) {
+    int act = isa<tg::ReluOp>(ops[0]) ? 1 : isa<tg::SiluOp>(ops[0]) ? 4 : 0;
+    if (auto ge = dyn_cast<tg::GeluOp>(ops[0]))
+      act = ge.getTanhApprox() ? 3 : 2;
+    Type et = g.getType().cast<RankedTensorType>().getElementType();
+    const int64_t K = shapeOf(lin.getInput()).back(), N = shapeOf(lin.getWeight())[0];
+    if (act && mmaGemmShapeFits(et.isF16() ? 10 : (et.isBF16() ? 16 : 1), N, K, K, K, N, 0, 0, 0))
+      fusedAct = act;
+  }
   auto gt = ctypeOf(g, gemm);
   if (!gt)
     return gt.takeError();
@@ -576,13 +601,14 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
     ptr = "gtmp";
   }
   // A bias feeding only the linear rides in the cuBLASLt epilogue.
-  if (auto e = emitGemm(gemm, gargs, dst, true))
+  if (auto e = emitGemm(gemm, gargs, dst, true, std::nullopt, fusedAct))
     return e;
   c.line("// epilogue: " + std::to_string(ops.size()) + " elementwise op(s) per output element");
   leaves.push_back({g, Leaf{shapeOf(g), *gt, ptr, ""}});
   if (auto e = elementwise(ops, leaves, result, outPtr[0]))
     return e;
   endKernel(code, gridFor(product(shapeOf(out))), kBlock);
+  steps.back().skipIfGemmFused = fusedAct != 0;
   return llvm::Error::success();
 }
 

@@ -21,6 +21,26 @@ typedef unsigned int uint32_t;
 typedef long long int64_t;
 typedef unsigned long long uint64_t;
 
+// Programmatic dependent launch (sm_90+; no-ops before, and for launches without the attribute).
+// Every kernel starts with tg_pdl_begin(): wait until the grid before it has finished and its
+// writes are visible, then let the next grid launch, so that its blocks are resident (and may
+// prefetch weights) when this one ends. Nothing may be read from or written to activations
+// before the wait.
+__device__ __forceinline__ void tg_pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tg_pdl_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tg_pdl_begin() {
+  tg_pdl_wait();
+  tg_pdl_launch();
+}
+
 namespace {
 
 template <class T> struct tg_t { static constexpr bool f = false, s = true; };
@@ -215,16 +235,29 @@ template <class T> __device__ __forceinline__ T tg_block_max(T v) { return tg_bl
 
 } // namespace
 
-/// Fallback GEMM (used only when cuBLASLt cannot be loaded): for b < batch,
-/// C[b] = A[b] (m×k) · op(B[b]) (+ bias[n]) (+ R[b], laid out like C), 16×16 tiles, fp32
+/// GEMM epilogue activations (plan.proto GemmDesc.Activation): 0 none, 1 relu, 2 gelu (erf),
+/// 3 gelu (tanh), 4 silu.
+__device__ __forceinline__ float tg_act(float v, int act) {
+  switch (act) {
+  case 1: return tg_relu<float>(v);
+  case 2: return tg_gelu<float>(v);
+  case 3: return tg_gelu_tanh<float>(v);
+  case 4: return tg_silu<float>(v);
+  default: return v;
+  }
+}
+
+/// Fallback GEMM (used only when neither cuBLASLt nor the tensor-core GEMM can run it): for
+/// b < batch, C[b] = act(A[b] (m×k) · op(B[b]) (+ bias[n])) (+ R[b], laid out like C), 16×16 tiles, fp32
 /// accumulation (tiles held in float whatever T is; one rounding on store).
 /// Grid (ceil(n/16), ceil(m/16), batch), block (16, 16).
 template <class T>
 __device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *bias, const T *R,
                                         int64_t m, int64_t n, int64_t k, int transB, int64_t lda,
                                         int64_t ldb, int64_t ldc, int64_t sa, int64_t sb,
-                                        int64_t sc) {
+                                        int64_t sc, int act) {
   __shared__ float ta[16][17], tb[16][17];
+  tg_pdl_begin();
   const int64_t b = blockIdx.z;
   A += b * sa;
   B += b * sb;
@@ -243,14 +276,15 @@ __device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *b
     __syncthreads();
   }
   if (row < m && col < n)
-    C[row * ldc + col] = (T)(acc + (bias ? (float)bias[col] : 0.f) +
+    C[row * ldc + col] = (T)(tg_act(acc + (bias ? (float)bias[col] : 0.f), act) +
                              (R ? (float)R[row * ldc + col] : 0.f));
 }
 #define TG_GEMM(NAME, T)                                                                           \
   extern "C" __global__ void __launch_bounds__(256)                                               \
   NAME(const T *A, const T *B, T *C, const T *bias, const T *R, int64_t m, int64_t n, int64_t k,  \
-       int transB, int64_t lda, int64_t ldb, int64_t ldc, int64_t sa, int64_t sb, int64_t sc) {   \
-    tg_gemm<T>(A, B, C, bias, R, m, n, k, transB, lda, ldb, ldc, sa, sb, sc);                     \
+       int transB, int64_t lda, int64_t ldb, int64_t ldc, int64_t sa, int64_t sb, int64_t sc,     \
+       int act) {                                                                                  \
+    tg_gemm<T>(A, B, C, bias, R, m, n, k, transB, lda, ldb, ldc, sa, sb, sc, act);                \
   }
 TG_GEMM(tgk_gemm_f32, float)
 )PRELUDE";

@@ -121,11 +121,13 @@ std::string formatPlan(const Plan &p) {
   os << "steps: " << p.steps_size() << "\n";
   for (int i = 0; i < p.steps_size(); ++i) {
     const Step &s = p.steps(i);
-    os << "  " << i << ": " << (s.kind() == Step::COPY ? "copy" : s.symbol());
+    os << "  " << i << ": " << (s.kind() == Step::COPY ? "copy" : s.symbol())
+       << (s.skip_if_gemm_fused() ? "[unless the GEMM applied it]" : "");
     if (s.kind() == Step::GEMM)
       os << "[" << s.gemm().m() << "x" << s.gemm().n() << "x" << s.gemm().k()
          << (s.gemm().batch() > 1 ? ", batch " + std::to_string(s.gemm().batch()) : "")
          << (s.gemm().bias() ? ", +bias" : "") << (s.gemm().residual() ? ", +residual" : "")
+         << (s.gemm().activation() ? ", +" + GemmDesc::Activation_Name(s.gemm().activation()) : "")
          << "]";
     os << "(";
     for (int j = 0; j < s.args_size(); ++j)

@@ -74,6 +74,7 @@ const Driver *loadDriver(std::string &error) {
     resolve(dl, d.cuMemAllocHost, {"cuMemAllocHost_v2"}, missing);
     resolve(dl, d.cuMemFreeHost, {"cuMemFreeHost"}, missing);
     resolve(dl, d.cuLaunchKernel, {"cuLaunchKernel"}, missing);
+    resolve(dl, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing);
     resolve(dl, d.cuStreamCreate, {"cuStreamCreate"}, missing);
     resolve(dl, d.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing);
     resolve(dl, d.cuStreamSynchronize, {"cuStreamSynchronize"}, missing);
@@ -92,6 +93,8 @@ const Driver *loadDriver(std::string &error) {
       err = "the CUDA driver lacks " + missing + " (driver too old?)";
       return;
     }
+    std::string optional;
+    resolve(dl, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, optional);
     ok = true;
   });
   if (!ok)

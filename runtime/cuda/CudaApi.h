@@ -39,6 +39,10 @@ struct Driver {
   CUresult (*cuMemFreeHost)(void *);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  /// Optional (null on drivers before CUDA 12): launches with attributes (programmatic
+  /// dependent launch).
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **) = nullptr;
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);

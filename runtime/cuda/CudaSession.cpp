@@ -5,11 +5,14 @@
 // extent against its arguments), then: libcuda via dlopen, cuInit, the device's primary context,
 // one non-blocking stream, the module (cubin; the PTX when the cubin is not for this GPU), one
 // allocation each for the weights (uploaded once), the arena (+ GEMM scratch), the inputs and the
-// cuBLASLt workspace, and one cuBLASLt plan (descriptors + algorithm) per GEMM step. The algorithm
-// is autotuned once per Session at load: up to kTuneCandidates heuristic algorithms per distinct
-// GEMM (shape, types, epilogue, pointer alignment) are timed on the session's own buffers with
-// device events, L2 flushed before each timed launch, and the fastest is kept for every step of
-// that key; $TGC_GEMM_TUNE=0 keeps the first heuristic algorithm.
+// cuBLASLt workspace, and one cuBLASLt plan (descriptors + algorithm) per GEMM step. f16/bf16
+// GEMMs may also run on the package's own tensor-core kernels (tgk_mma_gemm_*, tile rows ×
+// split-K count chosen per GEMM). The choice is autotuned once per Session at load: up to
+// kTuneCandidates cuBLASLt heuristic algorithms and every fitting tensor-core configuration per
+// distinct GEMM (shape, types, epilogue, pointer alignment) are timed on the session's own
+// buffers with device events, L2 flushed before each timed launch, and the fastest is kept for
+// every step of that key; $TGC_GEMM_TUNE=0 keeps cuBLASLt's first heuristic algorithm (the
+// tensor-core kernel with a split count that fills the GPU, for GEMMs cuBLASLt cannot run).
 // Run: inputs are copied into their fixed device buffers, the plan is launched — captured into a
 // CUDA graph on the first run and replayed after — and outputs are copied back, all on the
 // stream, then one synchronize. Every CUDA call is checked; errors come back as Status naming the
@@ -19,6 +22,7 @@
 
 #include "runtime/PackageFiles.h"
 
+#include "codegen/cuda/CudaMmaGemm.h"
 #include "codegen/plan/PlanUtil.h"
 #include "runtime/cuda/CudaApi.h"
 
@@ -41,6 +45,14 @@ using plan::BufferArg;
 constexpr size_t kWorkspaceBytes = 32u << 20; // cuBLASLt workspace
 constexpr int kTuneCandidates = 16;             // heuristic algorithms timed per GEMM key
 constexpr int kTuneReps = 5;                    // timed launches per candidate (median kept)
+constexpr int kSplitCounts[] = {1, 2, 3, 4, 6, 8, 12, 16}; // split-K counts of tgk_mma_gemm_*
+constexpr int64_t kMmaWorkspaceMax = 64ll << 20;           // split-K partials, bytes
+
+std::string fmtUs(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1fus", ms * 1000.0);
+  return b;
+}
 
 std::string shapeString(const std::vector<int64_t> &s) {
   std::string r = "[";
@@ -61,7 +73,12 @@ public:
   std::string describe() const override;
   void setProfiling(bool on) override { profiling_ = on; }
   const std::vector<StepProfile> &lastProfile() const override { return profile_; }
-  int64_t launchesPerRun() const override { return (int64_t)steps_.size(); }
+  int64_t launchesPerRun() const override {
+    int64_t n = 0;
+    for (size_t i = 0; i < steps_.size(); ++i)
+      n += !skipped(i);
+    return n;
+  }
   double lastDeviceMicros() const override { return deviceMicros_; }
 
 private:
@@ -71,8 +88,13 @@ private:
   Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
   Status setupGpu();
   Status setupGemm(size_t i);
+  void setupMma(size_t i);
   Status tuneGemms();
   Status enqueueSteps(bool events);
+  /// Step i is an activation kernel whose GEMM (step i - 1) applies the activation itself.
+  bool skipped(size_t i) const {
+    return steps_[i].skipIfFused && i > 0 && (steps_[i - 1].g.mma >= 0 || !steps_[i - 1].g.useLt);
+  }
   CUdeviceptr ptrOf(const BufferArg &a) const;
   std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }
   std::string blasError(cublasStatus_t s, const char *call) const {
@@ -96,9 +118,16 @@ private:
   CUmodule module_ = nullptr;
   CUfunction gemmFallback_[3] = {nullptr, nullptr, nullptr}; ///< f32, f16, bf16
   CUdeviceptr weights_ = 0, arena_ = 0, inputsBuf_ = 0, workspace_ = 0;
+  // tgk_mma_gemm_* by (dtype, transB, kMmaGemmConfigs index); split-K partials and per-tile
+  // arrival counters.
+  std::map<std::tuple<int, bool, int>, CUfunction> mmaFns_;
+  CUdeviceptr mmaWs_ = 0, mmaCnt_ = 0;
+  int64_t mmaWsBytes_ = 0, mmaCntBytes_ = 0;
+  int sms_ = 0;
   cublasLtHandle_t ltHandle_ = nullptr;
   std::string deviceName_, moduleFrom_;
   std::string tuneSummary_ = "off";
+  std::string tuneDetail_; ///< per GEMM shape: each candidate's median µs and the choice
 
   struct GemmRt {
     cublasLtMatmulDesc_t desc = nullptr;
@@ -106,13 +135,30 @@ private:
     cublasLtMatmulAlgo_t algo{};
     std::vector<cublasLtMatmulAlgo_t> cands; ///< heuristic candidates, best-estimated first
     bool useLt = false;
+    // tgc tensor-core kernel configurations that fit this GEMM, and the chosen one (-1: none;
+    // then cuBLASLt when useLt, else the fallback kernel).
+    struct Mma {
+      CUfunction fn;
+      MmaGemmConfig cfg;
+      int smem, splits;
+      std::string name() const {
+        return std::to_string(cfg.bm) + "x" + std::to_string(cfg.bk) + "x" + std::to_string(splits);
+      }
+    };
+    std::vector<Mma> mmaCands;
+    int mma = -1;
+    bool forced = false; ///< $TGC_GEMM_MMA chose the configuration: not autotuned
+    int im = 0, in = 0, ik = 0, ilda = 0, ildb = 0, ildc = 0; ///< int copies for tgk_mma_gemm
     // Fallback kernel parameters.
     int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, sa = 0, sb = 0, sc = 0;
-    int transB = 0;
+    int64_t batch = 1;
+    int transB = 0, act = 0;
+    int mmaFlags = 0; ///< tgk_mma_gemm flags: 1 B is a weight, 2 the bias is
     CUdeviceptr bias = 0, residual = 0;
   };
   struct RtStep {
     bool gemm = false;
+    bool skipIfFused = false; ///< plan.proto Step.skip_if_gemm_fused
     CUfunction fn = nullptr;
     unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared = 0;
     std::vector<CUdeviceptr> ptrs;
@@ -121,6 +167,11 @@ private:
   };
   std::vector<RtStep> steps_;
   std::string launchGemm(const RtStep &s);
+  std::string launchKernel(const RtStep &s);
+  /// cuLaunchKernel, or cuLaunchKernelEx with programmatic stream serialization when pdl_.
+  std::string launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
+                     unsigned shared, void **params, const char *what);
+  bool pdl_ = true; ///< programmatic dependent launch ($TGC_CUDA_PDL=0: off)
   float alpha_ = 1.f, beta_ = 0.f;
   CUgraphExec graph_ = nullptr;
   bool useGraph_ = true;
@@ -159,7 +210,7 @@ CudaSession::~CudaSession() {
   }
   if (ltHandle_)
     lt_->destroy(ltHandle_);
-  for (CUdeviceptr p : {weights_, arena_, inputsBuf_, workspace_})
+  for (CUdeviceptr p : {weights_, arena_, inputsBuf_, workspace_, mmaWs_, mmaCnt_})
     if (p)
       d_->cuMemFree(p);
   if (module_)
@@ -196,6 +247,9 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
   if (g.dtype() != 1 && g.dtype() != 10 && g.dtype() != 16)
     return Status::error(where + ": GEMM dtype " + std::to_string(g.dtype()) + " is not supported");
   const int64_t es = g.dtype() == 1 ? 4 : 2;
+  if (!plan::GemmDesc::Activation_IsValid(g.activation()))
+    return Status::error(where + ": GEMM activation " + std::to_string(g.activation()) +
+                         " is not supported");
   if (s.args_size() != 3 + g.bias() + g.residual())
     return Status::error(where + ": GEMM needs " + std::to_string(3 + g.bias() + g.residual()) +
                          " args");
@@ -298,6 +352,11 @@ Status CudaSession::validate() {
       }
       if (threads > 1024 || s.grid(1) > 65535 || s.grid(2) > 65535)
         return Status::error(where + ": launch shape exceeds the device limits");
+      if (s.skip_if_gemm_fused() &&
+          (i == 0 || plan_.steps(i - 1).kind() != plan::Step::GEMM ||
+           plan_.steps(i - 1).gemm().activation() == plan::GemmDesc::NONE))
+        return Status::error(where + ": skip_if_gemm_fused needs a GEMM step with an "
+                                     "activation right before it");
     } else {
       return Status::error(where + ": step kind " + std::to_string((int)s.kind()) +
                            " is not valid in a CUDA package");
@@ -375,7 +434,27 @@ Status CudaSession::setupGpu() {
         !(e = ck(d_->cuModuleGetFunction(&gemmFallback_[t], module_, names[t]),
                  (std::string("cuModuleGetFunction(") + names[t] + ")").c_str())).empty())
       return fail(e);
+    // Tensor-core kernels (absent from packages of older tgc versions: then not used), with
+    // their dynamic shared memory allowed.
+    for (int c = 0; c < (int)std::size(kMmaGemmConfigs); ++c) {
+      const MmaGemmConfig &cfg = kMmaGemmConfigs[c];
+      auto key = std::make_tuple((int)s.gemm().dtype(), s.gemm().trans_b(), c);
+      CUfunction fn = nullptr;
+      if (t != 0 && !mmaFns_.count(key) &&
+          d_->cuModuleGetFunction(&fn, module_,
+                                  mmaGemmSymbol(s.gemm().dtype(), s.gemm().trans_b(), cfg).c_str()) ==
+              CUDA_SUCCESS &&
+          d_->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 mmaGemmSmemBytes(cfg, s.gemm().trans_b())) == CUDA_SUCCESS)
+        mmaFns_[key] = fn;
+    }
   }
+  d_->cuDeviceGetAttribute(&sms_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_);
+  sms_ = std::max(sms_, 1);
+  // Programmatic dependent launch needs sm_90 and cuLaunchKernelEx.
+  if (const char *p = std::getenv("TGC_CUDA_PDL");
+      (p && std::string(p) == "0") || major < 9 || !d_->cuLaunchKernelEx)
+    pdl_ = false;
   // Buffers: weights (uploaded once), arena, inputs, cuBLASLt workspace.
   auto alloc = [&](CUdeviceptr &p, int64_t bytes, const char *what) {
     std::string e2 = ck(d_->cuMemAlloc(&p, (size_t)std::max<int64_t>(bytes, 256)), "cuMemAlloc");
@@ -421,6 +500,7 @@ Status CudaSession::setupGpu() {
       Status gs = setupGemm(i);
       if (!gs.ok)
         return gs;
+      setupMma(i);
       continue;
     }
     if (!(e = ck(d_->cuModuleGetFunction(&rs.fn, module_, s.symbol().c_str()),
@@ -431,8 +511,15 @@ Status CudaSession::setupGpu() {
     rs.shared = s.shared_bytes();
     for (CUdeviceptr &p : rs.ptrs)
       rs.params.push_back(&p);
+    rs.skipIfFused = s.skip_if_gemm_fused();
   }
-  if (tune_ && ltHandle_) {
+  if ((mmaWsBytes_ && !(e = alloc(mmaWs_, mmaWsBytes_, "split-K workspace")).empty()) ||
+      (mmaCntBytes_ && !(e = alloc(mmaCnt_, mmaCntBytes_, "split-K counters")).empty()))
+    return fail(e);
+  if (mmaCnt_ && !(e = ck(d_->cuMemsetD8(mmaCnt_, 0, (size_t)mmaCntBytes_), "cuMemsetD8(counters)"))
+                      .empty())
+    return fail(e);
+  if (tune_) {
     Status ts = tuneGemms();
     if (!ts.ok)
       return ts;
@@ -463,6 +550,7 @@ Status CudaSession::setupGemm(size_t i) {
   GemmRt &gr = rs.g;
   gr.m = g.m(), gr.n = g.n(), gr.k = g.k(), gr.lda = g.lda(), gr.ldb = g.ldb(), gr.ldc = g.ldc();
   gr.sa = g.stride_a(), gr.sb = g.stride_b(), gr.sc = g.stride_c(), gr.transB = g.trans_b();
+  gr.act = g.activation(), gr.batch = g.batch();
   gr.bias = g.bias() ? rs.ptrs[3] : 0;
   gr.residual = g.residual() ? rs.ptrs.back() : 0;
   // Fallback kernel launch: grid (n/16, m/16, batch) of 16×16 threads.
@@ -476,8 +564,11 @@ Status CudaSession::setupGemm(size_t i) {
       return Status::error(pre_ + "step " + std::to_string(i) + ": GEMM too large for the "
                            "fallback kernel and cuBLASLt is unavailable: " + ltError_);
   void *params[] = {&rs.ptrs[0], &rs.ptrs[1], &rs.ptrs[2], &gr.bias, &gr.residual, &gr.m,
-                    &gr.n, &gr.k, &gr.transB, &gr.lda, &gr.ldb, &gr.ldc, &gr.sa, &gr.sb, &gr.sc};
+                    &gr.n, &gr.k, &gr.transB, &gr.lda, &gr.ldb, &gr.ldc, &gr.sa, &gr.sb, &gr.sc,
+                    &gr.act};
   rs.params.assign(std::begin(params), std::end(params));
+  // With an activation, cuBLASLt computes the GEMM and the next step (marked skip_if_gemm_fused)
+  // applies the activation.
   if (!ltHandle_)
     return Status::success();
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: cuBLASLt's A is our B, its B our A.
@@ -537,7 +628,71 @@ Status CudaSession::setupGemm(size_t i) {
   return Status::success();
 }
 
+// The tensor-core configurations that fit step i's GEMM (shape, alignment, launch limits, split-K
+// workspace), and a default: the smallest split count on 64-row tiles that gives every SM a block
+// (used when cuBLASLt cannot run the GEMM and tuning is off).
+void CudaSession::setupMma(size_t i) {
+  const plan::GemmDesc &g = plan_.steps((int)i).gemm();
+  RtStep &rs = steps_[i];
+  GemmRt &gr = rs.g;
+  // $TGC_GEMM_MMA (testing, A/B timing): "off" never uses the tensor-core kernels;
+  // "<BM>x<BK>x<splits>" (e.g. 64x32x4) forces that configuration on every GEMM it fits.
+  const char *force = std::getenv("TGC_GEMM_MMA");
+  const std::string forceCfg = force ? force : "";
+  if (forceCfg == "off")
+    return;
+  if (!mmaGemmShapeFits(g.dtype(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(), g.stride_a(),
+                        g.stride_b(), g.stride_c()) ||
+      rs.ptrs[0] % 16 || rs.ptrs[1] % 16 || rs.ptrs[2] % 4)
+    return;
+  gr.im = (int)g.m(), gr.in = (int)g.n(), gr.ik = (int)g.k();
+  const auto &args = plan_.steps((int)i).args();
+  gr.mmaFlags = (args[1].kind() == plan::WEIGHT ? 1 : 0) |
+                (g.bias() && args[3].kind() == plan::WEIGHT ? 2 : 0);
+  gr.ilda = (int)g.lda(), gr.ildb = (int)g.ldb(), gr.ildc = (int)g.ldc();
+  int dflt = -1;
+  for (int c = 0; c < (int)std::size(kMmaGemmConfigs); ++c) {
+    const MmaGemmConfig &cfg = kMmaGemmConfigs[c];
+    auto f = mmaFns_.find(std::make_tuple((int)g.dtype(), g.trans_b(), c));
+    const int64_t tilesM = (g.m() + cfg.bm - 1) / cfg.bm;
+    if (f == mmaFns_.end() || tilesM > 65535)
+      continue;
+    const int64_t tiles = tilesM * (g.n() / kMmaGemmTileCols) * g.batch();
+    for (int sp : kSplitCounts) {
+      if (g.k() % (cfg.bk * sp) || g.batch() * sp > 65535 || (sp > 1 && tiles * sp > 4 * sms_))
+        continue;
+      const int64_t ws = sp > 1 ? tiles * sp * cfg.bm * kMmaGemmTileCols * 4 : 0;
+      if (ws > kMmaWorkspaceMax)
+        continue;
+      mmaWsBytes_ = std::max(mmaWsBytes_, ws);
+      mmaCntBytes_ = std::max(mmaCntBytes_, sp > 1 ? tiles * 4 : 0);
+      gr.mmaCands.push_back({f->second, cfg, mmaGemmSmemBytes(cfg, g.trans_b()), sp});
+      // Default: the first configuration, with the fewest splits that give every SM a block.
+      if (c == 0 && (dflt < 0 || tiles * gr.mmaCands[(size_t)dflt].splits < sms_))
+        dflt = (int)gr.mmaCands.size() - 1;
+    }
+  }
+  if (!gr.useLt && !gr.mmaCands.empty())
+    gr.mma = dflt >= 0 ? dflt : 0;
+  for (size_t j = 0; j < gr.mmaCands.size(); ++j)
+    if (forceCfg == gr.mmaCands[j].name())
+      gr.mma = (int)j, gr.forced = true;
+}
+
 std::string CudaSession::launchGemm(const RtStep &s) {
+  if (s.g.mma >= 0) {
+    const GemmRt::Mma &c = s.g.mmaCands[(size_t)s.g.mma];
+    auto p = [](const auto &v) { return const_cast<void *>(static_cast<const void *>(&v)); };
+    void *params[] = {p(s.ptrs[0]), p(s.ptrs[1]), p(s.ptrs[2]), p(s.g.bias), p(s.g.residual),
+                      p(mmaWs_),    p(mmaCnt_),   p(s.g.im),   p(s.g.in),   p(s.g.ik),
+                      p(s.g.ilda),  p(s.g.ildb),  p(s.g.ildc), p(s.g.sa),   p(s.g.sb),
+                      p(s.g.sc),    p(c.splits),  p(s.g.act),  p(s.g.mmaFlags)};
+    const unsigned grid[3] = {(unsigned)(s.g.n / kMmaGemmTileCols),
+                              (unsigned)((s.g.m + c.cfg.bm - 1) / c.cfg.bm),
+                              (unsigned)(s.g.batch * c.splits)};
+    const unsigned block[3] = {(unsigned)(c.cfg.bm * 2), 1, 1};
+    return launch(c.fn, grid, block, (unsigned)c.smem, params, "launch(tgk_mma_gemm)");
+  }
   // With a residual R: D = A·B (+ bias) + 1·R, cuBLASLt's C input.
   const bool res = s.g.residual != 0;
   cublasStatus_t bs = lt_->matmul(ltHandle_, s.g.desc, &alpha_,
@@ -551,7 +706,8 @@ std::string CudaSession::launchGemm(const RtStep &s) {
   return bs == CUBLAS_STATUS_SUCCESS ? std::string() : blasError(bs, "cublasLtMatmul");
 }
 
-// Times each GEMM key's heuristic candidates on the first step of that key (its real buffers;
+// Times each GEMM key's candidates (cuBLASLt heuristic algorithms, then tgc tensor-core
+// configurations) on the first step of that key (its real buffers;
 // whatever the arena and inputs hold) and keeps the fastest for every step of the key. Each
 // candidate: one untimed launch (a candidate cuBLASLt refuses is skipped), then kTuneReps launches,
 // each after a memset of a buffer twice the L2 size (weights come from HBM, as in a real run) and
@@ -562,7 +718,7 @@ Status CudaSession::tuneGemms() {
   std::map<std::string, std::vector<size_t>> keys;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const RtStep &s = steps_[i];
-    if (!s.gemm || !s.g.useLt || s.g.cands.size() < 2)
+    if (!s.gemm || s.g.forced || (s.g.useLt ? s.g.cands.size() : 0) + s.g.mmaCands.size() < 2)
       continue;
     const plan::GemmDesc &g = plan_.steps((int)i).gemm();
     unsigned align = 256;
@@ -572,7 +728,7 @@ Status CudaSession::tuneGemms() {
     std::string key;
     for (int64_t v : {(int64_t)g.dtype(), g.m(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(),
                       g.stride_a(), g.stride_b(), g.stride_c(), g.batch(), (int64_t)g.trans_b(),
-                      (int64_t)g.bias(), (int64_t)g.residual(),
+                      (int64_t)g.bias(), (int64_t)g.residual(), (int64_t)g.activation(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align})
       key += std::to_string(v) + ",";
     keys[key].push_back(i);
@@ -602,14 +758,29 @@ Status CudaSession::tuneGemms() {
   for (CUevent &x : ev)
     if (!(e = ck(d_->cuEventCreate(&x, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
       return cleanup(), fail(e);
-  int changed = 0, timed = 0;
+  int changed = 0, timed = 0, toMma = 0;
   for (auto &[key, idx] : keys) {
     RtStep &s = steps_[idx[0]];
-    const std::vector<cublasLtMatmulAlgo_t> cands = s.g.cands;
-    double best = -1;
-    size_t bestJ = 0;
-    for (size_t j = 0; j < cands.size(); ++j) {
-      s.g.algo = cands[j];
+    const std::vector<cublasLtMatmulAlgo_t> cands =
+        s.g.useLt ? s.g.cands : std::vector<cublasLtMatmulAlgo_t>();
+    const size_t nLt = cands.size(), nAll = nLt + s.g.mmaCands.size();
+    // Candidate j < nLt: cuBLASLt algorithm j; else tensor-core configuration j - nLt.
+    auto select = [&](RtStep &x, size_t j) {
+      if (j < nLt)
+        x.g.algo = cands[j], x.g.mma = -1;
+      else
+        x.g.mma = (int)(j - nLt);
+    };
+    const size_t first = s.g.mma >= 0 ? nLt + (size_t)s.g.mma : 0; // the untuned choice
+    std::vector<size_t> order = {first};
+    for (size_t j = 0; j < nAll; ++j)
+      if (j != first)
+        order.push_back(j);
+    double best = -1, bestLt = -1;
+    size_t bestJ = first;
+    std::string mmaTimes;
+    for (size_t j : order) {
+      select(s, j);
       if (!launchGemm(s).empty())
         continue; // this candidate does not run here
       bool ok = true;
@@ -620,6 +791,9 @@ Status CudaSession::tuneGemms() {
         if (!(e = ck(d_->cuEventRecord(ev[2 * r], stream_), "cuEventRecord")).empty())
           return cleanup(), fail(e);
         ok = launchGemm(s).empty();
+        // Through cuBLASLt, an activation costs the kernel after the GEMM: time them together.
+        if (ok && j < nLt && s.g.act && idx[0] + 1 < steps_.size() && steps_[idx[0] + 1].skipIfFused)
+          ok = launchKernel(steps_[idx[0] + 1]).empty();
         if (!(e = ck(d_->cuEventRecord(ev[2 * r + 1], stream_), "cuEventRecord")).empty())
           return cleanup(), fail(e);
       }
@@ -636,13 +810,25 @@ Status CudaSession::tuneGemms() {
       std::nth_element(t.begin(), t.begin() + kTuneReps / 2, t.end());
       double med = t[kTuneReps / 2];
       ++timed;
-      // Keep the heuristic's first choice unless another is clearly (> 2%) faster.
-      if (best < 0 || med < best * (bestJ == 0 && j > 0 ? 0.98 : 1.0))
+      if (j < nLt)
+        bestLt = bestLt < 0 ? med : std::min(bestLt, med);
+      else
+        mmaTimes += " " + s.g.mmaCands[j - nLt].name() + "=" + fmtUs(med);
+      // Keep the untuned choice unless another is clearly (> 2%) faster.
+      if (best < 0 || med < best * (bestJ == first && j != first ? 0.98 : 1.0))
         best = med, bestJ = j;
     }
-    changed += bestJ != 0 ? (int)idx.size() : 0;
+    const plan::GemmDesc &g = plan_.steps((int)idx[0]).gemm();
+    tuneDetail_ += "  " + std::to_string(idx.size()) + " × " + std::to_string(g.m()) + "x" +
+                   std::to_string(g.n()) + "x" + std::to_string(g.k()) +
+                   (g.batch() > 1 ? " batch " + std::to_string(g.batch()) : "") + ": " +
+                   (nLt ? "cuBLASLt " + fmtUs(bestLt) + " (best of " + std::to_string(nLt) + ");" : "") +
+                   (mmaTimes.empty() ? "" : " tgc" + mmaTimes + ";") + " chose " +
+                   (bestJ < nLt ? std::string("cuBLASLt") : s.g.mmaCands[bestJ - nLt].name()) + "\n";
+    changed += bestJ != first ? (int)idx.size() : 0;
+    toMma += bestJ >= nLt ? (int)idx.size() : 0;
     for (size_t i : idx)
-      steps_[i].g.algo = cands[bestJ];
+      select(steps_[i], bestJ);
   }
   cleanup();
   // The timed launches wrote into the arena: zero it again, as at load.
@@ -652,24 +838,46 @@ Status CudaSession::tuneGemms() {
       !(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
     return fail(e);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%zu GEMM shapes, %d candidates timed, %d steps off the first "
-                "heuristic, %.0f ms%s", keys.size(), timed, changed, ms,
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%zu GEMM shapes, %d candidates timed, %d steps off the untuned "
+                "choice, %d on tensor-core kernels, %.0f ms%s", keys.size(), timed, changed, toMma, ms,
                 flush ? "" : " (no L2 flush buffer)");
   tuneSummary_ = buf;
   return Status::success();
+}
+
+std::string CudaSession::launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
+                                unsigned shared, void **params, const char *what) {
+  if (pdl_) {
+    CUlaunchAttribute at{};
+    at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    at.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = grid[0], cfg.gridDimY = grid[1], cfg.gridDimZ = grid[2];
+    cfg.blockDimX = block[0], cfg.blockDimY = block[1], cfg.blockDimZ = block[2];
+    cfg.sharedMemBytes = shared, cfg.hStream = stream_, cfg.attrs = &at, cfg.numAttrs = 1;
+    return ck(d_->cuLaunchKernelEx(&cfg, fn, params, nullptr), what);
+  }
+  return ck(d_->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+                               stream_, params, nullptr),
+            what);
+}
+
+std::string CudaSession::launchKernel(const RtStep &s) {
+  return launch(s.fn, s.grid, s.block, s.shared, const_cast<void **>(s.params.data()),
+                "cuLaunchKernel");
 }
 
 Status CudaSession::enqueueSteps(bool events) {
   for (size_t i = 0; i < steps_.size(); ++i) {
     RtStep &s = steps_[i];
     std::string e;
-    if (s.gemm && s.g.useLt) {
+    if (skipped(i)) {
+      // The GEMM before applied the activation.
+    } else if (s.gemm && (s.g.useLt || s.g.mma >= 0)) {
       e = launchGemm(s);
     } else {
-      e = ck(d_->cuLaunchKernel(s.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
-                                s.block[2], s.shared, stream_, s.params.data(), nullptr),
-             "cuLaunchKernel");
+      e = launchKernel(s);
     }
     if (!e.empty())
       return Status::error("step " + std::to_string(i) + " (" + plan_.steps((int)i).symbol() +
@@ -840,16 +1048,30 @@ Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostT
 }
 
 std::string CudaSession::describe() const {
-  int gemms = 0, lt = 0;
-  for (const RtStep &s : steps_)
-    gemms += s.gemm, lt += s.gemm && s.g.useLt;
+  int gemms = 0, lt = 0, mma = 0;
+  std::map<std::string, int> configs;
+  for (const RtStep &s : steps_) {
+    gemms += s.gemm, lt += s.gemm && s.g.useLt && s.g.mma < 0, mma += s.gemm && s.g.mma >= 0;
+    if (s.gemm && s.g.mma >= 0)
+      ++configs[s.g.mmaCands[(size_t)s.g.mma].name()];
+  }
+  std::string cfg;
+  for (const auto &[c, n] : configs)
+    cfg += (cfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
+  int fusedActs = 0;
+  for (size_t i = 0; i < steps_.size(); ++i)
+    fusedActs += skipped(i);
   std::string s = "package: " + path_ + "\n" + "device: " + deviceName_ + ", module from " +
                   moduleFrom_ + "\n" + "gemms: " + std::to_string(gemms) + " (" +
+                  std::to_string(mma) + " on tgc tensor-core kernels (BMxBKxsplits)" + cfg + "; " +
                   std::to_string(lt) + " through cuBLASLt" +
                   (ltHandle_ ? "" : ", cuBLASLt unavailable: " + ltError_) + ")\n" +
                   "gemm autotune: " + (tune_ ? tuneSummary_ : "off ($TGC_GEMM_TUNE=0)") + "\n" +
-                  "launches per run: " + std::to_string(steps_.size()) +
-                  (useGraph_ ? " (one CUDA graph)" : " (no graph)") + "\n";
+                  tuneDetail_ +
+                  "launches per run: " + std::to_string(launchesPerRun()) +
+                  (fusedActs ? " (" + std::to_string(fusedActs) + " activation steps fused into GEMMs)" : "") +
+                  (useGraph_ ? " (one CUDA graph" : " (no graph") +
+                  (pdl_ ? ", programmatic dependent launch)\n" : ")\n");
   return s + plan::formatPlan(plan_);
 }
 
