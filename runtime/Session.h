@@ -71,6 +71,10 @@ public:
   virtual int64_t launchesPerRun() const { return -1; }
   /// GPU time of the last run's kernels in µs (device events around the launch); -1 on the CPU.
   virtual double lastDeviceMicros() const { return -1; }
+  /// Device-resident steady state, timed as PyTorch's benchmarks time CUDA graphs: the inputs of
+  /// the last run stay on the device and `iters` replays are enqueued back to back between two
+  /// device events; µs per replay. -1 where not supported (CPU, or no run yet).
+  virtual double replayMicros(int iters) { return -1; }
 };
 
 } // namespace tgc

@@ -27,6 +27,7 @@
 #include "runtime/cuda/CudaApi.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -80,6 +81,7 @@ public:
     return n;
   }
   double lastDeviceMicros() const override { return deviceMicros_; }
+  double replayMicros(int iters) override;
 
 private:
   Status validate();
@@ -185,6 +187,17 @@ private:
   // $TGC_CUDA_PINNED=0 copies from/to the caller's pageable memory directly.
   void *pinned_ = nullptr;
   std::vector<int64_t> outOffsets_;
+  /// Set while a run is in progress: a concurrent run on this session is refused.
+  std::atomic<bool> running_{false};
+  struct Busy {
+    std::atomic<bool> &flag;
+    bool acquired;
+    explicit Busy(std::atomic<bool> &f) : flag(f), acquired(!f.exchange(true)) {}
+    ~Busy() {
+      if (acquired)
+        flag.store(false);
+    }
+  };
 };
 
 CudaSession::~CudaSession() {
@@ -924,6 +937,10 @@ Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) co
 
 Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                             size_t numOutputs) {
+  Busy busy(running_);
+  if (!busy.acquired)
+    return Status::error("this session is already running on another thread (a session owns one "
+                         "arena and stream: use one Session per thread)");
   Status st = checkSpecs(inputs, numInputs, true);
   if (!st.ok)
     return st;
@@ -1045,6 +1062,23 @@ Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostT
     out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
               outputs[i].data.data(), outputs[i].data.size()};
   return runRefs(in.data(), in.size(), out.data(), out.size());
+}
+
+double CudaSession::replayMicros(int iters) {
+  Busy busy(running_);
+  if (!busy.acquired || !graph_ || iters < 1 || d_->cuCtxSetCurrent(ctx_) != CUDA_SUCCESS)
+    return -1;
+  if (d_->cuEventRecord(runStart_, stream_) != CUDA_SUCCESS)
+    return -1;
+  for (int i = 0; i < iters; ++i)
+    if (d_->cuGraphLaunch(graph_, stream_) != CUDA_SUCCESS)
+      return -1;
+  float ms = 0;
+  if (d_->cuEventRecord(runEnd_, stream_) != CUDA_SUCCESS ||
+      d_->cuEventSynchronize(runEnd_) != CUDA_SUCCESS ||
+      d_->cuEventElapsedTime(&ms, runStart_, runEnd_) != CUDA_SUCCESS)
+    return -1;
+  return ms * 1000.0 / iters;
 }
 
 std::string CudaSession::describe() const {

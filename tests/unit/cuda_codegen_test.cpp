@@ -21,6 +21,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -102,7 +103,32 @@ TEST_P(NvrtcAllKernels, Compiles) {
     EXPECT_NE(cubin.find(s.symbol()), std::string::npos) << s.symbol() << " not in the cubin";
   }
   EXPECT_GT(kernels, 0);
+  // Identical kernels are emitted once: every symbol is defined once, and models with repeated
+  // layers have fewer distinct kernels than kernel steps.
+  std::set<std::string> symbols;
+  for (const plan::Step &s : p.steps())
+    if (s.kind() == plan::Step::KERNEL && symbols.insert(s.symbol()).second) {
+      size_t first = src.find(" " + s.symbol() + "(");
+      EXPECT_EQ(src.find(" " + s.symbol() + "(", first + 1), std::string::npos) << s.symbol();
+    }
+  if (std::string(model).find("parallel_mlp") == std::string::npos)
+    EXPECT_LT(symbols.size(), (size_t)kernels) << "no kernel shared between layers";
   if (std::string(precision) != "fp32") {
+    // tgc's tensor-core GEMMs are in the module, and GELU models' FFN GEMMs carry the activation,
+    // followed by the activation step the runtime skips when that GEMM applies it.
+    EXPECT_NE(cubin.find(std::string("tgk_mma_gemm_") + (std::string(precision) == "fp16" ? "f16" : "bf16")),
+              std::string::npos);
+    int fused = 0;
+    for (int i = 1; i < p.steps_size(); ++i)
+      if (p.steps(i).skip_if_gemm_fused()) {
+        ++fused;
+        EXPECT_EQ(p.steps(i - 1).kind(), plan::Step::GEMM);
+        EXPECT_NE(p.steps(i - 1).gemm().activation(), plan::GemmDesc::NONE);
+      }
+    const std::string m = model;
+    if (m.find("bert") != std::string::npos || m.find("gpt2") != std::string::npos ||
+        m.find("vit") != std::string::npos)
+      EXPECT_EQ(fused, 2) << "one GELU GEMM per layer";
     const char *type = std::string(precision) == "fp16" ? "__half" : "__nv_bfloat16";
     EXPECT_NE(src.find("#include <cuda_fp16.h>"), std::string::npos);
     EXPECT_NE(src.find(std::string("const ") + type + " *in0"), std::string::npos);
@@ -243,6 +269,34 @@ TEST(CudaRuntimeNoGpu, RefusesCorruptPackagesAndReportsMissingGpu) {
   s = Session::load(pkg, st);
   EXPECT_FALSE(s);
   EXPECT_NE(st.message.find("weights.bin"), std::string::npos) << st.message;
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// A well-formed plan (checksum recomputed) whose activation step does not follow a GEMM that
+// carries an activation is refused before any GPU work, naming the step.
+TEST(CudaRuntimeNoGpu, RefusesSkipIfFusedWithoutActivationGemm) {
+  std::string dir = tempDir("skipflag");
+  std::string pkg = dir + "/pkg";
+  auto r = compileModel("bert_tiny", "cuda:sm_90", pkg, "", "fp16");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  plan::Plan p;
+  ASSERT_TRUE(p.ParseFromString(readAll(pkg + "/plan.pb")));
+  int flagged = -1;
+  for (int i = 1; i < p.steps_size() && flagged < 0; ++i)
+    if (p.steps(i).kind() == plan::Step::KERNEL && p.steps(i - 1).kind() == plan::Step::KERNEL)
+      flagged = i;
+  ASSERT_GE(flagged, 0);
+  p.mutable_steps(flagged)->set_skip_if_gemm_fused(true);
+  std::string bytes;
+  ASSERT_TRUE(plan::serializePlan(p, bytes));
+  std::ofstream(pkg + "/plan.pb", std::ios::binary) << bytes;
+  Status st;
+  auto s = Session::load(pkg, st);
+  EXPECT_FALSE(s);
+  EXPECT_NE(st.message.find("step " + std::to_string(flagged)), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("skip_if_gemm_fused needs a GEMM step with an activation"),
+            std::string::npos)
+      << st.message;
   llvm::sys::fs::remove_directories(dir);
 }
 
