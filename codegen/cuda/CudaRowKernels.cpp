@@ -240,8 +240,13 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int64_t nQT = (S + QT - 1) / QT, NK = D / 16, NO = Dv / 8;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L);
-  c.line("__shared__ __align__(16) unsigned short Ks[" + str(KT) + "][" + str(KP) + "];");
-  c.line("__shared__ __align__(16) unsigned short Vs[" + str(KT) + "][" + str(VP) + "];");
+  // Two stages (the next K/V tile streams in while this one is used) when they fit in 48 KB of
+  // static shared memory (head dims <= 64), else one.
+  const int64_t STG = 2 * 2 * KT * (KP + VP) <= 48 * 1024 ? 2 : 1;
+  c.line("__shared__ __align__(16) unsigned short Ks[" + str(STG) + "][" + str(KT) + "][" + str(KP) +
+         "];");
+  c.line("__shared__ __align__(16) unsigned short Vs[" + str(STG) + "][" + str(KT) + "][" + str(VP) +
+         "];");
   c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
          "& 3;");
   c.line("const " + it + " qt = (" + it + ")blockIdx.x % " + str(nQT) + ", bh = (" + it +
@@ -300,18 +305,38 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
            str(L - S + 1) + " : " + sL + ";");
     tEnd = "tEnd";
   }
-  c.open("for (" + it + " t0 = 0; t0 < " + tEnd + "; t0 += " + str(KT) + ")");
-  c.line("__syncthreads();");
-  c.open("if (al)");
+  // 16-byte-aligned bases: K/V tiles stream in with cp.async (every load of a tile in flight at
+  // once, zero-filled past L; with two stages the next tile's loads overlap this tile's math).
+  c.line("auto loadKV = [&](int st, " + it + " t0) {");
+  c.ind++;
   for (int pass = 0; pass < 2; ++pass) {
     const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
     const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
-    c.line("#pragma unroll 4");
+    c.line("#pragma unroll");
     c.open("for (int e = tid; e < " + str(KT * DD / 8) + "; e += " + str(NT) + ")");
     c.line("const int t = e / " + str(DD / 8) + ", d = e % " + str(DD / 8) + " * 8;");
-    c.line("*(uint4 *)&" + dst + "[t][d] = t0 + t < " + sL + " ? *(const uint4 *)(" + src +
-           " + (t0 + t) * " + str(RS) + " + d) : make_uint4(0u, 0u, 0u, 0u);");
+    c.line("const bool in = t0 + t < " + sL + ";");
+    c.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)"
+           "__cvta_generic_to_shared(&" + dst + "[st][t][d])), \"l\"(" + src + " + (in ? t0 + t : 0) * " +
+           str(RS) + " + d), \"r\"(in ? 16 : 0));");
     c.close();
+  }
+  c.ind--;
+  c.line("};");
+  if (STG == 2)
+    c.line("if (al) { loadKV(0, 0); asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }");
+  c.line("int kti = 0;");
+  c.open("for (" + it + " t0 = 0; t0 < " + tEnd + "; t0 += " + str(KT) + ", ++kti)");
+  c.line("__syncthreads(); // every warp is done with the stage refilled below");
+  c.open("if (al)");
+  if (STG == 2) {
+    c.line("if (t0 + " + str(KT) + " < " + tEnd + ") loadKV((kti + 1) & 1, t0 + " + str(KT) + ");");
+    c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+    c.line("asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\");");
+  } else {
+    c.line("loadKV(0, t0);");
+    c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+    c.line("asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");");
   }
   c.close();
   c.open("else");
@@ -320,12 +345,13 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
     c.open("for (int e = tid; e < " + str(KT * DD) + "; e += " + str(NT) + ")");
     c.line("const int t = e / " + str(DD) + ", d = e % " + str(DD) + ";");
-    c.line(dst + "[t][d] = t0 + t < " + sL + " ? " + src + "[(t0 + t) * " + str(RS) +
+    c.line(dst + "[0][t][d] = t0 + t < " + sL + " ? " + src + "[(t0 + t) * " + str(RS) +
            " + d] : (unsigned short)0;");
     c.close();
   }
   c.close();
   c.line("__syncthreads();");
+  c.line("const int st = " + std::string(STG == 2 ? "al ? (kti & 1) : 0" : "0") + ";");
   // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}.
   c.line("float sc[" + str(KT / 8) + "][4];");
   c.line("#pragma unroll");
@@ -335,7 +361,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
   c.line("#pragma unroll");
   c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
-  c.line("const unsigned *kr = (const unsigned *)&Ks[j * 8 + g][kk * 16 + 2 * tq];");
+  c.line("const unsigned *kr = (const unsigned *)&Ks[st][j * 8 + g][kk * 16 + 2 * tq];");
   c.line("mma(sc[j], qa[kk], kr[0], kr[4]);");
   c.close();
   c.close();
@@ -393,7 +419,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
          "sc[2 * kk + 1][3])};");
   c.line("#pragma unroll");
   c.open("for (int u = 0; u < " + str(NO) + "; ++u)");
-  c.line("const unsigned short *vr = &Vs[kk * 16 + 2 * tq][u * 8 + g];");
+  c.line("const unsigned short *vr = &Vs[st][kk * 16 + 2 * tq][u * 8 + g];");
   c.line("mma(o[u], pa, (unsigned)vr[0] | (unsigned)vr[" + str(VP) + "] << 16, (unsigned)vr[" +
          str(8 * VP) + "] | (unsigned)vr[" + str(9 * VP) + "] << 16);");
   c.close();
