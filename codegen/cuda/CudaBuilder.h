@@ -6,6 +6,7 @@
 
 #include "codegen/cuda/CudaEmit.h"
 #include "compiler/dialect/Shapes.h"
+#include "compiler/dialect/TgDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -95,6 +96,12 @@ struct KernelBuilder {
   int vars = 0;
 
   std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
+  /// Whether `v` lives in the weights blob (never written by any step: may be read before the
+  /// kernel waits for its predecessor).
+  bool isWeight(mlir::Value v) const {
+    auto it = em.plan_.locs.find(v);
+    return it != em.plan_.locs.end() && it->second.kind == BufferLoc::Weight;
+  }
 
   /// Starts a kernel whose parameters are the root's buffered operands (in0...) and results
   /// (out0...).
@@ -126,6 +133,11 @@ struct KernelBuilder {
   /// plan::GemmDesc::Activation applied in the GEMM's epilogue.
   llvm::Error emitGemm(mlir::Operation *op, const std::vector<StepArg> &args, StepArg out,
                        bool withBias, std::optional<StepArg> residual = std::nullopt, int act = 0);
+  /// The tg.split that is the only reader of `lin` when it cuts the last axis into equal parts
+  /// the planner placed at one stride: the GEMM then writes every part (emitSplitGemm) and the
+  /// split emits nothing. Null otherwise.
+  tg::SplitOp splitWrittenBy(tg::LinearOp lin) const;
+  llvm::Error emitSplitGemm(tg::LinearOp lin, const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,

@@ -200,7 +200,9 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
     code += "// " + label + "\n";
     code += "//   operands: " + (shapes.empty() ? std::string("none") : shapes) + "\n";
     code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
-            s.symbol + "(" + ps + ") {\n  tg_pdl_begin();\n" + body + "}\n";
+            s.symbol + "(" + ps + ") {\n" +
+            (body.find("tg_pdl_begin();") == std::string::npos ? "  tg_pdl_begin();\n" : "") +
+            body + "}\n";
   }
   globals.clear();
   steps.push_back(std::move(s));
@@ -493,6 +495,70 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
   return llvm::Error::success();
 }
 
+tg::SplitOp KernelBuilder::splitWrittenBy(tg::LinearOp lin) const {
+  Value y = lin.getResult();
+  while (y.hasOneUse() && isa<tg::ReshapeOp>(*y.getUsers().begin())) // views: same bytes
+    y = y.getUsers().begin()->getResult(0);
+  if (!y.hasOneUse())
+    return nullptr;
+  auto sp = dyn_cast<tg::SplitOp>(*y.getUsers().begin());
+  Shape ys = shapeOf(y);
+  if (!sp || sp->getNumResults() < 2 || ys.empty() ||
+      ys.back() != shapeOf(lin.getResult()).back() ||
+      *tgc::normalizeAxis(sp.getAxis(), ys.size()) != (int64_t)ys.size() - 1)
+    return nullptr;
+  // Equal parts, placed back to back at one stride (the planner keeps a split's results together).
+  auto first = em.plan_.locs.find(sp->getResult(0));
+  if (first == em.plan_.locs.end() || first->second.kind != BufferLoc::Arena)
+    return nullptr;
+  const int64_t G = sp->getNumResults(), es = tensorBytes(y.getType()) / product(ys);
+  const int64_t partBytes = tensorBytes(sp->getResult(0).getType());
+  const int64_t stride = (partBytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  if (ys.back() % G || stride % es)
+    return nullptr;
+  // The parts must not overlap what the GEMM reads (the planner keeps them apart).
+  const int64_t lo = first->second.offset, hi = lo + G * stride;
+  for (Value v : lin->getOperands()) {
+    auto loc = em.plan_.locs.find(v);
+    if (loc == em.plan_.locs.end() ||
+        (loc->second.kind == BufferLoc::Arena && loc->second.offset < hi &&
+         lo < loc->second.offset + loc->second.bytes))
+      return nullptr;
+  }
+  for (int64_t i = 0; i < G; ++i) {
+    auto loc = em.plan_.locs.find(sp->getResult(i));
+    if (sp->getResult(i).getType() != sp->getResult(0).getType() || loc == em.plan_.locs.end() ||
+        loc->second.kind != BufferLoc::Arena || loc->second.offset != first->second.offset + i * stride)
+      return nullptr;
+  }
+  return sp;
+}
+
+// The linear's G equal column blocks as one batched GEMM, batch b writing split result b:
+// C[b] (M×n, ldc n) = X · W[b·n : (b+1)·n]ᵀ (+ bias[b·n : (b+1)·n]).
+llvm::Error KernelBuilder::emitSplitGemm(tg::LinearOp lin, const std::vector<StepArg> &args) {
+  tg::SplitOp sp = splitWrittenBy(lin);
+  const int64_t G = sp->getNumResults();
+  const Value y = lin.getResult();
+  const int64_t es = tensorBytes(y.getType()) / product(shapeOf(y));
+  const int64_t partBytes = tensorBytes(sp->getResult(0).getType());
+  const int64_t stride = (partBytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  StepArg out{sp->getResult(0), 0, (G - 1) * stride + partBytes};
+  if (auto e = emitGemm(lin, args, out, true))
+    return e;
+  if (steps.empty() || !steps.back().gemm)
+    return llvm::Error::success(); // empty GEMM: nothing to write
+  plan::GemmDesc &g = steps.back().desc;
+  const int64_t n = g.n() / G;
+  g.set_n(n), g.set_ldc(n), g.set_batch(G);
+  g.set_stride_a(0), g.set_stride_b(n * g.ldb()), g.set_stride_c(stride / es);
+  if (g.bias())
+    g.set_bias_stride(n);
+  steps.back().label += " + " + std::string(sp->getName().getStringRef()) + " (GEMM writes its " +
+                        std::to_string(G) + " results)";
+  return llvm::Error::success();
+}
+
 llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
   auto op = cast<tg::FusedOp>(rootOp);
   Block &body = op.getBody().front();
@@ -640,7 +706,17 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     std::vector<StepArg> args;
     for (Value v : op->getOperands())
       args.push_back(StepArg{v});
+    if (auto lin = dyn_cast<tg::LinearOp>(op); lin && splitWrittenBy(lin))
+      return emitSplitGemm(lin, args);
     return emitGemm(op, args, StepArg{op->getResult(0)}, true);
+  }
+  if (auto sp = dyn_cast<tg::SplitOp>(op)) {
+    Value in = sp.getInput();
+    while (auto r = in.getDefiningOp<tg::ReshapeOp>())
+      in = r.getInput();
+    auto lin = in.getDefiningOp<tg::LinearOp>();
+    if (lin && splitWrittenBy(lin) == sp)
+      return llvm::Error::success(); // the GEMM before wrote every result
   }
   auto ct = ctypeOf(op->getResult(0), op);
   if (!ct)

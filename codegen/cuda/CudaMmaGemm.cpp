@@ -12,7 +12,8 @@ namespace {
 /// The kernel template (needs kHalfHeaders and kPrelude's tg_* element functions).
 const char *kMmaGemmTemplate = R"GEMM(
 // ---- tgc tensor-core GEMM (mma.sync m16n8k16, fp32 accumulation) ----
-// For b < batch: C[b] = act(A[b] (m×k, lda) · op(B[b]) + bias[n]) + R[b] (R laid out like C),
+// For b < batch: C[b] = act(A[b] (m×k, lda) · op(B[b]) + bias[b·sbias + n]) + R[b] (R laid out
+// like C),
 // op(B) = Bᵀ for B n×k (TB) or B for B k×n. Tiles of BM×64 outputs, BK-deep k steps, an ST-deep
 // cp.async pipeline in dynamic shared memory, (BM/32)×2 warps of 32×32. Split-K: blockIdx.z = b·splits + split; each split of a
 // tile writes its fp32 partial tile to `ws`, and the last to arrive (counted in `cnt`, which it
@@ -64,8 +65,8 @@ template <class T, bool TB, int BM, int BK, int ST>
 __device__ __forceinline__ void tgm_gemm(const T *__restrict__ A, const T *__restrict__ B, T *C,
                                          const T *bias, const T *R, float *ws, int *cnt, int m,
                                          int n, int k, int lda, int ldb, int ldc, long long sa,
-                                         long long sb, long long sc, int splits, int act,
-                                         int flags) {
+                                         long long sb, long long sc, long long sbias,
+                                         int splits, int act, int flags) {
   constexpr int BN = 64, NT = BM * 2, CK = BK / 8; // CK: 16-byte chunks per k step of a row
   constexpr int AS = BK + 8;               // A rows padded by 16 bytes: conflict-free ldmatrix
   constexpr int BS = TB ? BK + 8 : BN + 8; // B rows: n-major (TB) or k-major
@@ -82,6 +83,8 @@ __device__ __forceinline__ void tgm_gemm(const T *__restrict__ A, const T *__res
   C += b * sc;
   if (R)
     R += b * sc;
+  if (bias)
+    bias += b * sbias;
   const int kLen = k / splits, kBeg = split * kLen, nk = kLen / BK;
   auto loadA = [&](int stage, int kt) {
     const int kk = kBeg + kt * BK;
@@ -250,10 +253,10 @@ __device__ __forceinline__ void tgm_gemm(const T *__restrict__ A, const T *__res
 #define TGM_GEMM(NAME, T, TB, BM, BK, ST)                                                          \
   extern "C" __global__ void __launch_bounds__(BM * 2)                                            \
   NAME(const T *A, const T *B, T *C, const T *bias, const T *R, float *ws, int *cnt, int m, int n, \
-       int k, int lda, int ldb, int ldc, long long sa, long long sb, long long sc, int splits,     \
-       int act, int flags) {                                                                       \
+       int k, int lda, int ldb, int ldc, long long sa, long long sb, long long sc,                 \
+       long long sbias, int splits, int act, int flags) {                                          \
     tgm_gemm<T, TB, BM, BK, ST>(A, B, C, bias, R, ws, cnt, m, n, k, lda, ldb, ldc, sa, sb, sc,    \
-                                splits, act, flags);                                               \
+                                sbias, splits, act, flags);                                        \
   }
 )GEMM";
 

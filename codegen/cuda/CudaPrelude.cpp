@@ -255,7 +255,7 @@ template <class T>
 __device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *bias, const T *R,
                                         int64_t m, int64_t n, int64_t k, int transB, int64_t lda,
                                         int64_t ldb, int64_t ldc, int64_t sa, int64_t sb,
-                                        int64_t sc, int act) {
+                                        int64_t sc, int64_t sbias, int act) {
   __shared__ float ta[16][17], tb[16][17];
   tg_pdl_begin();
   const int64_t b = blockIdx.z;
@@ -263,6 +263,7 @@ __device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *b
   B += b * sb;
   C += b * sc;
   if (R) R += b * sc;
+  if (bias) bias += b * sbias;
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t row = (int64_t)blockIdx.y * 16 + ty, col = (int64_t)blockIdx.x * 16 + tx;
   float acc = 0.f;
@@ -283,8 +284,8 @@ __device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *b
   extern "C" __global__ void __launch_bounds__(256)                                               \
   NAME(const T *A, const T *B, T *C, const T *bias, const T *R, int64_t m, int64_t n, int64_t k,  \
        int transB, int64_t lda, int64_t ldb, int64_t ldc, int64_t sa, int64_t sb, int64_t sc,     \
-       int act) {                                                                                  \
-    tg_gemm<T>(A, B, C, bias, R, m, n, k, transB, lda, ldb, ldc, sa, sb, sc, act);                \
+       int64_t sbias, int act) {                                                                   \
+    tg_gemm<T>(A, B, C, bias, R, m, n, k, transB, lda, ldb, ldc, sa, sb, sc, sbias, act);         \
   }
 TG_GEMM(tgk_gemm_f32, float)
 )PRELUDE";

@@ -449,6 +449,70 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   return llvm::Error::success();
 }
 
+/// layer_norm / rms_norm with rows of D <= kWarpRowMax elements (f32/f16/bf16): one warp per row,
+/// 4 rows per block. Each lane keeps its D/32 elements in registers (one read of the row),
+/// statistics are two warp reductions (no block barriers), and a scale/bias that is a weight is
+/// read before waiting for the previous kernel. `scale`/`bias` are "" or "<ptr>[j]"/"<ptr>[0]".
+constexpr int64_t kWarpRowMax = 2048;
+void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
+                 bool center, const std::string &scale, bool scaleConst, const std::string &bias,
+                 bool biasConst, std::string &code) {
+  Code &c = kb.c;
+  const std::string &it = kb.it;
+  const int64_t E = (D + 31) / 32;
+  const std::string sD = str(D), sE = str(E);
+  c.line("const int lane = threadIdx.x & 31;");
+  c.line("const " + it + " r = (" + it + ")blockIdx.x * 4 + (threadIdx.x >> 5);");
+  auto loadParam = [&](const std::string &name, const std::string &expr) {
+    c.line("float " + name + "[" + sE + "];");
+    c.line("#pragma unroll");
+    c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = lane + 32 * i; " + name +
+           "[i] = j < " + sD + " ? (float)" + ct.ld(expr) + " : 0.f; }");
+  };
+  if (!scale.empty() && scaleConst)
+    loadParam("ga", scale);
+  if (!bias.empty() && biasConst)
+    loadParam("be", bias);
+  c.line("tg_pdl_begin();");
+  if (!scale.empty() && !scaleConst)
+    loadParam("ga", scale);
+  if (!bias.empty() && !biasConst)
+    loadParam("be", bias);
+  c.line("if (r >= " + str(R) + ") return;");
+  c.line("const " + ct.name + " *xr = in0 + r * " + sD + ";");
+  c.line(ct.name + " *yr = out0 + r * " + sD + ";");
+  c.line("float v[" + sE + "];");
+  c.line("#pragma unroll");
+  c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = lane + 32 * i; v[i] = j < " + sD +
+         " ? (float)" + ct.ld("xr[j]") + " : 0.f; }");
+  if (center) {
+    c.line("float s = 0.f;");
+    c.line("#pragma unroll");
+    c.line("for (int i = 0; i < " + sE + "; ++i) s += v[i];");
+    c.line("const float mean = tg_warp_sum<float>(s) / (float)" + sD + ";");
+  } else {
+    c.line("const float mean = 0.f;");
+  }
+  c.line("float q = 0.f;");
+  c.line("#pragma unroll");
+  c.line("for (int i = 0; i < " + sE + "; ++i) { const float d = lane + 32 * i < " + sD +
+         " ? v[i] - mean : 0.f; q += d * d; }");
+  c.line("const float rstd = 1.f / tgf_sqrt(tg_warp_sum<float>(q) / (float)" + sD + " + (float)" +
+         floatLiteral(eps, false) + ");");
+  c.line("#pragma unroll");
+  c.open("for (int i = 0; i < " + sE + "; ++i)");
+  c.line("const int j = lane + 32 * i;");
+  c.line("if (j >= " + sD + ") break;");
+  c.line("float t = (v[i] - mean) * rstd;");
+  if (!scale.empty())
+    c.line("t *= ga[i];");
+  if (!bias.empty())
+    c.line("t += be[i];");
+  c.line("yr[j] = " + ct.st("t") + ";");
+  c.close();
+  kb.endKernel(code, (R + 3) / 4, 128);
+}
+
 } // namespace
 
 llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::string &code,
@@ -518,6 +582,15 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     if (R * D == 0)
       return llvm::Error::success();
     double eps = ln.getEpsilon().convertToDouble();
+    auto simple = [&](const std::string &e, unsigned i) {
+      return e.empty() || e == inPtr[i] + "[j]" || e == inPtr[i] + "[0]";
+    };
+    if (T != "double" && D <= kWarpRowMax && simple(scale, 1) &&
+        simple(bias, ln.getScale() ? 2 : 1)) {
+      warpRowNorm(*this, ct, R, D, eps, true, scale, ln.getScale() && isWeight(ln.getScale()),
+                  bias, ln.getBias() && isWeight(ln.getBias()), code);
+      return llvm::Error::success();
+    }
     c.line("const " + it + " r = blockIdx.x;");
     c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
     c.line(T + " *yr = out0 + r * " + str(D) + ";");
@@ -562,6 +635,11 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     if (R * D == 0)
       return llvm::Error::success();
     double eps = rn.getEpsilon().convertToDouble();
+    if (T != "double" && D <= kWarpRowMax) {
+      warpRowNorm(*this, ct, R, D, eps, false, scale, rn.getScale() && isWeight(rn.getScale()),
+                  "", false, code);
+      return llvm::Error::success();
+    }
     c.line("const " + it + " r = blockIdx.x;");
     c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
     c.line(T + " *yr = out0 + r * " + str(D) + ";");

@@ -14,6 +14,11 @@
 //   buffers whose last reader is < i are released; op i's results are then placed in the first
 //   gap that fits. An op's results never overlap its operands (no in-place kernels), so kernels
 //   may read inputs after writing outputs. Offsets and the total are 64-byte aligned.
+// - The results of a tg.split are placed back to back in one allocation (result i right after
+//   result i-1, each 64-byte aligned), live until the last reader of any of them, and never over
+//   the operands of the op that produced the split's input. So that producer can write all of
+//   them at once with a fixed stride (the CUDA backend's QKV GEMM writes q, k and v as one
+//   batched GEMM and no split kernel runs).
 // - Weights: every tg.constant read by a kernel (or returned) goes in the weights blob, 64-byte
 //   aligned, in op order — except splat constants and constants of at most kMaxInlineElements
 //   elements whose every reader is elementwise code (a standalone elementwise op, or a tg.fused
@@ -215,12 +220,38 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
     }
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
-    // Release buffers whose last reader ran before this op.
+    // Release buffers whose last reader ran before this op. A split's results also keep clear
+    // of the operands of the op that produced its input (through views), so that producer may
+    // write the split's results itself (see the header).
+    int64_t releaseBefore = pos;
+    if (auto sp = dyn_cast<tg::SplitOp>(op))
+      if (Operation *producer = rootOf(sp.getInput()).getDefiningOp())
+        releaseBefore = std::min(releaseBefore, position.lookup(producer));
     std::sort(releases.begin(), releases.end());
     size_t k = 0;
-    for (; k < releases.size() && releases[k].first < pos; ++k)
+    for (; k < releases.size() && releases[k].first < releaseBefore; ++k)
       arena.release(releases[k].second);
     releases.erase(releases.begin(), releases.begin() + k);
+    if (isa<tg::SplitOp>(op) && op.getNumResults() > 1) {
+      int64_t total = 0, end = pos;
+      for (Value res : op.getResults()) {
+        int64_t bytes = tensorBytes(res.getType());
+        if (bytes < 0)
+          return fail(res, "cannot size result of 'tg.split'");
+        total += alignUp(std::max<int64_t>(bytes, 1));
+        end = std::max(end, lastUse.count(res) ? lastUse[res] : pos);
+      }
+      int64_t base = arena.allocate(total), off = base;
+      for (Value res : op.getResults()) {
+        int64_t bytes = tensorBytes(res.getType());
+        plan.locs[res] = {BufferLoc::Arena, 0, off, bytes};
+        plan.intervals.push_back({res, pos, end, off, bytes});
+        off += alignUp(std::max<int64_t>(bytes, 1));
+      }
+      plan.unsharedBytes += total;
+      releases.push_back({end, base});
+      continue;
+    }
     for (Value res : op.getResults()) {
       int64_t bytes = tensorBytes(res.getType());
       if (bytes < 0)

@@ -153,7 +153,7 @@ private:
     int im = 0, in = 0, ik = 0, ilda = 0, ildb = 0, ildc = 0; ///< int copies for tgk_mma_gemm
     // Fallback kernel parameters.
     int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, sa = 0, sb = 0, sc = 0;
-    int64_t batch = 1;
+    int64_t batch = 1, sbias = 0;
     int transB = 0, act = 0;
     int mmaFlags = 0; ///< tgk_mma_gemm flags: 1 B is a weight, 2 the bias is
     CUdeviceptr bias = 0, residual = 0;
@@ -270,7 +270,7 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
   for (int64_t v : {g.m(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(), g.batch()})
     if (v < 0 || v >= lim)
       return Status::error(where + ": GEMM dims out of range");
-  for (int64_t v : {g.stride_a(), g.stride_b(), g.stride_c()})
+  for (int64_t v : {g.stride_a(), g.stride_b(), g.stride_c(), g.bias_stride()})
     if (v < 0 || v >= kMaxBufferBytes)
       return Status::error(where + ": GEMM strides out of range");
   if (g.m() == 0 || g.n() == 0 || g.k() == 0 || g.batch() < 1 || g.lda() < g.k() ||
@@ -282,7 +282,7 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
   int64_t needB = b1 * g.stride_b() + (g.trans_b() ? (g.n() - 1) * g.ldb() + g.k()
                                                    : (g.k() - 1) * g.ldb() + g.n());
   int64_t needC = b1 * g.stride_c() + (g.m() - 1) * g.ldc() + g.n();
-  int64_t need[5] = {needA, needB, needC, g.bias() ? g.n() : needC, needC};
+  int64_t need[5] = {needA, needB, needC, g.bias() ? b1 * g.bias_stride() + g.n() : needC, needC};
   for (int i = 0; i < s.args_size(); ++i)
     if (need[i] > s.args(i).bytes() / es)
       return Status::error(where + ": GEMM operand " + std::to_string(i) + " needs " +
@@ -563,7 +563,7 @@ Status CudaSession::setupGemm(size_t i) {
   GemmRt &gr = rs.g;
   gr.m = g.m(), gr.n = g.n(), gr.k = g.k(), gr.lda = g.lda(), gr.ldb = g.ldb(), gr.ldc = g.ldc();
   gr.sa = g.stride_a(), gr.sb = g.stride_b(), gr.sc = g.stride_c(), gr.transB = g.trans_b();
-  gr.act = g.activation(), gr.batch = g.batch();
+  gr.act = g.activation(), gr.batch = g.batch(), gr.sbias = g.bias_stride();
   gr.bias = g.bias() ? rs.ptrs[3] : 0;
   gr.residual = g.residual() ? rs.ptrs.back() : 0;
   // Fallback kernel launch: grid (n/16, m/16, batch) of 16×16 threads.
@@ -578,7 +578,7 @@ Status CudaSession::setupGemm(size_t i) {
                            "fallback kernel and cuBLASLt is unavailable: " + ltError_);
   void *params[] = {&rs.ptrs[0], &rs.ptrs[1], &rs.ptrs[2], &gr.bias, &gr.residual, &gr.m,
                     &gr.n, &gr.k, &gr.transB, &gr.lda, &gr.ldb, &gr.ldc, &gr.sa, &gr.sb, &gr.sc,
-                    &gr.act};
+                    &gr.sbias, &gr.act};
   rs.params.assign(std::begin(params), std::end(params));
   // With an activation, cuBLASLt computes the GEMM and the next step (marked skip_if_gemm_fused)
   // applies the activation.
@@ -604,6 +604,11 @@ Status CudaSession::setupGemm(size_t i) {
     if ((s = lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias)) !=
         CUBLAS_STATUS_SUCCESS)
       return fail(s, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+    int64_t biasStride = g.bias_stride();
+    if (biasStride &&
+        (s = lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &biasStride,
+                          sizeof biasStride)) != CUBLAS_STATUS_SUCCESS)
+      return fail(s, "cublasLtMatmulDescSetAttribute(BIAS_BATCH_STRIDE)");
   }
   auto layout = [&](cublasLtMatrixLayout_t &l, int64_t rows, int64_t cols, int64_t ld,
                     int64_t stride) {
@@ -699,7 +704,7 @@ std::string CudaSession::launchGemm(const RtStep &s) {
     void *params[] = {p(s.ptrs[0]), p(s.ptrs[1]), p(s.ptrs[2]), p(s.g.bias), p(s.g.residual),
                       p(mmaWs_),    p(mmaCnt_),   p(s.g.im),   p(s.g.in),   p(s.g.ik),
                       p(s.g.ilda),  p(s.g.ildb),  p(s.g.ildc), p(s.g.sa),   p(s.g.sb),
-                      p(s.g.sc),    p(c.splits),  p(s.g.act),  p(s.g.mmaFlags)};
+                      p(s.g.sc),    p(s.g.sbias), p(c.splits), p(s.g.act),  p(s.g.mmaFlags)};
     const unsigned grid[3] = {(unsigned)(s.g.n / kMmaGemmTileCols),
                               (unsigned)((s.g.m + c.cfg.bm - 1) / c.cfg.bm),
                               (unsigned)(s.g.batch * c.splits)};
@@ -741,7 +746,8 @@ Status CudaSession::tuneGemms() {
     std::string key;
     for (int64_t v : {(int64_t)g.dtype(), g.m(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(),
                       g.stride_a(), g.stride_b(), g.stride_c(), g.batch(), (int64_t)g.trans_b(),
-                      (int64_t)g.bias(), (int64_t)g.residual(), (int64_t)g.activation(),
+                      (int64_t)g.bias(), g.bias_stride(), (int64_t)g.residual(),
+                      (int64_t)g.activation(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align})
       key += std::to_string(v) + ",";
     keys[key].push_back(i);

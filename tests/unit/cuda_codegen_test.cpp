@@ -103,6 +103,18 @@ TEST_P(NvrtcAllKernels, Compiles) {
     EXPECT_NE(cubin.find(s.symbol()), std::string::npos) << s.symbol() << " not in the cubin";
   }
   EXPECT_GT(kernels, 0);
+  // The QKV GEMM writes q, k and v itself (a batched GEMM into the split's results): no split
+  // kernel where the three parts are equal (not Llama's GQA projection).
+  const std::string mname = model;
+  if (mname.find("bert") != std::string::npos || mname.find("gpt2") != std::string::npos ||
+      mname.find("vit") != std::string::npos) {
+    int qkv = 0;
+    for (const plan::Step &s : p.steps()) {
+      EXPECT_EQ(s.symbol().find("_split"), std::string::npos) << s.symbol() << ": " << s.label();
+      qkv += s.kind() == plan::Step::GEMM && s.gemm().batch() == 3 && s.gemm().stride_a() == 0;
+    }
+    EXPECT_EQ(qkv, 2) << "one QKV GEMM writing q, k, v per layer";
+  }
   // Identical kernels are emitted once: every symbol is defined once, and models with repeated
   // layers have fewer distinct kernels than kernel steps.
   std::set<std::string> symbols;

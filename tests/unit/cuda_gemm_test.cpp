@@ -53,6 +53,9 @@ struct GemmCase {
   bool bias, residual, twoInputs;
   const char *act; // "", "Gelu", "Relu"
   std::vector<std::string> fittingConfigs; ///< $TGC_GEMM_MMA values that must take effect
+  /// Split the result into 3 equal column blocks q, k, v and go on with q·k + v (the QKV GEMM
+  /// then writes the three blocks as a batched GEMM with a per-batch bias).
+  bool splitQkv = false;
 };
 
 class CudaGemm : public ::testing::Test {
@@ -81,6 +84,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
        {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8"}},
       {"batched_matmul_nn", 4, 64, 96, 128, false, false, true, "", {"64x32x1", "64x32x3"}},
       {"linear_relu", 1, 64, 128, 256, false, false, false, "Relu", {"64x32x4", "64x64x2", "128x64x2"}},
+      {"qkv_split_bias", 1, 197, 256, 192, true, false, false, "", {"64x32x1", "64x64x4", "128x64x2"},
+       true},
   };
   const std::vector<std::string> configs = {
       "off",     "",        "64x32x1", "64x32x2",  "64x32x3",  "64x32x4",  "64x32x16", "64x64x1",
@@ -112,6 +117,16 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       m.node(c.act, {y}, {"activated"});
       y = "activated";
     }
+    int64_t width = c.n; // columns the second GEMM reads
+    if (c.splitQkv) {
+      auto *sp = m.node("Split", {y}, {"q", "k", "v"});
+      test::attrInt(sp, "axis", -1);
+      test::attrInt(sp, "num_outputs", 3);
+      m.node("Mul", {"q", "k"}, {"qk"});
+      m.node("Add", {"qk", "v"}, {"qkv"});
+      y = "qkv";
+      width = c.n / 3;
+    }
     if (c.residual) {
       m.input("r", 1, ys);
       inputs.push_back(hostTensor(ys, r));
@@ -121,8 +136,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
     // A second GEMM reads the result, so the epilogue above stays the first GEMM's own (the
     // output cast to f32 would otherwise join it in an epilogue kernel).
     const int64_t n2 = 128;
-    auto w2 = randomValues(c.n * n2, 5, 0.08f);
-    m.initF32("w2", {c.n, n2}, w2);
+    auto w2 = randomValues(width * n2, 5, 0.08f);
+    m.initF32("w2", {width, n2}, w2);
     m.node("MatMul", {y, "w2"}, {"y"});
     m.output("y");
     // fp64 reference from the fp32 inputs.
@@ -145,10 +160,16 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
             acc += r[o];
           z[o] = acc;
         }
+    if (c.splitQkv) // z[i][j] = q·k + v, j < n/3
+      for (int64_t i = 0; i < c.batch * c.m; ++i)
+        for (int64_t j = 0; j < width; ++j) {
+          const double *row = &z[(size_t)(i * c.n)];
+          z[(size_t)(i * c.n + j)] = row[j] * row[width + j] + row[2 * width + j];
+        }
     for (int64_t i = 0; i < c.batch * c.m; ++i)
       for (int64_t j = 0; j < n2; ++j) {
         double acc = 0;
-        for (int64_t kk = 0; kk < c.n; ++kk)
+        for (int64_t kk = 0; kk < width; ++kk)
           acc += z[(size_t)(i * c.n + kk)] * w2[(size_t)(kk * n2 + j)];
         want[(size_t)(i * n2 + j)] = acc;
       }

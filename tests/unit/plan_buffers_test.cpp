@@ -137,3 +137,40 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x4xf32> {
 }
 
 } // namespace
+
+namespace {
+// A split's results lie back to back (one stride apart) and clear of the operands of the op that
+// produced the split's input, through a view, even though that op's operands are dead by then:
+// the CUDA backend's QKV GEMM writes the split results directly.
+TEST(PlanBuffers, SplitResultsContiguousAndClearOfProducerOperands) {
+  auto p = parse(R"(
+func.func @main(%x: tensor<8x16xf32> {tg.name = "x"}) -> (tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>) {
+  %w = tg.constant dense<1.0> : tensor<48x16xf32>
+  %a = tg.exp %x : tensor<8x16xf32>
+  %y = tg.linear %a, %w : tensor<8x16xf32>, tensor<48x16xf32> -> tensor<8x48xf32>
+  %r = tg.reshape %y : tensor<8x48xf32> -> tensor<1x8x48xf32>
+  %q, %k, %v = tg.split %r {axis = 2 : i64} : tensor<1x8x48xf32> -> tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>
+  return %q, %k, %v : tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>
+}
+)");
+  ASSERT_TRUE(p->main);
+  auto plan = tgc::planBuffers(p->main);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  expectNoOverlap(*plan);
+  mlir::Operation *split = nullptr, *exp = nullptr;
+  p->main.walk([&](mlir::Operation *op) {
+    if (op->getName().getStringRef() == "tg.split")
+      split = op;
+    if (op->getName().getStringRef() == "tg.exp")
+      exp = op;
+  });
+  ASSERT_TRUE(split && exp);
+  const tgc::BufferLoc q = plan->locs[split->getResult(0)];
+  const int64_t stride = plan->locs[split->getResult(1)].offset - q.offset;
+  EXPECT_EQ(stride, 512); // 8·16 floats, 64-byte aligned
+  EXPECT_EQ(plan->locs[split->getResult(2)].offset - q.offset, 2 * stride);
+  const tgc::BufferLoc a = plan->locs[exp->getResult(0)]; // the linear's input, dead at the split
+  EXPECT_TRUE(a.offset + a.bytes <= q.offset || q.offset + 3 * stride <= a.offset)
+      << "split results at " << q.offset << " overlap the linear's input at " << a.offset;
+}
+} // namespace
