@@ -49,7 +49,9 @@ def SinkLayoutOps : Pass<"tgc-sink-layout-ops", "mlir::func::FuncOp"> {
     Atomic rules: `SinkReshapeBelowUnary` (f(reshape(x)) -> reshape(f(x)) for an elementwise
     unary f), `SinkTransposeBelowUnary` (the same for a transpose) and
     `SinkTransposeBelowLayerNorm` (a transpose that keeps the normalized dims in place moves
-    below a layer norm whose scale/bias span only those dims). The moved layout op must have no
+    below a layer norm whose scale/bias span only those dims), and `FoldReshapesAroundLinear`
+    (reshape(linear(reshape(x))) -> linear(x) when the reshapes only flatten and restore x's
+    leading dims, as around every ONNX Gemm). The moved layout op must have no
     other user, so no op is added. Batched ops from horizontal fusion are wrapped in layout ops;
     sinking brings a "transpose back" next to the following "transpose into", and
     tgc-eliminate-identities cancels the pair.

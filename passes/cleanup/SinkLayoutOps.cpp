@@ -1,5 +1,6 @@
 // SinkLayoutOps.cpp — `tgc-sink-layout-ops`: move reshapes and transposes below the elementwise
-// ops and layer norms that read them.
+// ops and layer norms that read them, and drop the reshapes around a linear that only flatten
+// and restore its leading dims.
 //
 // Batching rewrites (horizontal fusion) wrap each batched op in layout ops: transpose into the
 // batched layout, compute, transpose back. Between two batched ops the "back" of one meets the
@@ -95,6 +96,35 @@ struct SinkTransposeBelowLayerNorm : Rule<tg::LayerNormOp> {
   }
 };
 
+// reshape(linear(y), [e..., N]) -> linear(reshape(y, [e..., K]))  when the reshape only regroups
+// the linear's rows (it keeps the last dim N); a reshape feeding y merges into the new one, and
+// one that would not change y's shape is dropped. A linear takes any leading dims, so the
+// flatten/unflatten pair around every ONNX Gemm goes away and the linear meets the ops after it
+// directly (a residual add then joins the GEMM's epilogue). Never adds an op.
+struct FoldReshapesAroundLinear : Rule<tg::ReshapeOp> {
+  FoldReshapesAroundLinear(mlir::MLIRContext *ctx) : Rule(ctx, "FoldReshapesAroundLinear") {}
+  mlir::LogicalResult apply(tg::ReshapeOp out, mlir::PatternRewriter &rewriter) const override {
+    auto lin = out.getInput().getDefiningOp<tg::LinearOp>();
+    if (!lin || !lin->hasOneUse())
+      return rewriter.notifyMatchFailure(out, "input is not a linear read only here");
+    auto type = [](mlir::Value v) { return v.getType().cast<mlir::RankedTensorType>(); };
+    llvm::ArrayRef<int64_t> ys = type(out.getResult()).getShape();
+    if (ys.empty() || ys.back() != type(lin.getResult()).getShape().back())
+      return rewriter.notifyMatchFailure(out, "the reshape changes the last dim");
+    mlir::Value src = lin.getInput();
+    if (auto in = src.getDefiningOp<tg::ReshapeOp>())
+      src = in.getInput();
+    llvm::SmallVector<int64_t> xs(ys.begin(), ys.end());
+    xs.back() = type(lin.getInput()).getShape().back();
+    auto xt = mlir::RankedTensorType::get(xs, type(src).getElementType());
+    if (type(src) != xt)
+      src = rewriter.create<tg::ReshapeOp>(out.getLoc(), xt, src);
+    rewriter.replaceOpWithNewOp<tg::LinearOp>(out, out.getType(), src, lin.getWeight(),
+                                              lin.getBias());
+    return mlir::success();
+  }
+};
+
 struct SinkLayoutOpsPass : public SinkLayoutOpsBase<SinkLayoutOpsPass> {
   void runOnOperation() override {
     mlir::MLIRContext *ctx = &getContext();
@@ -103,7 +133,7 @@ struct SinkLayoutOpsPass : public SinkLayoutOpsBase<SinkLayoutOpsPass> {
                   tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp, tg::ReluOp, tg::SiluOp,
                   tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp, tg::RoundOp, tg::NotOp,
                   tg::GeluOp>(patterns, ctx);
-    patterns.add<SinkTransposeBelowLayerNorm>(ctx);
+    patterns.add<SinkTransposeBelowLayerNorm, FoldReshapesAroundLinear>(ctx);
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -56,3 +56,51 @@ func.func @no_sink_stacked_scale(%x: tensor<2x3x4xf32>, %s: tensor<2x4xf32>) -> 
   %1 = tg.layer_norm %0, %s {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<3x2x4xf32>, tensor<2x4xf32> -> tensor<3x2x4xf32>
   return %1 : tensor<3x2x4xf32>
 }
+
+// -----
+
+// The flatten/unflatten pair around a linear (the ONNX Gemm form) folds away: the linear reads
+// x directly, and the result has x's leading dims.
+// CHECK-LABEL: func.func @fold_reshapes_around_linear
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x4xf32>, %[[W:.+]]: tensor<6x4xf32>, %[[B:.+]]: tensor<6xf32>)
+func.func @fold_reshapes_around_linear(%x: tensor<1x8x4xf32>, %w: tensor<6x4xf32>, %b: tensor<6xf32>) -> tensor<1x8x6xf32> {
+  // CHECK-NOT: tg.reshape
+  // CHECK: %[[L:.+]] = tg.linear %[[X]], %[[W]], %[[B]] : tensor<1x8x4xf32>, tensor<6x4xf32>, tensor<6xf32> -> tensor<1x8x6xf32>
+  // CHECK-NOT: tg.reshape
+  // CHECK: return %[[L]]
+  %0 = tg.reshape %x : tensor<1x8x4xf32> -> tensor<8x4xf32>
+  %1 = tg.linear %0, %w, %b : tensor<8x4xf32>, tensor<6x4xf32>, tensor<6xf32> -> tensor<8x6xf32>
+  %2 = tg.reshape %1 : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  return %2 : tensor<1x8x6xf32>
+}
+
+// -----
+
+// The attention output [1, 8, 2, 2] flattened to [8, 4] for a Gemm, then restored to [1, 8, 6]:
+// one reshape to [1, 8, 4] stays (a view) and the linear's result needs none.
+// CHECK-LABEL: func.func @fold_reshapes_around_linear_regroup
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x2x2xf32>, %[[W:.+]]: tensor<6x4xf32>)
+func.func @fold_reshapes_around_linear_regroup(%x: tensor<1x8x2x2xf32>, %w: tensor<6x4xf32>) -> tensor<1x8x6xf32> {
+  // CHECK: %[[R:.+]] = tg.reshape %[[X]] : tensor<1x8x2x2xf32> -> tensor<1x8x4xf32>
+  // CHECK: %[[L:.+]] = tg.linear %[[R]], %[[W]] : tensor<1x8x4xf32>, tensor<6x4xf32> -> tensor<1x8x6xf32>
+  // CHECK: return %[[L]]
+  %0 = tg.reshape %x : tensor<1x8x2x2xf32> -> tensor<8x4xf32>
+  %1 = tg.linear %0, %w : tensor<8x4xf32>, tensor<6x4xf32> -> tensor<8x6xf32>
+  %2 = tg.reshape %1 : tensor<8x6xf32> -> tensor<1x8x6xf32>
+  return %2 : tensor<1x8x6xf32>
+}
+
+// -----
+
+// @no_fold_reshapes_around_linear: the outer reshape splits the last dim ([8, 6] -> [8, 2, 3]):
+// the linear's rows are not just regrouped, so nothing moves.
+// CHECK-LABEL: func.func @no_fold_reshapes_around_linear
+func.func @no_fold_reshapes_around_linear(%x: tensor<1x8x4xf32>, %w: tensor<6x4xf32>) -> tensor<8x2x3xf32> {
+  // CHECK: tg.reshape %{{.+}} : tensor<1x8x4xf32> -> tensor<8x4xf32>
+  // CHECK: tg.linear
+  // CHECK: tg.reshape %{{.+}} : tensor<8x6xf32> -> tensor<8x2x3xf32>
+  %0 = tg.reshape %x : tensor<1x8x4xf32> -> tensor<8x4xf32>
+  %1 = tg.linear %0, %w : tensor<8x4xf32>, tensor<6x4xf32> -> tensor<8x6xf32>
+  %2 = tg.reshape %1 : tensor<8x6xf32> -> tensor<8x2x3xf32>
+  return %2 : tensor<8x2x3xf32>
+}
