@@ -170,11 +170,55 @@ struct FoldBiasIntoLinearThroughReshape : public Rule<tg::AddOp> {
   }
 };
 
+// conv(x, w, b) whose 2-D kernel equals its strides, with no padding, no dilation and one group
+// (a ViT patch embedding) is one GEMM over the image cut into patches:
+//   x [B,C,H,W] -> reshape [B,C,H/p,p,W/q,q] -> transpose [0,2,4,1,3,5]
+//   -> reshape [B, H/p·W/q, C·p·q] -> linear(·, reshape(w, [M, C·p·q]), b)
+//   -> reshape [B, H/p, W/q, M] -> transpose [0,3,1,2]   (= the conv's [B, M, H/p, W/q])
+// The weight reshape of a constant is free (a view, or folded), the two transposes are data
+// movement, and the GEMM replaces a direct convolution that re-reads the image per channel.
+struct LowerPatchConvToLinear : public Rule<tg::ConvOp> {
+  explicit LowerPatchConvToLinear(mlir::MLIRContext *ctx) : Rule(ctx, "LowerPatchConvToLinear") {}
+  LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
+    auto ints = [](mlir::ArrayAttr a) {
+      std::vector<int64_t> v;
+      for (mlir::Attribute x : a)
+        v.push_back(x.cast<mlir::IntegerAttr>().getInt());
+      return v;
+    };
+    auto xs = typeOf(conv.getInput()).getShape(), ws = typeOf(conv.getWeight()).getShape();
+    if (xs.size() != 4 || ws.size() != 4 || conv.getGroup() != 1)
+      return rewriter.notifyMatchFailure(conv, "not a 2-D convolution with one group");
+    std::vector<int64_t> st = ints(conv.getStrides()), pads = ints(conv.getPads()),
+                         dil = ints(conv.getDilations());
+    const int64_t B = xs[0], C = xs[1], H = xs[2], W = xs[3], M = ws[0], p = ws[2], q = ws[3];
+    if (st != std::vector<int64_t>{p, q} || dil != std::vector<int64_t>{1, 1} ||
+        llvm::any_of(pads, [](int64_t x) { return x != 0; }) || ws[1] != C || H % p || W % q)
+      return rewriter.notifyMatchFailure(conv, "the kernel is not a non-overlapping patch grid");
+    const int64_t hp = H / p, wq = W / q;
+    auto et = typeOf(conv.getInput()).getElementType();
+    auto ty = [&](llvm::ArrayRef<int64_t> s) { return RankedTensorType::get(s, et); };
+    mlir::Location loc = conv.getLoc();
+    Value x = rewriter.create<tg::ReshapeOp>(loc, ty({B, C, hp, p, wq, q}), conv.getInput());
+    x = rewriter.create<tg::TransposeOp>(loc, ty({B, hp, wq, C, p, q}), x,
+                                         rewriter.getI64ArrayAttr({0, 2, 4, 1, 3, 5}));
+    x = rewriter.create<tg::ReshapeOp>(loc, ty({B, hp * wq, C * p * q}), x);
+    Value w = rewriter.create<tg::ReshapeOp>(
+        loc, RankedTensorType::get({M, C * p * q}, typeOf(conv.getWeight()).getElementType()),
+        conv.getWeight());
+    Value y = rewriter.create<tg::LinearOp>(loc, ty({B, hp * wq, M}), x, w, conv.getBias());
+    y = rewriter.create<tg::ReshapeOp>(loc, ty({B, hp, wq, M}), y);
+    rewriter.replaceOpWithNewOp<tg::TransposeOp>(conv, conv.getType(), y,
+                                                 rewriter.getI64ArrayAttr({0, 3, 1, 2}));
+    return success();
+  }
+};
+
 struct FoldLinearsPass : public FoldLinearsBase<FoldLinearsPass> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<FoldMatmulWeightToLinear, FoldBiasIntoLinear, FoldBiasIntoLinearThroughReshape>(
-        &getContext());
+    patterns.add<FoldMatmulWeightToLinear, FoldBiasIntoLinear, FoldBiasIntoLinearThroughReshape,
+                 LowerPatchConvToLinear>(&getContext());
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

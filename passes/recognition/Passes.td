@@ -12,7 +12,9 @@ def FoldLinears : Pass<"tgc-fold-linears", "mlir::func::FuncOp"> {
     Rules: `FoldMatmulWeightToLinear` (matmul by a constant [K, N] weight → linear with the
     weight transposed at compile time), `FoldBiasIntoLinear` (add of a constant [N] bias to a
     single-use bias-free linear), `FoldBiasIntoLinearThroughReshape` (the same across a
-    reshape that keeps the last dim).
+    reshape that keeps the last dim), `LowerPatchConvToLinear` (a 2-D convolution whose kernel
+    equals its strides, unpadded, undilated, one group — a ViT patch embedding — becomes
+    patches (reshape, transpose, reshape) → tg.linear → reshape, transpose).
   }];
   let constructor = "tgc::createFoldLinearsPass()";
 }

@@ -121,3 +121,33 @@ func.func @no_fuse_reshape_changes_last_dim(%x: tensor<4x2xf32>, %w: tensor<6x2x
   %y = tg.add %r, %b : tensor<4x2x3xf32>, tensor<3xf32> -> tensor<4x2x3xf32>
   return %y : tensor<4x2x3xf32>
 }
+
+// -----
+
+// A patch-embedding conv (kernel = stride, no padding) becomes patches -> linear -> map.
+// CHECK-LABEL: func.func @lower_patch_conv_to_linear
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>, %[[W:.+]]: tensor<5x3x4x4xf32>, %[[B:.+]]: tensor<5xf32>)
+func.func @lower_patch_conv_to_linear(%x: tensor<1x3x8x8xf32>, %w: tensor<5x3x4x4xf32>, %b: tensor<5xf32>) -> tensor<1x5x2x2xf32> {
+  // CHECK-NOT: tg.conv
+  // CHECK: %[[R:.+]] = tg.reshape %[[X]] : tensor<1x3x8x8xf32> -> tensor<1x3x2x4x2x4xf32>
+  // CHECK: %[[T:.+]] = tg.transpose %[[R]] {perm = [0, 2, 4, 1, 3, 5]} : tensor<1x3x2x4x2x4xf32> -> tensor<1x2x2x3x4x4xf32>
+  // CHECK: %[[P:.+]] = tg.reshape %[[T]] : tensor<1x2x2x3x4x4xf32> -> tensor<1x4x48xf32>
+  // CHECK: %[[WR:.+]] = tg.reshape %[[W]] : tensor<5x3x4x4xf32> -> tensor<5x48xf32>
+  // CHECK: %[[L:.+]] = tg.linear %[[P]], %[[WR]], %[[B]] : tensor<1x4x48xf32>, tensor<5x48xf32>, tensor<5xf32> -> tensor<1x4x5xf32>
+  // CHECK: %[[M:.+]] = tg.reshape %[[L]] : tensor<1x4x5xf32> -> tensor<1x2x2x5xf32>
+  // CHECK: %[[O:.+]] = tg.transpose %[[M]] {perm = [0, 3, 1, 2]} : tensor<1x2x2x5xf32> -> tensor<1x5x2x2xf32>
+  // CHECK: return %[[O]]
+  %0 = tg.conv %x, %w, %b {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [4, 4]} : tensor<1x3x8x8xf32>, tensor<5x3x4x4xf32>, tensor<5xf32> -> tensor<1x5x2x2xf32>
+  return %0 : tensor<1x5x2x2xf32>
+}
+
+// -----
+
+// @no_fold_overlapping_conv: stride 2 with a 4×4 kernel (patches overlap): stays a conv.
+// CHECK-LABEL: func.func @no_fold_overlapping_conv
+func.func @no_fold_overlapping_conv(%x: tensor<1x3x8x8xf32>, %w: tensor<5x3x4x4xf32>) -> tensor<1x5x3x3xf32> {
+  // CHECK: tg.conv
+  // CHECK-NOT: tg.linear
+  %0 = tg.conv %x, %w {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [2, 2]} : tensor<1x3x8x8xf32>, tensor<5x3x4x4xf32> -> tensor<1x5x3x3xf32>
+  return %0 : tensor<1x5x3x3xf32>
+}
