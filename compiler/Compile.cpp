@@ -299,6 +299,7 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
 
   PackageInfo info;
   info.target = options.target;
+  info.precision = options.precision;
   info.tgcVersion = tgcVersion();
   info.modelName = llvm::sys::path::stem(llvm::sys::path::parent_path(options.modelPath)).str();
   info.modelHash = hashFile(options.modelPath);

@@ -75,6 +75,8 @@ public:
   /// the last run stay on the device and `iters` replays are enqueued back to back between two
   /// device events; µs per replay. -1 where not supported (CPU, or no run yet).
   virtual double replayMicros(int iters) { return -1; }
+  /// The package's --precision ("fp32", "fp16", "bf16"): f16/bf16 inside, whatever the edges.
+  virtual std::string precision() const { return "fp32"; }
 };
 
 } // namespace tgc

@@ -15,6 +15,7 @@ struct PackageInfo {
   std::string tgcVersion;
   std::string modelName;
   std::string modelHash; ///< hex hash of the source model bytes
+  std::string precision = "fp32"; ///< --precision: what the package stores inside its f32 edges
 };
 
 /// Figures of a written package (for --stats and tgc inspect).

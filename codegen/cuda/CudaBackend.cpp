@@ -124,6 +124,7 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   p.set_format_version(plan::kPlanFormatVersion);
   p.set_target(info.target);
   p.set_tgc_version(info.tgcVersion);
+  p.set_precision(info.precision);
   p.set_model_name(info.modelName);
   p.set_model_hash(info.modelHash);
   p.set_alignment((int32_t)kBufferAlignment);

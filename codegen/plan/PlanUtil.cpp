@@ -104,6 +104,8 @@ std::string formatPlan(const Plan &p) {
   os << "tgc plan v" << p.format_version() << "\n";
   os << "target:       " << p.target() << "\n";
   os << "tgc version:  " << p.tgc_version() << "\n";
+  if (!p.precision().empty())
+    os << "precision:    " << p.precision() << "\n";
   os << "model:        " << p.model_name() << " (hash " << p.model_hash() << ")\n";
   std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.weights_fnv1a64());
   os << "weights:      " << p.weights_file() << ", " << p.weights_bytes() << " bytes, fnv1a64 "

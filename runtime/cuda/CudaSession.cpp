@@ -82,6 +82,9 @@ public:
   }
   double lastDeviceMicros() const override { return deviceMicros_; }
   double replayMicros(int iters) override;
+  std::string precision() const override {
+    return plan_.precision().empty() ? "fp32" : plan_.precision();
+  }
 
 private:
   Status validate();

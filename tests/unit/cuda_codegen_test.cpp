@@ -84,6 +84,7 @@ TEST_P(NvrtcAllKernels, Compiles) {
   plan::Plan p;
   ASSERT_TRUE(p.ParseFromString(readAll(pkg + "/plan.pb")));
   EXPECT_EQ(p.target(), std::string("cuda:") + arch);
+  EXPECT_EQ(p.precision(), precision); // `tgc run` picks its default tolerance from it
   EXPECT_EQ(r->package.kernels, p.steps_size());
   int kernels = 0;
   for (const plan::Step &s : p.steps()) {
