@@ -1,17 +1,34 @@
 // PackageFiles.h — reading a package's files, shared by the CPU and CUDA sessions: bounded
 // whole-file reads, file-name and size checks, and the plan header checks (magic, format
-// version, end marker, self-checksum). Internal to //runtime.
+// version, end marker, self-checksum); also the one-run-at-a-time guard both sessions use.
+// Internal to //runtime.
 #ifndef TGC_RUNTIME_PACKAGEFILES_H
 #define TGC_RUNTIME_PACKAGEFILES_H
 
 #include "codegen/plan/plan.pb.h"
 #include "runtime/Session.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tgc {
+
+/// Holds a session's "running" flag for one run; `acquired` is false when another run holds it
+/// (the run is then refused with kConcurrentRun).
+struct RunGuard {
+  std::atomic<bool> &flag;
+  bool acquired;
+  explicit RunGuard(std::atomic<bool> &f) : flag(f), acquired(!f.exchange(true)) {}
+  ~RunGuard() {
+    if (acquired)
+      flag.store(false);
+  }
+};
+inline constexpr const char *kConcurrentRun =
+    "this session is already running on another thread (a session owns one arena: use one "
+    "Session per thread)";
 
 /// Largest arena or weights blob a package may ask for (1 TiB): beyond it the plan is corrupt.
 constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;

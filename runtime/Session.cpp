@@ -93,20 +93,6 @@ private:
   std::atomic<bool> running_{false};
 };
 
-/// Holds CpuSession::running_ for one run; `acquired` is false when another run holds it.
-struct RunGuard {
-  std::atomic<bool> &flag;
-  bool acquired;
-  explicit RunGuard(std::atomic<bool> &f) : flag(f), acquired(!f.exchange(true)) {}
-  ~RunGuard() {
-    if (acquired)
-      flag.store(false);
-  }
-};
-
-const char *kConcurrentRun =
-    "this session is already running on another thread (a session owns one arena: use one "
-    "Session per thread)";
 
 Status CpuSession::checkArg(const BufferArg &a, const std::string &where) const {
   int64_t limit;

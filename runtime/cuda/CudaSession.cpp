@@ -192,15 +192,6 @@ private:
   std::vector<int64_t> outOffsets_;
   /// Set while a run is in progress: a concurrent run on this session is refused.
   std::atomic<bool> running_{false};
-  struct Busy {
-    std::atomic<bool> &flag;
-    bool acquired;
-    explicit Busy(std::atomic<bool> &f) : flag(f), acquired(!f.exchange(true)) {}
-    ~Busy() {
-      if (acquired)
-        flag.store(false);
-    }
-  };
 };
 
 CudaSession::~CudaSession() {
@@ -946,10 +937,9 @@ Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) co
 
 Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                             size_t numOutputs) {
-  Busy busy(running_);
-  if (!busy.acquired)
-    return Status::error("this session is already running on another thread (a session owns one "
-                         "arena and stream: use one Session per thread)");
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
   Status st = checkSpecs(inputs, numInputs, true);
   if (!st.ok)
     return st;
@@ -1074,8 +1064,8 @@ Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostT
 }
 
 double CudaSession::replayMicros(int iters) {
-  Busy busy(running_);
-  if (!busy.acquired || !graph_ || iters < 1 || d_->cuCtxSetCurrent(ctx_) != CUDA_SUCCESS)
+  RunGuard guard(running_);
+  if (!guard.acquired || !graph_ || iters < 1 || d_->cuCtxSetCurrent(ctx_) != CUDA_SUCCESS)
     return -1;
   if (d_->cuEventRecord(runStart_, stream_) != CUDA_SUCCESS)
     return -1;
