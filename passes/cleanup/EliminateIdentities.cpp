@@ -86,6 +86,66 @@ struct FoldIdentityTranspose : Rule<tg::TransposeOp> {
   }
 };
 
+// A chain of reshapes and transposes, each read only by the next, that leaves every element
+// where it was (e.g. [B,HW,M] -> [B,H,W,M] -> transpose -> [B,M,H,W] -> [B,M,HW] -> transpose
+// -> [B,HW,M]): the last transpose -> reshape(x). Decided exactly, by moving an index array
+// through the chain (chains of at most kMaxChainElements elements).
+constexpr int64_t kMaxChainElements = int64_t(1) << 22;
+struct FoldLayoutChainToReshape : Rule<tg::TransposeOp> {
+  FoldLayoutChainToReshape(mlir::MLIRContext *ctx) : Rule(ctx, "FoldLayoutChainToReshape") {}
+  mlir::LogicalResult apply(tg::TransposeOp op, mlir::PatternRewriter &rewriter) const override {
+    std::vector<mlir::Operation *> chain = {op};
+    mlir::Value src = op.getInput();
+    while (mlir::Operation *d = src.getDefiningOp()) {
+      if (!mlir::isa<tg::ReshapeOp, tg::TransposeOp>(d) || !d->getResult(0).hasOneUse())
+        break;
+      chain.push_back(d);
+      src = d->getOperand(0);
+    }
+    if (chain.size() < 2)
+      return rewriter.notifyMatchFailure(op, "no layout chain above the transpose");
+    auto type = src.getType().cast<mlir::RankedTensorType>();
+    if (!type.hasStaticShape() || type.getNumElements() > kMaxChainElements)
+      return rewriter.notifyMatchFailure(op, "chain too large to check");
+    std::vector<int64_t> idx((size_t)type.getNumElements()), next(idx.size());
+    for (size_t i = 0; i < idx.size(); ++i)
+      idx[i] = (int64_t)i;
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      auto tr = mlir::dyn_cast<tg::TransposeOp>(*it);
+      if (!tr) { // a reshape keeps the order
+        auto s = (*it)->getResult(0).getType().cast<mlir::RankedTensorType>().getShape();
+        shape.assign(s.begin(), s.end());
+        continue;
+      }
+      std::vector<int64_t> perm = intsOf(tr.getPerm()), stride(shape.size(), 1), out, coord;
+      for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+        stride[d] = stride[d + 1] * shape[d + 1];
+      for (int64_t p : perm)
+        out.push_back(shape[p]);
+      coord.assign(out.size(), 0);
+      for (size_t j = 0; j < next.size(); ++j) { // out[coord] = in[coord through perm]
+        int64_t from = 0;
+        for (size_t d = 0; d < out.size(); ++d)
+          from += coord[d] * stride[perm[d]];
+        next[j] = idx[(size_t)from];
+        for (int64_t d = (int64_t)out.size() - 1; d >= 0 && ++coord[d] == out[d]; --d)
+          coord[d] = 0;
+      }
+      idx.swap(next);
+      shape = out;
+    }
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (idx[i] != (int64_t)i)
+        return rewriter.notifyMatchFailure(op, "the chain moves elements");
+    if (src.getType() == op.getType())
+      rewriter.replaceOp(op, src);
+    else
+      rewriter.replaceOpWithNewOp<tg::ReshapeOp>(op, op.getType(), src);
+    return mlir::success();
+  }
+};
+
 // expand(x : T) -> T  ==>  x
 struct FoldIdentityExpand : Rule<tg::ExpandOp> {
   FoldIdentityExpand(mlir::MLIRContext *ctx) : Rule(ctx, "FoldIdentityExpand") {}
@@ -186,7 +246,7 @@ struct EliminateIdentitiesPass : public EliminateIdentitiesBase<EliminateIdentit
     mlir::MLIRContext *ctx = &getContext();
     mlir::RewritePatternSet patterns(ctx);
     patterns.add<FoldReshapeChain, FoldIdentityReshape, FoldTransposePair, FoldIdentityTranspose,
-                 FoldIdentityExpand, FoldFullSlice, FoldWhereConstantCondition,
+                 FoldLayoutChainToReshape, FoldIdentityExpand, FoldFullSlice, FoldWhereConstantCondition,
                  FoldNoOpArithmetic<tg::AddOp>, FoldNoOpArithmetic<tg::SubOp>,
                  FoldNoOpArithmetic<tg::MulOp>, FoldNoOpArithmetic<tg::DivOp>>(ctx);
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))

@@ -24,6 +24,8 @@ def EliminateIdentities : Pass<"tgc-eliminate-identities", "mlir::func::FuncOp">
   let description = [{
     Atomic rules: `FoldReshapeChain` (reshape(reshape(x)) -> reshape(x)), `FoldIdentityReshape`,
     `FoldTransposePair` (two transposes -> one, or none), `FoldIdentityTranspose`,
+    `FoldLayoutChainToReshape` (a single-use chain of reshapes and transposes that leaves every
+    element in place -> one reshape; checked exactly on an index array),
     `FoldIdentityExpand`, `FoldFullSlice`, `FoldWhereConstantCondition` (a constant all-true or
     all-false condition picks one branch) and `FoldNoOpArithmetic` (x + 0, x - 0, x * 1, x / 1
     with a constant splat that does not broadcast x). Runs in the cleanup stage so later stages

@@ -193,3 +193,35 @@ func.func @no_fold_mul_by_two(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = tg.mul %x, %two : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// ViT's patch map back to tokens: reshape, transpose, reshape, transpose that put every element
+// back where it was -> nothing left.
+// CHECK-LABEL: func.func @fold_layout_chain_to_reshape
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x5xf32>)
+func.func @fold_layout_chain_to_reshape(%x: tensor<1x4x5xf32>) -> tensor<1x4x5xf32> {
+  // CHECK-NOT: tg.transpose
+  // CHECK-NOT: tg.reshape
+  // CHECK: return %[[X]]
+  %0 = tg.reshape %x : tensor<1x4x5xf32> -> tensor<1x2x2x5xf32>
+  %1 = tg.transpose %0 {perm = [0, 3, 1, 2]} : tensor<1x2x2x5xf32> -> tensor<1x5x2x2xf32>
+  %2 = tg.reshape %1 : tensor<1x5x2x2xf32> -> tensor<1x5x4xf32>
+  %3 = tg.transpose %2 {perm = [0, 2, 1]} : tensor<1x5x4xf32> -> tensor<1x4x5xf32>
+  return %3 : tensor<1x4x5xf32>
+}
+
+// -----
+
+// @no_fold_layout_chain: the first transpose also swaps the two patch dims, so the chain moves
+// elements: everything stays.
+// CHECK-LABEL: func.func @no_fold_layout_chain
+func.func @no_fold_layout_chain(%x: tensor<1x4x5xf32>) -> tensor<1x4x5xf32> {
+  // CHECK: tg.transpose %{{.+}} {perm = [0, 3, 2, 1]}
+  // CHECK: tg.transpose %{{.+}} {perm = [0, 2, 1]}
+  %0 = tg.reshape %x : tensor<1x4x5xf32> -> tensor<1x2x2x5xf32>
+  %1 = tg.transpose %0 {perm = [0, 3, 2, 1]} : tensor<1x2x2x5xf32> -> tensor<1x5x2x2xf32>
+  %2 = tg.reshape %1 : tensor<1x5x2x2xf32> -> tensor<1x5x4xf32>
+  %3 = tg.transpose %2 {perm = [0, 2, 1]} : tensor<1x5x4xf32> -> tensor<1x4x5xf32>
+  return %3 : tensor<1x4x5xf32>
+}
