@@ -94,6 +94,9 @@ struct KernelBuilder {
   std::vector<std::string> inPtr, outPtr; ///< per operand / result; "" for inlined constants
   std::string it = "int";                 ///< index type of the kernel
   int vars = 0;
+  /// The body calls tg_pdl_begin() itself (after prefetching weights); otherwise endKernel puts
+  /// the call first.
+  bool bodyWaits = false;
 
   std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
   /// Whether `v` lives in the weights blob (never written by any step: may be read before the
@@ -134,10 +137,11 @@ struct KernelBuilder {
   llvm::Error emitGemm(mlir::Operation *op, const std::vector<StepArg> &args, StepArg out,
                        bool withBias, std::optional<StepArg> residual = std::nullopt, int act = 0);
   /// The tg.split that is the only reader of `lin` when it cuts the last axis into equal parts
-  /// the planner placed at one stride: the GEMM then writes every part (emitSplitGemm) and the
-  /// split emits nothing. Null otherwise.
-  tg::SplitOp splitWrittenBy(tg::LinearOp lin) const;
-  llvm::Error emitSplitGemm(tg::LinearOp lin, const std::vector<StepArg> &args);
+  /// the planner placed one stride apart (returned in `strideBytes`), clear of `lin`'s operands:
+  /// the GEMM then writes every part (emitSplitGemm) and the split emits nothing. Null otherwise.
+  tg::SplitOp splitWrittenBy(tg::LinearOp lin, int64_t *strideBytes = nullptr) const;
+  llvm::Error emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
+                            const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,

@@ -200,11 +200,11 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
     code += "// " + label + "\n";
     code += "//   operands: " + (shapes.empty() ? std::string("none") : shapes) + "\n";
     code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
-            s.symbol + "(" + ps + ") {\n" +
-            (body.find("tg_pdl_begin();") == std::string::npos ? "  tg_pdl_begin();\n" : "") +
-            body + "}\n";
+            s.symbol + "(" + ps + ") {\n" + (bodyWaits ? "" : "  tg_pdl_begin();\n") + body +
+            "}\n";
   }
   globals.clear();
+  bodyWaits = false;
   steps.push_back(std::move(s));
 }
 
@@ -495,7 +495,7 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
   return llvm::Error::success();
 }
 
-tg::SplitOp KernelBuilder::splitWrittenBy(tg::LinearOp lin) const {
+tg::SplitOp KernelBuilder::splitWrittenBy(tg::LinearOp lin, int64_t *strideBytes) const {
   Value y = lin.getResult();
   while (y.hasOneUse() && isa<tg::ReshapeOp>(*y.getUsers().begin())) // views: same bytes
     y = y.getUsers().begin()->getResult(0);
@@ -507,17 +507,24 @@ tg::SplitOp KernelBuilder::splitWrittenBy(tg::LinearOp lin) const {
       ys.back() != shapeOf(lin.getResult()).back() ||
       *tgc::normalizeAxis(sp.getAxis(), ys.size()) != (int64_t)ys.size() - 1)
     return nullptr;
-  // Equal parts, placed back to back at one stride (the planner keeps a split's results together).
-  auto first = em.plan_.locs.find(sp->getResult(0));
-  if (first == em.plan_.locs.end() || first->second.kind != BufferLoc::Arena)
-    return nullptr;
+  // Equal parts in the arena, one stride apart (the planner keeps a split's results together).
   const int64_t G = sp->getNumResults(), es = tensorBytes(y.getType()) / product(ys);
-  const int64_t partBytes = tensorBytes(sp->getResult(0).getType());
-  const int64_t stride = (partBytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-  if (ys.back() % G || stride % es)
+  std::vector<BufferLoc> parts;
+  for (Value r : sp->getResults()) {
+    auto loc = em.plan_.locs.find(r);
+    if (r.getType() != sp->getResult(0).getType() || loc == em.plan_.locs.end() ||
+        loc->second.kind != BufferLoc::Arena)
+      return nullptr;
+    parts.push_back(loc->second);
+  }
+  const int64_t stride = parts[1].offset - parts[0].offset;
+  if (ys.back() % G || stride < parts[0].bytes || stride % es)
     return nullptr;
+  for (int64_t i = 2; i < G; ++i)
+    if (parts[i].offset != parts[0].offset + i * stride)
+      return nullptr;
   // The parts must not overlap what the GEMM reads (the planner keeps them apart).
-  const int64_t lo = first->second.offset, hi = lo + G * stride;
+  const int64_t lo = parts[0].offset, hi = lo + (G - 1) * stride + parts[0].bytes;
   for (Value v : lin->getOperands()) {
     auto loc = em.plan_.locs.find(v);
     if (loc == em.plan_.locs.end() ||
@@ -525,26 +532,20 @@ tg::SplitOp KernelBuilder::splitWrittenBy(tg::LinearOp lin) const {
          lo < loc->second.offset + loc->second.bytes))
       return nullptr;
   }
-  for (int64_t i = 0; i < G; ++i) {
-    auto loc = em.plan_.locs.find(sp->getResult(i));
-    if (sp->getResult(i).getType() != sp->getResult(0).getType() || loc == em.plan_.locs.end() ||
-        loc->second.kind != BufferLoc::Arena || loc->second.offset != first->second.offset + i * stride)
-      return nullptr;
-  }
+  if (strideBytes)
+    *strideBytes = stride;
   return sp;
 }
 
-// The linear's G equal column blocks as one batched GEMM, batch b writing split result b:
-// C[b] (M×n, ldc n) = X · W[b·n : (b+1)·n]ᵀ (+ bias[b·n : (b+1)·n]).
-llvm::Error KernelBuilder::emitSplitGemm(tg::LinearOp lin, const std::vector<StepArg> &args) {
-  tg::SplitOp sp = splitWrittenBy(lin);
+// The linear's G equal column blocks as one batched GEMM, batch b writing split result b
+// (`stride` bytes apart): C[b] (M×n, ldc n) = X · W[b·n : (b+1)·n]ᵀ (+ bias[b·n : (b+1)·n]).
+llvm::Error KernelBuilder::emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
+                                         const std::vector<StepArg> &args) {
   const int64_t G = sp->getNumResults();
-  const Value y = lin.getResult();
-  const int64_t es = tensorBytes(y.getType()) / product(shapeOf(y));
   const int64_t partBytes = tensorBytes(sp->getResult(0).getType());
-  const int64_t stride = (partBytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-  StepArg out{sp->getResult(0), 0, (G - 1) * stride + partBytes};
-  if (auto e = emitGemm(lin, args, out, true))
+  const int64_t es = partBytes / product(shapeOf(sp->getResult(0)));
+  if (auto e = emitGemm(lin, args, StepArg{sp->getResult(0), 0, (G - 1) * stride + partBytes},
+                        true))
     return e;
   if (steps.empty() || !steps.back().gemm)
     return llvm::Error::success(); // empty GEMM: nothing to write
@@ -706,8 +707,10 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     std::vector<StepArg> args;
     for (Value v : op->getOperands())
       args.push_back(StepArg{v});
-    if (auto lin = dyn_cast<tg::LinearOp>(op); lin && splitWrittenBy(lin))
-      return emitSplitGemm(lin, args);
+    int64_t stride = 0;
+    if (auto lin = dyn_cast<tg::LinearOp>(op))
+      if (tg::SplitOp sp = splitWrittenBy(lin, &stride))
+        return emitSplitGemm(lin, sp, stride, args);
     return emitGemm(op, args, StepArg{op->getResult(0)}, true);
   }
   if (auto sp = dyn_cast<tg::SplitOp>(op)) {

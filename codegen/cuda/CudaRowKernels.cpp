@@ -449,11 +449,63 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   return llvm::Error::success();
 }
 
-/// layer_norm / rms_norm with rows of D <= kWarpRowMax elements (f32/f16/bf16): one warp per row,
-/// 4 rows per block. Each lane keeps its D/32 elements in registers (one read of the row),
-/// statistics are two warp reductions (no block barriers), and a scale/bias that is a weight is
-/// read before waiting for the previous kernel. `scale`/`bias` are "" or "<ptr>[j]"/"<ptr>[0]".
+/// One normalization kernel: y = (x - mean) · rstd (· scale) (+ bias) over rows of D elements
+/// (layer_norm; `center` false: mean 0, rms_norm). `scale`/`bias` are "" or index expressions in
+/// j (the position in the row); `...Const`: the operand is a weight.
+///  - Rows of D <= kWarpRowMax elements, f32/f16/bf16, scale/bias "<ptr>[j]" or "<ptr>[0]": one
+///    warp per row, 4 rows per block. Each lane keeps its D/32 elements in registers (one read of
+///    the row), the statistics are two warp reductions (no block barriers), and a weight
+///    scale/bias is read before waiting for the previous kernel.
+///  - Otherwise one block per row (block reductions, three passes over the row).
 constexpr int64_t kWarpRowMax = 2048;
+void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
+                  bool center, const std::string &scale, const std::string &bias,
+                  std::string &code);
+void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
+                 bool center, const std::string &scale, bool scaleConst, const std::string &bias,
+                 bool biasConst, std::string &code);
+void rowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps, bool center,
+             const std::string &scale, bool scaleConst, const std::string &bias, bool biasConst,
+             bool warpIndexable, std::string &code) {
+  if (ct.name != "double" && D <= kWarpRowMax && warpIndexable)
+    warpRowNorm(kb, ct, R, D, eps, center, scale, scaleConst, bias, biasConst, code);
+  else
+    blockRowNorm(kb, ct, R, D, eps, center, scale, bias, code);
+}
+
+void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
+                  bool center, const std::string &scale, const std::string &bias,
+                  std::string &code) {
+  Code &c = kb.c;
+  const std::string &it = kb.it, &T = ct.name;
+  const std::string A = T == "double" ? "double" : "float"; // accumulator
+  const std::string loopJ = "for (" + it + " j = threadIdx.x; j < " + str(D) +
+                            "; j += blockDim.x)";
+  c.line("const " + it + " r = blockIdx.x;");
+  c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
+  c.line(T + " *yr = out0 + r * " + str(D) + ";");
+  if (center) {
+    c.line(A + " s = 0;");
+    c.line(loopJ + " s += (" + A + ")" + ct.ld("xr[j]") + ";");
+    c.line("const " + A + " mean = tg_block_sum<" + A + ">(s) / (" + A + ")" + str(D) + ";");
+  } else {
+    c.line("const " + A + " mean = 0;");
+  }
+  c.line(A + " q = 0;");
+  c.line(loopJ + " { const " + A + " d = (" + A + ")" + ct.ld("xr[j]") + " - mean; q += d * d; }");
+  c.line("const " + A + " rstd = (" + A + ")1 / tgf_sqrt(tg_block_sum<" + A + ">(q) / (" + A +
+         ")" + str(D) + " + (" + A + ")" + floatLiteral(eps, false) + ");");
+  c.open(loopJ);
+  c.line(A + " t = ((" + A + ")" + ct.ld("xr[j]") + " - mean) * rstd;");
+  if (!scale.empty())
+    c.line("t *= (" + A + ")" + ct.ld(scale) + ";");
+  if (!bias.empty())
+    c.line("t += (" + A + ")" + ct.ld(bias) + ";");
+  c.line("yr[j] = " + ct.st("t") + ";");
+  c.close();
+  kb.endKernel(code, R, rowBlock(D));
+}
+
 void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                  bool center, const std::string &scale, bool scaleConst, const std::string &bias,
                  bool biasConst, std::string &code) {
@@ -474,6 +526,7 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
   if (!bias.empty() && biasConst)
     loadParam("be", bias);
   c.line("tg_pdl_begin();");
+  kb.bodyWaits = true;
   if (!scale.empty() && !scaleConst)
     loadParam("ga", scale);
   if (!bias.empty() && !biasConst)
@@ -519,9 +572,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
                                          bool &handled) {
   handled = true;
   const std::string &T = ct.name;
-  const std::string A = T == "double" ? "double" : "float"; // accumulator of norms/softmax
-  const std::string loopJ = "for (" + it + " j = threadIdx.x; j < ";
-  const std::string stepJ = "; j += blockDim.x)";
+  const std::string A = T == "double" ? "double" : "float"; // accumulator of softmax
 
   if (auto ln = dyn_cast<tg::LayerNormOp>(op)) {
     if (!ct.isFloat)
@@ -581,36 +632,12 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
       bias = indexOf(ln.getBias(), inPtr[next++]);
     if (R * D == 0)
       return llvm::Error::success();
-    double eps = ln.getEpsilon().convertToDouble();
     auto simple = [&](const std::string &e, unsigned i) {
       return e.empty() || e == inPtr[i] + "[j]" || e == inPtr[i] + "[0]";
     };
-    if (T != "double" && D <= kWarpRowMax && simple(scale, 1) &&
-        simple(bias, ln.getScale() ? 2 : 1)) {
-      warpRowNorm(*this, ct, R, D, eps, true, scale, ln.getScale() && isWeight(ln.getScale()),
-                  bias, ln.getBias() && isWeight(ln.getBias()), code);
-      return llvm::Error::success();
-    }
-    c.line("const " + it + " r = blockIdx.x;");
-    c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
-    c.line(T + " *yr = out0 + r * " + str(D) + ";");
-    c.line(A + " s = 0;");
-    c.line(loopJ + str(D) + stepJ + " s += (" + A + ")" + ct.ld("xr[j]") + ";");
-    c.line("const " + A + " mean = tg_block_sum<" + A + ">(s) / (" + A + ")" + str(D) + ";");
-    c.line(A + " q = 0;");
-    c.line(loopJ + str(D) + stepJ + " { const " + A + " d = (" + A + ")" + ct.ld("xr[j]") +
-           " - mean; q += d * d; }");
-    c.line("const " + A + " rstd = (" + A + ")1 / tgf_sqrt(tg_block_sum<" + A + ">(q) / (" + A +
-           ")" + str(D) + " + (" + A + ")" + floatLiteral(eps, false) + ");");
-    c.open(loopJ + str(D) + stepJ);
-    c.line(A + " t = ((" + A + ")" + ct.ld("xr[j]") + " - mean) * rstd;");
-    if (!scale.empty())
-      c.line("t *= (" + A + ")" + ct.ld(scale) + ";");
-    if (!bias.empty())
-      c.line("t += (" + A + ")" + ct.ld(bias) + ";");
-    c.line("yr[j] = " + ct.st("t") + ";");
-    c.close();
-    endKernel(code, R, rowBlock(D));
+    rowNorm(*this, ct, R, D, ln.getEpsilon().convertToDouble(), true, scale,
+            ln.getScale() && isWeight(ln.getScale()), bias, ln.getBias() && isWeight(ln.getBias()),
+            simple(scale, 1) && simple(bias, ln.getScale() ? 2 : 1), code);
     return llvm::Error::success();
   }
 
@@ -634,27 +661,8 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     }
     if (R * D == 0)
       return llvm::Error::success();
-    double eps = rn.getEpsilon().convertToDouble();
-    if (T != "double" && D <= kWarpRowMax) {
-      warpRowNorm(*this, ct, R, D, eps, false, scale, rn.getScale() && isWeight(rn.getScale()),
-                  "", false, code);
-      return llvm::Error::success();
-    }
-    c.line("const " + it + " r = blockIdx.x;");
-    c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
-    c.line(T + " *yr = out0 + r * " + str(D) + ";");
-    c.line(A + " q = 0;");
-    c.line(loopJ + str(D) + stepJ + " { const " + A + " v = (" + A + ")" + ct.ld("xr[j]") +
-           "; q += v * v; }");
-    c.line("const " + A + " rstd = (" + A + ")1 / tgf_sqrt(tg_block_sum<" + A + ">(q) / (" + A +
-           ")" + str(D) + " + (" + A + ")" + floatLiteral(eps, false) + ");");
-    c.open(loopJ + str(D) + stepJ);
-    c.line(A + " t = (" + A + ")" + ct.ld("xr[j]") + " * rstd;");
-    if (!scale.empty())
-      c.line("t *= (" + A + ")" + ct.ld(scale) + ";");
-    c.line("yr[j] = " + ct.st("t") + ";");
-    c.close();
-    endKernel(code, R, rowBlock(D));
+    rowNorm(*this, ct, R, D, rn.getEpsilon().convertToDouble(), false, scale,
+            rn.getScale() && isWeight(rn.getScale()), "", false, true, code);
     return llvm::Error::success();
   }
 

@@ -108,12 +108,7 @@ bool isZeroScalar(Value v) {
   return f && *f == 0.0;
 }
 
-std::vector<int64_t> permOf(tg::TransposeOp t) {
-  std::vector<int64_t> p;
-  for (mlir::Attribute a : t.getPerm())
-    p.push_back(a.cast<mlir::IntegerAttr>().getInt());
-  return p;
-}
+std::vector<int64_t> permOf(tg::TransposeOp t) { return intsOf(t.getPerm()); }
 
 bool isIdentity(llvm::ArrayRef<int64_t> perm) {
   for (size_t i = 0; i < perm.size(); ++i)

@@ -3,6 +3,7 @@
 // Exporters and earlier rewrites leave reshape chains, transpose pairs, full slices, no-op
 // arithmetic (x + 0, x * 1) and selects on a constant condition behind. Each is one atomic rule;
 // removing them early lets recognition and horizontal fusion see the ops that compute.
+#include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -15,13 +16,6 @@ namespace tgc {
 namespace {
 #define GEN_PASS_CLASSES
 #include "passes/cleanup/Passes.h.inc"
-
-std::vector<int64_t> intsOf(mlir::ArrayAttr a) {
-  std::vector<int64_t> r;
-  for (mlir::Attribute v : a)
-    r.push_back(v.cast<mlir::IntegerAttr>().getInt());
-  return r;
-}
 
 // reshape(reshape(x)) -> reshape(x)
 struct FoldReshapeChain : Rule<tg::ReshapeOp> {
@@ -118,9 +112,7 @@ struct FoldLayoutChainToReshape : Rule<tg::TransposeOp> {
         shape.assign(s.begin(), s.end());
         continue;
       }
-      std::vector<int64_t> perm = intsOf(tr.getPerm()), stride(shape.size(), 1), out, coord;
-      for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
-        stride[d] = stride[d + 1] * shape[d + 1];
+      std::vector<int64_t> perm = intsOf(tr.getPerm()), stride = stridesOf(shape), out, coord;
       for (int64_t p : perm)
         out.push_back(shape[p]);
       coord.assign(out.size(), 0);

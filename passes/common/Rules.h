@@ -8,6 +8,7 @@
 #ifndef TGC_PASSES_COMMON_RULES_H
 #define TGC_PASSES_COMMON_RULES_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cstdint>
@@ -16,6 +17,14 @@
 #include <vector>
 
 namespace tgc {
+
+/// The integers of an I64ArrayAttr (perm, strides, pads, ...), for rules that inspect them.
+inline std::vector<int64_t> intsOf(mlir::ArrayAttr a) {
+  std::vector<int64_t> r;
+  for (mlir::Attribute v : a)
+    r.push_back(v.cast<mlir::IntegerAttr>().getInt());
+  return r;
+}
 
 /// Process-wide rule switches and hit counters (thread-safe).
 class RuleRegistry {

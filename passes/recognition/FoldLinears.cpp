@@ -180,17 +180,11 @@ struct FoldBiasIntoLinearThroughReshape : public Rule<tg::AddOp> {
 struct LowerPatchConvToLinear : public Rule<tg::ConvOp> {
   explicit LowerPatchConvToLinear(mlir::MLIRContext *ctx) : Rule(ctx, "LowerPatchConvToLinear") {}
   LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
-    auto ints = [](mlir::ArrayAttr a) {
-      std::vector<int64_t> v;
-      for (mlir::Attribute x : a)
-        v.push_back(x.cast<mlir::IntegerAttr>().getInt());
-      return v;
-    };
     auto xs = typeOf(conv.getInput()).getShape(), ws = typeOf(conv.getWeight()).getShape();
     if (xs.size() != 4 || ws.size() != 4 || conv.getGroup() != 1)
       return rewriter.notifyMatchFailure(conv, "not a 2-D convolution with one group");
-    std::vector<int64_t> st = ints(conv.getStrides()), pads = ints(conv.getPads()),
-                         dil = ints(conv.getDilations());
+    std::vector<int64_t> st = intsOf(conv.getStrides()), pads = intsOf(conv.getPads()),
+                         dil = intsOf(conv.getDilations());
     const int64_t B = xs[0], C = xs[1], H = xs[2], W = xs[3], M = ws[0], p = ws[2], q = ws[3];
     if (st != std::vector<int64_t>{p, q} || dil != std::vector<int64_t>{1, 1} ||
         llvm::any_of(pads, [](int64_t x) { return x != 0; }) || ws[1] != C || H % p || W % q)
