@@ -74,7 +74,11 @@ public:
   /// Device-resident steady state, timed as PyTorch's benchmarks time CUDA graphs: the inputs of
   /// the last run stay on the device and `iters` replays are enqueued back to back between two
   /// device events; µs per replay. -1 where not supported (CPU, or no run yet).
-  virtual double replayMicros(int iters) { return -1; }
+  /// `omit` (diagnostics: where the time goes inside the graph) leaves steps out of a separate
+  /// graph timed the same way: "gemm" names every GEMM step, any other word the kernel steps whose
+  /// symbol contains it ("attention", "norm"). Such a graph computes wrong outputs; only its time
+  /// is reported, and the package's own graph is not touched.
+  virtual double replayMicros(int iters, const std::vector<std::string> &omit) { return -1; }
   /// The package's --precision ("fp32", "fp16", "bf16"): f16/bf16 inside, whatever the edges.
   virtual std::string precision() const { return "fp32"; }
 };

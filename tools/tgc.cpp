@@ -281,6 +281,10 @@ int tgcMain(int argc, char **argv) {
   bench->add_option("--iters", iters, "timed runs")->capture_default_str();
   bench->add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--threads", threads, "intra-op threads (0: all cores)");
+  std::vector<std::string> omits;
+  bench->add_option("--omit", omits,
+                    "GPU diagnostics, repeatable: also time the graph without these steps "
+                    "(comma list: 'gemm', or words of kernel names such as attention, norm)");
 
   auto *inspect = app.add_subcommand("inspect", "print a package's plan, kernels, arena and weights");
   inspect->add_option("package", pkg, "package directory")->required();
@@ -424,14 +428,31 @@ int tgcMain(int argc, char **argv) {
     }
     // Device-resident steady state (inputs stay on the GPU, graph replays back to back), the way
     // PyTorch's benchmarks time CUDA graphs: median of 5 rounds of `iters` replays.
-    std::vector<double> rounds;
-    for (int r = 0; r < 5; ++r)
-      if (double us = session->replayMicros(iters); us >= 0)
-        rounds.push_back(us);
-    std::sort(rounds.begin(), rounds.end());
-    if (!rounds.empty())
+    auto replay = [&](const std::vector<std::string> &omit) {
+      std::vector<double> rounds;
+      for (int r = 0; r < 5; ++r)
+        if (double us = session->replayMicros(iters, omit); us >= 0)
+          rounds.push_back(us);
+      std::sort(rounds.begin(), rounds.end());
+      return rounds.empty() ? -1.0 : rounds[rounds.size() / 2];
+    };
+    double full = replay({});
+    if (full >= 0)
       std::printf("device-resident replay: %.1f us per run (%d back-to-back graph replays, "
-                  "median of %zu rounds)\n", rounds[rounds.size() / 2], iters, rounds.size());
+                  "median of 5 rounds)\n", full, iters);
+    for (const std::string &o : omits) {
+      std::vector<std::string> words;
+      for (size_t b = 0, e; b <= o.size(); b = e + 1) {
+        e = std::min(o.find(',', b), o.size());
+        if (e > b)
+          words.push_back(o.substr(b, e - b));
+      }
+      double us = words.empty() ? -1 : replay(words);
+      if (us < 0 || full < 0)
+        return fail("--omit '" + o + "': needs a GPU package and a non-empty list of step kinds");
+      std::printf("replay without %s: %.1f us (those steps cost %.1f us in the graph)\n",
+                  o.c_str(), us, full - us);
+    }
     return 0;
   }
 

@@ -213,15 +213,18 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
   return llvm::Error::success();
 }
 
-/// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block of
-/// W warps (4, fewer when that leaves under 128 blocks) per (b, h, 16·W query rows); each warp
-/// owns 16 query rows. Q·Kᵀ and P·V run as mma.sync m16n8k16 (f16/bf16 operands, f32
-/// accumulators); q stays in registers as A fragments, 64-key tiles of K and V are staged in
-/// shared memory in the storage type (16-byte loads when the bases are 16-byte aligned). Scores
-/// are scaled in f32; the online softmax runs in f32 registers (each lane holds 2 rows × 16 keys
-/// of a tile, row max/sum over the 4 lanes of a quad); P is rounded to the storage type for the
-/// P·V product, the row sums use the unrounded values. Masking, causality and undefined rows
-/// (all -inf, any NaN or +inf score → 0) follow the float kernel.
+/// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block per
+/// (b, h, 16 query rows) and W warps (up to 4) that split the keys: warp w takes key tiles w,
+/// w + W, ... of 32 keys, each staged in the warp's own shared memory (cp.async, two stages when
+/// they fit), so the warps run without block barriers until the end, where their partial softmax
+/// states (row max m, row sum l, unnormalized output o) merge through shared memory: o = Σ_w o_w ·
+/// e^(m_w - M) / Σ_w l_w · e^(m_w - M), M = max_w m_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
+/// (f16/bf16 operands, f32 accumulators); q stays in registers as A fragments; K and V fragments
+/// come from shared memory through ldmatrix (V transposed). Scores are scaled in f32; the online
+/// softmax runs in f32 registers (each lane holds 2 rows × 8 keys of a tile, row max/sum over the 4
+/// lanes of a quad); a tile's mask values are loaded before its K/V wait; P is rounded to the
+/// storage type for the P·V product, the row sums use the unrounded values. Masking, causality
+/// and undefined rows (all -inf, any NaN or +inf score → 0) follow the float kernel.
 llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct, const CType &mt,
                          const std::string &maskIdx, std::string &code) {
   Code &c = kb.c;
@@ -233,22 +236,30 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
   Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
   const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
-  int64_t W = 4;
-  while (W > 1 && B * Hq * ((S + 16 * W - 1) / (16 * W)) < 128)
-    W /= 2;
-  const int64_t QT = 16 * W, NT = 32 * W, KT = 64, KP = D + 8, VP = Dv + 8;
-  const int64_t nQT = (S + QT - 1) / QT, NK = D / 16, NO = Dv / 8;
+  const int64_t KT = 32, KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
+  const int64_t nQT = (S + 15) / 16, nKT = (L + KT - 1) / KT;
+  const int64_t stageBytes = KT * (KP + VP) * 2, kSmemMax = 48 * 1024;
+  // Warps: one per key tile up to 4, as many as one stage each fits in 48 KB of static shared
+  // memory; a second stage per warp when that fits too.
+  int64_t W = std::min<int64_t>(4, std::max<int64_t>(1, nKT));
+  while (W > 1 && W * stageBytes > kSmemMax)
+    --W;
+  const int64_t STG = nKT > W && 2 * W * stageBytes <= kSmemMax ? 2 : 1;
+  const int64_t NT = 32 * W, kvBytes = W * STG * stageBytes;
+  const int64_t mergeBytes = W > 1 ? W * 16 * (Dv + 3) * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
-  const std::string sS = str(S), sL = str(L);
-  // Two stages (the next K/V tile streams in while this one is used) when they fit in 48 KB of
-  // static shared memory (head dims <= 64), else one.
-  const int64_t STG = 2 * 2 * KT * (KP + VP) <= 48 * 1024 ? 2 : 1;
-  c.line("__shared__ __align__(16) unsigned short Ks[" + str(STG) + "][" + str(KT) + "][" + str(KP) +
-         "];");
-  c.line("__shared__ __align__(16) unsigned short Vs[" + str(STG) + "][" + str(KT) + "][" + str(VP) +
-         "];");
+  const std::string sS = str(S), sL = str(L), sW = str(W);
+  c.line("__shared__ __align__(16) unsigned char sm[" + str(std::max(kvBytes, mergeBytes)) + "];");
   c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
          "& 3;");
+  c.line("(void)tid;");
+  // This warp's stages: Ks[st][t][d], Vs[st][t][d] (rows padded by 16 bytes: conflict-free
+  // ldmatrix).
+  c.line("unsigned short (*Ks)[" + str(KT) + "][" + str(KP) + "] = (unsigned short (*)[" +
+         str(KT) + "][" + str(KP) + "])(sm + w * " + str(STG * stageBytes) + ");");
+  c.line("unsigned short (*Vs)[" + str(KT) + "][" + str(VP) + "] = (unsigned short (*)[" +
+         str(KT) + "][" + str(VP) + "])(sm + w * " + str(STG * stageBytes) + " + " +
+         str(STG * KT * KP * 2) + ");");
   c.line("const " + it + " qt = (" + it + ")blockIdx.x % " + str(nQT) + ", bh = (" + it +
          ")blockIdx.x / " + str(nQT) + ";");
   c.line("const " + it + " h = bh % " + str(Hq) + ", b = bh / " + str(Hq) + ";");
@@ -268,19 +279,60 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
          "*)vb;");
   c.line("const bool al = (((size_t)kb | (size_t)vb) & 15) == 0;");
   c.line("const float scale = " + floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ";");
-  c.line("const " + it + " s0 = qt * " + str(QT) + " + w * 16;");
+  c.line("const " + it + " s0 = qt * 16;");
   c.line("auto mma = [](float *d, const unsigned *a, unsigned b0, unsigned b1) {");
   c.line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab +
          ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+f\"(d[0]), "
          "\"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]) : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
          "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));");
   c.line("};");
+  // ldmatrix: lane l gives the row address of 8×8 matrix l / 8 (x4; x2 reads lanes 0-15 only).
+  c.line("auto ldsm4 = [](unsigned *r, const void *p, bool tr) {");
+  c.line("  const unsigned a = (unsigned)__cvta_generic_to_shared(p);");
+  c.line("  if (tr) asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, "
+         "[%4];\" : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a));");
+  c.line("  else asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\" "
+         ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a));");
+  c.line("};");
+  if (NO % 2)
+    c.line("auto ldsm2t = [](unsigned *r, const void *p) { asm volatile(\"ldmatrix.sync.aligned."
+           "m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\" : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"((unsigned)"
+           "__cvta_generic_to_shared(p))); };");
   if (bf)
     c.line("auto pack = [](float lo, float hi) { __nv_bfloat162 r = __floats2bfloat162_rn(lo, "
            "hi); return *(unsigned *)&r; };");
   else
     c.line("auto pack = [](float lo, float hi) { __half2 r = __floats2half2_rn(lo, hi); return "
            "*(unsigned *)&r; };");
+  std::string tEnd = sL;
+  if (at.getCausal()) {
+    c.line("const " + it + " sl = s0 + 16 < " + sS + " ? s0 + 15 : " + str(S - 1) + ";");
+    c.line("const " + it + " tEnd = sl + " + str(L - S + 1) + " < " + sL + " ? sl + " +
+           str(L - S + 1) + " : " + sL + ";");
+    tEnd = "tEnd";
+  }
+  c.line("const int nT = (int)((" + tEnd + " + " + str(KT - 1) + ") / " + str(KT) + ");");
+  // K/V tiles (16-byte-aligned bases) stream in with cp.async, every load of a tile in flight at
+  // once, zero-filled past L.
+  c.line("auto loadKV = [&](int st, " + it + " t0) {");
+  c.ind++;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
+    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
+    c.line("#pragma unroll");
+    c.open("for (int e = lane; e < " + str(KT * DD / 8) + "; e += 32)");
+    c.line("const int t = e / " + str(DD / 8) + ", d = e % " + str(DD / 8) + " * 8;");
+    c.line("const bool in = t0 + t < " + sL + ";");
+    c.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)"
+           "__cvta_generic_to_shared(&" + dst + "[st][t][d])), \"l\"(" + src + " + (in ? t0 + t : 0) * " +
+           str(RS) + " + d), \"r\"(in ? 16 : 0));");
+    c.close();
+  }
+  c.ind--;
+  c.line("};");
+  if (STG == 2)
+    c.line("if (al && w < nT) { loadKV(0, (" + it + ")w * " + str(KT) +
+           "); asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }");
   // q as A fragments: a[r] holds rows g (+8 for odd r), dims 2tq, 2tq+1 (+8 for r >= 2).
   c.line("unsigned qa[" + str(NK) + "][4];");
   c.line("#pragma unroll");
@@ -297,62 +349,52 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("#pragma unroll");
   c.line("for (int u = 0; u < " + str(NO) + "; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;");
   c.line("m[0] = m[1] = -tg_inf_f(); l[0] = l[1] = 0.f; bad[0] = bad[1] = false;");
-  std::string tEnd = sL;
-  if (at.getCausal()) {
-    c.line("const " + it + " sl = qt * " + str(QT) + " + " + str(QT) + " < " + sS + " ? qt * " +
-           str(QT) + " + " + str(QT - 1) + " : " + str(S - 1) + ";");
-    c.line("const " + it + " tEnd = sl + " + str(L - S + 1) + " < " + sL + " ? sl + " +
-           str(L - S + 1) + " : " + sL + ";");
-    tEnd = "tEnd";
-  }
-  // 16-byte-aligned bases: K/V tiles stream in with cp.async (every load of a tile in flight at
-  // once, zero-filled past L; with two stages the next tile's loads overlap this tile's math).
-  c.line("auto loadKV = [&](int st, " + it + " t0) {");
-  c.ind++;
-  for (int pass = 0; pass < 2; ++pass) {
-    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
-    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
-    c.line("#pragma unroll");
-    c.open("for (int e = tid; e < " + str(KT * DD / 8) + "; e += " + str(NT) + ")");
-    c.line("const int t = e / " + str(DD / 8) + ", d = e % " + str(DD / 8) + " * 8;");
-    c.line("const bool in = t0 + t < " + sL + ";");
-    c.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)"
-           "__cvta_generic_to_shared(&" + dst + "[st][t][d])), \"l\"(" + src + " + (in ? t0 + t : 0) * " +
-           str(RS) + " + d), \"r\"(in ? 16 : 0));");
-    c.close();
-  }
-  c.ind--;
-  c.line("};");
-  if (STG == 2)
-    c.line("if (al) { loadKV(0, 0); asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }");
   c.line("int kti = 0;");
-  c.open("for (" + it + " t0 = 0; t0 < " + tEnd + "; t0 += " + str(KT) + ", ++kti)");
-  c.line("__syncthreads(); // every warp is done with the stage refilled below");
+  c.open("for (int ti = w; ti < nT; ti += " + sW + ", ++kti)");
+  c.line("const " + it + " t0 = (" + it + ")ti * " + str(KT) + ";");
+  c.line("__syncwarp(); // every lane is done with the stage refilled below");
   c.open("if (al)");
   if (STG == 2) {
-    c.line("if (t0 + " + str(KT) + " < " + tEnd + ") loadKV((kti + 1) & 1, t0 + " + str(KT) + ");");
+    c.line("if (ti + " + sW + " < nT) loadKV((kti + 1) & 1, t0 + " + str(W * KT) + ");");
     c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
-    c.line("asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\");");
   } else {
     c.line("loadKV(0, t0);");
     c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
-    c.line("asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");");
   }
   c.close();
   c.open("else");
   for (int pass = 0; pass < 2; ++pass) {
     const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
     const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
-    c.open("for (int e = tid; e < " + str(KT * DD) + "; e += " + str(NT) + ")");
+    c.open("for (int e = lane; e < " + str(KT * DD) + "; e += 32)");
     c.line("const int t = e / " + str(DD) + ", d = e % " + str(DD) + ";");
     c.line(dst + "[0][t][d] = t0 + t < " + sL + " ? " + src + "[(t0 + t) * " + str(RS) +
            " + d] : (unsigned short)0;");
     c.close();
   }
   c.close();
-  c.line("__syncthreads();");
+  // This tile's mask values, loaded while its K/V are in flight.
+  std::string vis = "s < " + sS + " && t < " + sL;
+  if (at.getCausal())
+    vis += " && t < s + " + str(L - S + 1);
+  if (!maskIdx.empty()) {
+    c.line("float mk[" + str(KT / 8) + "][4];");
+    c.line("#pragma unroll");
+    c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+    c.line("#pragma unroll");
+    c.open("for (int r = 0; r < 4; ++r)");
+    c.line("const " + it + " s = s0 + g + 8 * (r >> 1), t = t0 + j * 8 + 2 * tq + (r & 1);");
+    c.line("mk[j][r] = " + vis + " ? (float)" + mt.ld(kb.inPtr[3] + "[" + maskIdx + "]") +
+           " : 0.f;");
+    c.close();
+    c.close();
+  }
+  c.line("if (al) asm volatile(\"cp.async.wait_group " + std::string(STG == 2 ? "1" : "0") +
+         ";\" ::: \"memory\");");
+  c.line("__syncwarp();");
   c.line("const int st = " + std::string(STG == 2 ? "al ? (kti & 1) : 0" : "0") + ";");
-  // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}.
+  // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}. One ldmatrix.x4 gives the
+  // B fragments of key groups j, j + 1 for one 16-dim step.
   c.line("float sc[" + str(KT / 8) + "][4];");
   c.line("#pragma unroll");
   c.line("for (int j = 0; j < " + str(KT / 8) +
@@ -360,9 +402,12 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("#pragma unroll");
   c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
   c.line("#pragma unroll");
-  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
-  c.line("const unsigned *kr = (const unsigned *)&Ks[st][j * 8 + g][kk * 16 + 2 * tq];");
-  c.line("mma(sc[j], qa[kk], kr[0], kr[4]);");
+  c.open("for (int j = 0; j < " + str(KT / 8) + "; j += 2)");
+  c.line("unsigned r[4];");
+  c.line("ldsm4(r, &Ks[st][j * 8 + (lane >> 4) * 8 + (lane & 7)][kk * 16 + ((lane >> 3) & 1) * 8], "
+         "false);");
+  c.line("mma(sc[j], qa[kk], r[0], r[1]);");
+  c.line("mma(sc[j + 1], qa[kk], r[2], r[3]);");
   c.close();
   c.close();
   // Online softmax, rows g (rh = 0) and g + 8 (rh = 1).
@@ -375,14 +420,11 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("#pragma unroll");
   c.open("for (int cc = 0; cc < 2; ++cc)");
   c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
-  std::string vis = "s < " + sS + " && t < " + sL;
-  if (at.getCausal())
-    vis += " && t < s + " + str(L - S + 1);
   c.line("float xv = -tg_inf_f();");
   c.open("if (" + vis + ")");
   c.line("xv = sc[j][2 * rh + cc] * scale;");
   if (!maskIdx.empty())
-    c.line("xv += (float)" + mt.ld(kb.inPtr[3] + "[" + maskIdx + "]") + ";");
+    c.line("xv += mk[j][2 * rh + cc];");
   c.line("if (xv != xv || xv == tg_inf_f()) { bad[rh] = true; xv = -tg_inf_f(); }");
   c.close();
   c.line("sc[j][2 * rh + cc] = xv;");
@@ -411,40 +453,96 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("for (int u = 0; u < " + str(NO) +
          "; ++u) { o[u][2 * rh] *= corr; o[u][2 * rh + 1] *= corr; }");
   c.close();
-  // o += P · V: P's C fragments of key tiles 2kk, 2kk+1 form the A fragment of k-step kk.
+  // o += P · V: P's C fragments of key groups 2kk, 2kk+1 form the A fragment of k-step kk; one
+  // ldmatrix.x4.trans gives the B fragments of output groups u, u + 1.
   c.line("#pragma unroll");
   c.open("for (int kk = 0; kk < " + str(KT / 16) + "; ++kk)");
   c.line("const unsigned pa[4] = {pack(sc[2 * kk][0], sc[2 * kk][1]), pack(sc[2 * kk][2], "
          "sc[2 * kk][3]), pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]), pack(sc[2 * kk + 1][2], "
          "sc[2 * kk + 1][3])};");
   c.line("#pragma unroll");
-  c.open("for (int u = 0; u < " + str(NO) + "; ++u)");
-  c.line("const unsigned short *vr = &Vs[st][kk * 16 + 2 * tq][u * 8 + g];");
-  c.line("mma(o[u], pa, (unsigned)vr[0] | (unsigned)vr[" + str(VP) + "] << 16, (unsigned)vr[" +
-         str(8 * VP) + "] | (unsigned)vr[" + str(9 * VP) + "] << 16);");
+  c.open("for (int u = 0; u + 1 < " + str(NO) + "; u += 2)");
+  c.line("unsigned r[4];");
+  c.line("ldsm4(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][(u + (lane >> 4)) * 8], "
+         "true);");
+  c.line("mma(o[u], pa, r[0], r[1]);");
+  c.line("mma(o[u + 1], pa, r[2], r[3]);");
   c.close();
+  if (NO % 2) {
+    c.open("");
+    c.line("unsigned r[2];");
+    c.line("ldsm2t(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][" + str(NO - 1) +
+           " * 8]);");
+    c.line("mma(o[" + str(NO - 1) + "], pa, r[0], r[1]);");
+    c.close();
+  }
   c.close();
   c.close(); // key tiles
+  if (STG == 2)
+    c.line("if (al) asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");");
+  // Row sums and the undefined-row flag over the quad.
   c.line("#pragma unroll");
   c.open("for (int rh = 0; rh < 2; ++rh)");
-  c.line("const " + it + " s = s0 + g + 8 * rh;");
-  c.line("float ls = l[rh];");
-  c.line("ls += __shfl_xor_sync(0xffffffffu, ls, 1);");
-  c.line("ls += __shfl_xor_sync(0xffffffffu, ls, 2);");
+  c.line("l[rh] += __shfl_xor_sync(0xffffffffu, l[rh], 1);");
+  c.line("l[rh] += __shfl_xor_sync(0xffffffffu, l[rh], 2);");
   c.line("int z = bad[rh] ? 1 : 0;");
   c.line("z |= __shfl_xor_sync(0xffffffffu, z, 1);");
   c.line("z |= __shfl_xor_sync(0xffffffffu, z, 2);");
-  c.line("const bool zero = z != 0 || m[rh] == -tg_inf_f();");
-  c.line("const float inv = zero ? 0.f : 1.f / ls;");
-  c.line("if (s >= " + sS + ") continue;");
-  if (bshd)
-    c.line(T + " *op = out0 + ((b * " + sS + " + s) * " + str(Hq) + " + h) * " + str(Dv) + ";");
-  else
-    c.line(T + " *op = out0 + (bh * " + sS + " + s) * " + str(Dv) + ";");
-  c.line("#pragma unroll");
-  c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(unsigned *)(op + u * 8 + 2 * tq) = "
-         "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
+  c.line("bad[rh] = z != 0;");
   c.close();
+  auto outRow = [&](const std::string &s) {
+    return bshd ? "out0 + ((b * " + sS + " + " + s + ") * " + str(Hq) + " + h) * " + str(Dv)
+                : "out0 + (bh * " + sS + " + " + s + ") * " + str(Dv);
+  };
+  if (W == 1) {
+    c.line("#pragma unroll");
+    c.open("for (int rh = 0; rh < 2; ++rh)");
+    c.line("const " + it + " s = s0 + g + 8 * rh;");
+    c.line("const bool zero = bad[rh] || m[rh] == -tg_inf_f();");
+    c.line("const float inv = zero ? 0.f : 1.f / l[rh];");
+    c.line("if (s >= " + sS + ") continue;");
+    c.line(T + " *op = " + outRow("s") + ";");
+    c.line("#pragma unroll");
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(unsigned *)(op + u * 8 + 2 * tq) = "
+           "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
+    c.close();
+  } else {
+    // Merge the warps' partial states through shared memory (the K/V stages are free now).
+    c.line("__syncthreads();");
+    c.line("float *Om = (float *)sm, *Mm = Om + " + str(W * 16 * Dv) + ", *Lm = Mm + " +
+           str(W * 16) + ", *Zm = Lm + " + str(W * 16) + ";");
+    c.line("#pragma unroll");
+    c.open("for (int rh = 0; rh < 2; ++rh)");
+    c.line("const int r = w * 16 + g + 8 * rh;");
+    c.line("#pragma unroll");
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) { Om[r * " + str(Dv) +
+           " + u * 8 + 2 * tq] = o[u][2 * rh]; Om[r * " + str(Dv) +
+           " + u * 8 + 2 * tq + 1] = o[u][2 * rh + 1]; }");
+    c.line("if (tq == 0) { Mm[r] = m[rh]; Lm[r] = l[rh]; Zm[r] = bad[rh] ? 1.f : 0.f; }");
+    c.close();
+    c.line("__syncthreads();");
+    c.open("for (int e = tid; e < " + str(16 * Dv / 2) + "; e += " + str(NT) + ")");
+    c.line("const int r = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) + " * 2;");
+    c.line("const " + it + " s = s0 + r;");
+    c.line("if (s >= " + sS + ") continue;");
+    c.line("float M = -tg_inf_f(), Z = 0.f;");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + sW + "; ++x) { M = fmaxf(M, Mm[x * 16 + r]); Z += Zm[x * 16 + "
+           "r]; }");
+    c.line("float sum = 0.f, a0 = 0.f, a1 = 0.f;");
+    c.line("#pragma unroll");
+    c.open("for (int x = 0; x < " + sW + "; ++x)");
+    c.line("const float mw = Mm[x * 16 + r];");
+    c.line("const float f = mw == -tg_inf_f() ? 0.f : tgf_exp(mw - M);");
+    c.line("sum += Lm[x * 16 + r] * f;");
+    c.line("a0 += Om[(x * 16 + r) * " + str(Dv) + " + d] * f;");
+    c.line("a1 += Om[(x * 16 + r) * " + str(Dv) + " + d + 1] * f;");
+    c.close();
+    c.line("const bool zero = Z != 0.f || M == -tg_inf_f();");
+    c.line("const float inv = zero ? 0.f : 1.f / sum;");
+    c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0 * inv, a1 * inv);");
+    c.close();
+  }
   kb.endKernel(code, B * Hq * nQT, NT);
   return llvm::Error::success();
 }

@@ -81,7 +81,7 @@ public:
     return n;
   }
   double lastDeviceMicros() const override { return deviceMicros_; }
-  double replayMicros(int iters) override;
+  double replayMicros(int iters, const std::vector<std::string> &omit) override;
   std::string precision() const override {
     return plan_.precision().empty() ? "fp32" : plan_.precision();
   }
@@ -95,10 +95,14 @@ private:
   Status setupGemm(size_t i);
   void setupMma(size_t i);
   Status tuneGemms();
-  Status enqueueSteps(bool events);
+  /// Enqueues every step (records events_[i + 1] after step i when `events`); steps matching
+  /// `omit` (see Session::replayMicros) are left out.
+  Status enqueueSteps(bool events, const std::vector<std::string> *omit = nullptr);
+  bool omitted(size_t i, const std::vector<std::string> &omit) const;
   /// Step i is an activation kernel whose GEMM (step i - 1) applies the activation itself.
   bool skipped(size_t i) const {
-    return steps_[i].skipIfFused && i > 0 && (steps_[i - 1].g.mma >= 0 || !steps_[i - 1].g.useLt);
+    const GemmRt &g = steps_[i - (i > 0)].g;
+    return steps_[i].skipIfFused && i > 0 && (g.mma >= 0 || !g.useLt || g.ltAct);
   }
   CUdeviceptr ptrOf(const BufferArg &a) const;
   std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }
@@ -140,6 +144,7 @@ private:
     cublasLtMatmulAlgo_t algo{};
     std::vector<cublasLtMatmulAlgo_t> cands; ///< heuristic candidates, best-estimated first
     bool useLt = false;
+    bool ltAct = false; ///< cuBLASLt's epilogue applies the activation (ReLU, tanh-GELU)
     // tgc tensor-core kernel configurations that fit this GEMM, and the chosen one (-1: none;
     // then cuBLASLt when useLt, else the fallback kernel).
     struct Mma {
@@ -574,8 +579,8 @@ Status CudaSession::setupGemm(size_t i) {
                     &gr.n, &gr.k, &gr.transB, &gr.lda, &gr.ldb, &gr.ldc, &gr.sa, &gr.sb, &gr.sc,
                     &gr.sbias, &gr.act};
   rs.params.assign(std::begin(params), std::end(params));
-  // With an activation, cuBLASLt computes the GEMM and the next step (marked skip_if_gemm_fused)
-  // applies the activation.
+  // With an activation cuBLASLt's epilogue lacks (or after a residual), cuBLASLt computes the GEMM
+  // and the next step (marked skip_if_gemm_fused) applies the activation.
   if (!ltHandle_)
     return Status::success();
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: cuBLASLt's A is our B, its B our A.
@@ -591,10 +596,21 @@ Status CudaSession::setupGemm(size_t i) {
   cublasOperation_t ta = g.trans_b() ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
   lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
   lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  // cuBLASLt's epilogue applies ReLU and tanh-GELU (exactly our activation codes 1 and 3) after
+  // the bias; with a residual it would apply them after adding C, so those GEMMs keep the
+  // activation step.
+  gr.ltAct = (g.activation() == 1 || g.activation() == 3) && !g.residual();
+  auto setEpilogue = [&] {
+    cublasLtEpilogue_t ep =
+        !gr.ltAct ? (g.bias() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT)
+        : g.activation() == 1 ? (g.bias() ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+                              : (g.bias() ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU);
+    return lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep);
+  };
+  if ((s = setEpilogue()) != CUBLAS_STATUS_SUCCESS)
+    return fail(s, "cublasLtMatmulDescSetAttribute(EPILOGUE)");
   if (g.bias()) {
-    cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_BIAS;
     void *bias = reinterpret_cast<void *>(gr.bias);
-    lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep);
     if ((s = lt_->descSet(gr.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias)) !=
         CUBLAS_STATUS_SUCCESS)
       return fail(s, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
@@ -628,6 +644,13 @@ Status CudaSession::setupGemm(size_t i) {
   int found = 0;
   s = lt_->heuristic(ltHandle_, gr.desc, gr.a, gr.b, gr.c, gr.c, pref, tune_ ? kTuneCandidates : 1,
                      results, &found);
+  if (gr.ltAct && (s != CUBLAS_STATUS_SUCCESS || found == 0)) {
+    // No algorithm with the activation epilogue: the activation step applies it.
+    gr.ltAct = false;
+    setEpilogue();
+    s = lt_->heuristic(ltHandle_, gr.desc, gr.a, gr.b, gr.c, gr.c, pref,
+                       tune_ ? kTuneCandidates : 1, results, &found);
+  }
   lt_->prefDestroy(pref);
   if (s == CUBLAS_STATUS_SUCCESS)
     for (int j = 0; j < found && j < kTuneCandidates; ++j)
@@ -805,7 +828,8 @@ Status CudaSession::tuneGemms() {
           return cleanup(), fail(e);
         ok = launchGemm(s).empty();
         // Through cuBLASLt, an activation costs the kernel after the GEMM: time them together.
-        if (ok && j < nLt && s.g.act && idx[0] + 1 < steps_.size() && steps_[idx[0] + 1].skipIfFused)
+        if (ok && j < nLt && s.g.act && !s.g.ltAct && idx[0] + 1 < steps_.size() &&
+            steps_[idx[0] + 1].skipIfFused)
           ok = launchKernel(steps_[idx[0] + 1]).empty();
         if (!(e = ck(d_->cuEventRecord(ev[2 * r + 1], stream_), "cuEventRecord")).empty())
           return cleanup(), fail(e);
@@ -881,12 +905,20 @@ std::string CudaSession::launchKernel(const RtStep &s) {
                 "cuLaunchKernel");
 }
 
-Status CudaSession::enqueueSteps(bool events) {
+bool CudaSession::omitted(size_t i, const std::vector<std::string> &omit) const {
+  for (const std::string &w : omit)
+    if (w == "gemm" ? steps_[i].gemm
+                    : !steps_[i].gemm && plan_.steps((int)i).symbol().find(w) != std::string::npos)
+      return true;
+  return false;
+}
+
+Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *omit) {
   for (size_t i = 0; i < steps_.size(); ++i) {
     RtStep &s = steps_[i];
     std::string e;
-    if (skipped(i)) {
-      // The GEMM before applied the activation.
+    if (skipped(i) || (omit && omitted(i, *omit))) {
+      // The GEMM before applied the activation, or a diagnostic replay leaves the step out.
     } else if (s.gemm && (s.g.useLt || s.g.mma >= 0)) {
       e = launchGemm(s);
     } else {
@@ -1063,21 +1095,42 @@ Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostT
   return runRefs(in.data(), in.size(), out.data(), out.size());
 }
 
-double CudaSession::replayMicros(int iters) {
+double CudaSession::replayMicros(int iters, const std::vector<std::string> &omit) {
   RunGuard guard(running_);
   if (!guard.acquired || !graph_ || iters < 1 || d_->cuCtxSetCurrent(ctx_) != CUDA_SUCCESS)
     return -1;
-  if (d_->cuEventRecord(runStart_, stream_) != CUDA_SUCCESS)
-    return -1;
-  for (int i = 0; i < iters; ++i)
-    if (d_->cuGraphLaunch(graph_, stream_) != CUDA_SUCCESS)
+  CUgraphExec exec = graph_;
+  if (!omit.empty()) {
+    CUgraph graph = nullptr;
+    if (d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
       return -1;
-  float ms = 0;
-  if (d_->cuEventRecord(runEnd_, stream_) != CUDA_SUCCESS ||
-      d_->cuEventSynchronize(runEnd_) != CUDA_SUCCESS ||
-      d_->cuEventElapsedTime(&ms, runStart_, runEnd_) != CUDA_SUCCESS)
-    return -1;
-  return ms * 1000.0 / iters;
+    Status enq = enqueueSteps(false, &omit);
+    bool ok = d_->cuStreamEndCapture(stream_, &graph) == CUDA_SUCCESS && enq.ok;
+    ok = ok && d_->cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
+    if (graph)
+      d_->cuGraphDestroy(graph);
+    if (!ok)
+      return -1;
+  }
+  auto time = [&]() -> double {
+    if (d_->cuEventRecord(runStart_, stream_) != CUDA_SUCCESS)
+      return -1;
+    for (int i = 0; i < iters; ++i)
+      if (d_->cuGraphLaunch(exec, stream_) != CUDA_SUCCESS)
+        return -1;
+    float ms = 0;
+    if (d_->cuEventRecord(runEnd_, stream_) != CUDA_SUCCESS ||
+        d_->cuEventSynchronize(runEnd_) != CUDA_SUCCESS ||
+        d_->cuEventElapsedTime(&ms, runStart_, runEnd_) != CUDA_SUCCESS)
+      return -1;
+    return ms * 1000.0 / iters;
+  };
+  if (exec != graph_ && d_->cuGraphLaunch(exec, stream_) != CUDA_SUCCESS) // upload, untimed
+    iters = 0;
+  double us = iters ? time() : -1;
+  if (exec != graph_)
+    d_->cuGraphExecDestroy(exec);
+  return us;
 }
 
 std::string CudaSession::describe() const {
