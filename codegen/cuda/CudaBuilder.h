@@ -97,6 +97,9 @@ struct KernelBuilder {
   /// The body calls tg_pdl_begin() itself (after prefetching weights); otherwise endKernel puts
   /// the call first.
   bool bodyWaits = false;
+  /// Dynamic shared memory per block: the body uses `extern __shared__ ... tg_dsm[]` (the runtime
+  /// allows sizes over 48 KB per kernel).
+  int64_t sharedBytes = 0;
 
   std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
   /// Whether `v` lives in the weights blob (never written by any step: may be read before the

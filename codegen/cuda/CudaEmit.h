@@ -41,6 +41,7 @@ struct EmittedStep {
   std::string label;
   std::vector<StepArg> args;
   int64_t grid = 1, block = 1;
+  int64_t sharedBytes = 0; ///< dynamic shared memory per block (the kernel's `tg_dsm`)
   plan::GemmDesc desc;
   /// The activation kernel after a GEMM step that carries the same activation (see plan.proto).
   bool skipIfGemmFused = false;

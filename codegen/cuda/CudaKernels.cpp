@@ -136,6 +136,7 @@ llvm::Error KernelBuilder::beginKernel() {
   params.clear();
   kargs.clear();
   body.clear();
+  sharedBytes = 0;
   inPtr.clear();
   outPtr.clear();
   c.ind = 1;
@@ -179,6 +180,7 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   s.args = kargs;
   s.grid = grid;
   s.block = block;
+  s.sharedBytes = sharedBytes;
   std::string ps;
   for (size_t i = 0; i < params.size(); ++i)
     ps += (i ? ", " : "") + params[i];
@@ -191,7 +193,8 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   }
   // Identical kernels (the same op on the same shapes in every transformer layer) are emitted
   // once and shared by their steps: NVRTC time grows with the text, not with the layer count.
-  std::string key = globals + std::to_string(block) + "(" + ps + ") {\n" + body;
+  std::string key = globals + std::to_string(block) + "/" + std::to_string(sharedBytes) + "(" + ps +
+                    ") {\n" + body;
   auto [known, fresh] = em.kernelBySource_.try_emplace(std::move(key), s.symbol);
   if (!fresh) {
     s.symbol = known->second;

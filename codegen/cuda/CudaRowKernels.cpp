@@ -214,7 +214,7 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
 }
 
 /// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block per
-/// (b, h, 16 query rows) and W warps (up to 4) that split the keys: warp w takes key tiles w,
+/// (b, h, 16 query rows) and W warps (up to 8) that split the keys: warp w takes key tiles w,
 /// w + W, ... of 32 keys, each staged in the warp's own shared memory (cp.async, two stages when
 /// they fit), so the warps run without block barriers until the end, where their partial softmax
 /// states (row max m, row sum l, unnormalized output o) merge through shared memory: o = Σ_w o_w ·
@@ -238,10 +238,11 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
   const int64_t KT = 32, KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
   const int64_t nQT = (S + 15) / 16, nKT = (L + KT - 1) / KT;
-  const int64_t stageBytes = KT * (KP + VP) * 2, kSmemMax = 48 * 1024;
-  // Warps: one per key tile up to 4, as many as one stage each fits in 48 KB of static shared
-  // memory; a second stage per warp when that fits too.
-  int64_t W = std::min<int64_t>(4, std::max<int64_t>(1, nKT));
+  // Warps: one per key tile up to 8, as many as one stage each fits in kSmemMax of (dynamic)
+  // shared memory, which leaves room for two blocks per SM; a second stage per warp when that
+  // fits too.
+  const int64_t stageBytes = KT * (KP + VP) * 2, kSmemMax = 100 * 1024;
+  int64_t W = std::min<int64_t>(8, std::max<int64_t>(1, nKT));
   while (W > 1 && W * stageBytes > kSmemMax)
     --W;
   const int64_t STG = nKT > W && 2 * W * stageBytes <= kSmemMax ? 2 : 1;
@@ -249,7 +250,9 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int64_t mergeBytes = W > 1 ? W * 16 * (Dv + 3) * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L), sW = str(W);
-  c.line("__shared__ __align__(16) unsigned char sm[" + str(std::max(kvBytes, mergeBytes)) + "];");
+  kb.sharedBytes = std::max(kvBytes, mergeBytes);
+  c.line("extern __shared__ __align__(16) unsigned char tg_dsm[];");
+  c.line("unsigned char *sm = tg_dsm;");
   c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
          "& 3;");
   c.line("(void)tid;");

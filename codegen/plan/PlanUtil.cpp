@@ -131,6 +131,9 @@ std::string formatPlan(const Plan &p) {
          << (s.gemm().bias() ? (s.gemm().bias_stride() ? ", +bias per batch" : ", +bias") : "") << (s.gemm().residual() ? ", +residual" : "")
          << (s.gemm().activation() ? ", +" + GemmDesc::Activation_Name(s.gemm().activation()) : "")
          << "]";
+    if (s.kind() == Step::KERNEL && s.grid_size() == 3 && s.block_size() == 3)
+      os << "<<<" << s.grid(0) << ", " << s.block(0)
+         << (s.shared_bytes() ? ", " + std::to_string(s.shared_bytes()) + " B shared" : "") << ">>>";
     os << "(";
     for (int j = 0; j < s.args_size(); ++j)
       os << (j ? ", " : "") << formatArg(s.args(j));

@@ -521,6 +521,12 @@ Status CudaSession::setupGpu() {
     for (int dd = 0; dd < 3; ++dd)
       rs.grid[dd] = s.grid(dd), rs.block[dd] = s.block(dd);
     rs.shared = s.shared_bytes();
+    if (rs.shared > 48 * 1024 &&
+        !(e = ck(d_->cuFuncSetAttribute(rs.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        (int)rs.shared),
+                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")).empty())
+      return fail("step " + std::to_string(i) + " kernel '" + s.symbol() + "' needs " +
+                  std::to_string(rs.shared) + " bytes of shared memory: " + e);
     for (CUdeviceptr &p : rs.ptrs)
       rs.params.push_back(&p);
     rs.skipIfFused = s.skip_if_gemm_fused();

@@ -3,7 +3,8 @@
 // (they match the interpreter on a GPU): additive masks with -inf entries and a
 // fully masked query row, causal with S < T, GQA in layout "bshd", head dims
 // 128 / 96 / 40 / 160 (tensor-core, tiled and one-warp-per-row kernels), and
-// key counts (T = 70) that leave partial tiles. Each `ir` is a template: "xT>"
+// key counts (T = 70, 260, 300) that leave partial tiles or give every warp of a block its own
+// key tiles. Each `ir` is a template: "xT>"
 // stands for the element type ("xf32>" or "xf16>"); instantiate() fills it in.
 #ifndef TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
 #define TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
@@ -122,6 +123,26 @@ func.func @main(%q: tensor<1x2x33x40xT>, %k: tensor<1x2x70x40xT>, %v: tensor<1x2
   %0 = tg.attention %q, %k, %v {scale = 0.158 : f32} : tensor<1x2x33x40xT>, tensor<1x2x70x40xT>, tensor<1x2x70x40xT> -> tensor<1x2x33x40xT>
   %1 = tg.attention %q, %k, %v {causal = true, scale = 0.158 : f32} : tensor<1x2x33x40xT>, tensor<1x2x70x40xT>, tensor<1x2x70x40xT> -> tensor<1x2x33x40xT>
   return %0, %1 : tensor<1x2x33x40xT>, tensor<1x2x33x40xT>
+}
+)"},
+      // (5a) Long keys (T = 300: 10 key tiles, the last partial) split over 8 warps with two
+      // stages each, D = 32 and Dv = 24 (an odd number of 8-column output groups), masked and
+      // causal (S < T).
+      {"long_t300_d32_dv24", R"(
+func.func @main(%q: tensor<1x2x20x32xT>, %k: tensor<1x2x300x32xT>, %v: tensor<1x2x300x24xT>, %m: tensor<1x1x1x300xT>) -> (tensor<1x2x20x24xT>, tensor<1x2x20x24xT>) {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.177 : f32} : tensor<1x2x20x32xT>, tensor<1x2x300x32xT>, tensor<1x2x300x24xT>, tensor<1x1x1x300xT> -> tensor<1x2x20x24xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.177 : f32} : tensor<1x2x20x32xT>, tensor<1x2x300x32xT>, tensor<1x2x300x24xT> -> tensor<1x2x20x24xT>
+  return %0, %1 : tensor<1x2x20x24xT>, tensor<1x2x20x24xT>
+}
+)",
+       true},
+      // (5b) T = 260, D = 64: 8 warps, one stage each, some with two key tiles; plain and
+      // causal.
+      {"long_t260_d64", R"(
+func.func @main(%q: tensor<1x2x20x64xT>, %k: tensor<1x2x260x64xT>, %v: tensor<1x2x260x64xT>) -> (tensor<1x2x20x64xT>, tensor<1x2x20x64xT>) {
+  %0 = tg.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x2x20x64xT>, tensor<1x2x260x64xT>, tensor<1x2x260x64xT> -> tensor<1x2x20x64xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.125 : f32} : tensor<1x2x20x64xT>, tensor<1x2x260x64xT>, tensor<1x2x260x64xT> -> tensor<1x2x20x64xT>
+  return %0, %1 : tensor<1x2x20x64xT>, tensor<1x2x20x64xT>
 }
 )"},
   };
