@@ -25,10 +25,6 @@ namespace {
 __device__ __forceinline__ unsigned tgm_s32(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
 }
-__device__ __forceinline__ void tgm_cp16(void *s, const void *g, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(tgm_s32(s)), "l"(g),
-               "r"(bytes));
-}
 __device__ __forceinline__ void tgm_ldsm4(unsigned *r, const void *p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tgm_s32(p)));
@@ -86,30 +82,48 @@ __device__ __forceinline__ void tgm_gemm(const T *__restrict__ A, const T *__res
   if (bias)
     bias += b * sbias;
   const int kLen = k / splits, kBeg = split * kLen, nk = kLen / BK;
-  auto loadA = [&](int stage, int kt) {
-    const int kk = kBeg + kt * BK;
+  // Each thread copies the same AI chunks of A and BI chunks of B (16 bytes each) in every k
+  // step: their sources and shared-memory offsets are computed once; a k step adds BK (A, and B
+  // when n×k) or BK rows (B when k×n). Compile-time trip counts: no loop overhead per copy.
+  constexpr int AI = BM * CK / NT, BI = (TB ? BN * CK : BK * 8) / NT;
+  static_assert(AI * NT == BM * CK && BI * NT == (TB ? BN * CK : BK * 8), "copy split");
+  const T *aSrc[AI], *bSrc[BI];
+  unsigned aDst[AI], bDst[BI], aBytes[AI];
+  const unsigned sA0 = tgm_s32(sA), sB0 = tgm_s32(sB);
 #pragma unroll
-    for (int c = tid; c < BM * CK; c += NT) {
-      const int r = c / CK, ch = c % CK, gr = m0 + r;
-      tgm_cp16(sA + stage * AE + r * AS + ch * 8, A + (long long)min(gr, m - 1) * lda + kk + ch * 8,
-               gr < m ? 16 : 0);
+  for (int i = 0; i < AI; ++i) {
+    const int c = tid + i * NT, r = c / CK, ch = c % CK, gr = m0 + r;
+    aSrc[i] = A + (long long)min(gr, m - 1) * lda + kBeg + ch * 8;
+    aDst[i] = sA0 + (unsigned)(r * AS + ch * 8) * (unsigned)sizeof(T);
+    aBytes[i] = gr < m ? 16 : 0;
+  }
+#pragma unroll
+  for (int i = 0; i < BI; ++i) {
+    const int c = tid + i * NT;
+    if (TB) {
+      const int r = c / CK, ch = c % CK;
+      bSrc[i] = B + (long long)(n0 + r) * ldb + kBeg + ch * 8;
+      bDst[i] = sB0 + (unsigned)(r * BS + ch * 8) * (unsigned)sizeof(T);
+    } else {
+      const int r = c >> 3, ch = c & 7;
+      bSrc[i] = B + (long long)(kBeg + r) * ldb + n0 + ch * 8;
+      bDst[i] = sB0 + (unsigned)(r * BS + ch * 8) * (unsigned)sizeof(T);
     }
+  }
+  const long long bStep = TB ? BK : (long long)BK * ldb;
+  auto loadA = [&](int stage, int kt) {
+#pragma unroll
+    for (int i = 0; i < AI; ++i)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                       aDst[i] + (unsigned)(stage * AE * (int)sizeof(T))),
+                   "l"(aSrc[i] + kt * BK), "r"(aBytes[i]));
   };
   auto loadB = [&](int stage, int kt) {
-    const int kk = kBeg + kt * BK;
-    if (TB) {
 #pragma unroll
-      for (int c = tid; c < BN * CK; c += NT) {
-        const int r = c / CK, ch = c % CK;
-        tgm_cp16(sB + stage * BE + r * BS + ch * 8, B + (long long)(n0 + r) * ldb + kk + ch * 8, 16);
-      }
-    } else {
-#pragma unroll
-      for (int c = tid; c < BK * 8; c += NT) {
-        const int r = c >> 3, ch = c & 7;
-        tgm_cp16(sB + stage * BE + r * BS + ch * 8, B + (long long)(kk + r) * ldb + n0 + ch * 8, 16);
-      }
-    }
+    for (int i = 0; i < BI; ++i)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                       bDst[i] + (unsigned)(stage * BE * (int)sizeof(T))),
+                   "l"(bSrc[i] + kt * bStep));
   };
   float acc[2][4][4];
 #pragma unroll
