@@ -263,6 +263,184 @@ __device__ __forceinline__ void tgm_gemm(const T *__restrict__ A, const T *__res
       }
     }
 }
+// ---- Resident K-slice variant (tgr): one 64×64 output tile per block, its whole k range (k /
+// splits) staged in shared memory at once. The weight part (B when flags bit 0) is requested
+// before griddepcontrol.wait, so under programmatic dependent launch it streams in while the
+// previous kernel runs; A follows after the wait; one wait, then the math. Split-K runs across a
+// thread-block cluster (cluster dims 1×1×splits, blockIdx.z = b·splits + split, splits <= 8, sm_90):
+// each block leaves its fp32 partial tile in its own shared memory, and block `split` of the
+// cluster sums fragment groups g ≡ split (mod splits) from all blocks of the cluster through
+// distributed shared memory (in split order: deterministic) and applies the epilogue to them.
+// Needs n % 64 == 0, (k / splits) % 16 == 0, the alignments of tgm_gemm, and
+// (64·(k/splits + 8) + |B slice|)·2 bytes of dynamic shared memory (at least 16 KB with splits).
+__device__ __forceinline__ void tgr_cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+#endif
+}
+__device__ __forceinline__ float tgr_ld_remote(unsigned addr, int rank) {
+  float v = 0.f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  unsigned ra;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(addr), "r"(rank));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(ra) : "memory");
+#endif
+  return v;
+}
+template <class T, bool TB>
+__device__ __forceinline__ void tgr_gemm(const T *__restrict__ A, const T *__restrict__ B, T *C,
+                                         const T *bias, const T *R, int m, int n, int k, int lda,
+                                         int ldb, int ldc, long long sa, long long sb,
+                                         long long sc, long long sbias, int splits, int act,
+                                         int flags) {
+  constexpr int BM = 64, BN = 64, NT = 128, BP = BN + 8;
+  extern __shared__ __align__(16) unsigned char tgm_smem[];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp >> 1, wn = warp & 1, g = lane >> 2, t = lane & 3;
+  const int split = blockIdx.z % splits, b = blockIdx.z / splits;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  A += b * sa;
+  B += b * sb;
+  C += b * sc;
+  if (R)
+    R += b * sc;
+  if (bias)
+    bias += b * sbias;
+  const int kLen = k / splits, kBeg = split * kLen, KP = kLen + 8, CK = kLen / 8;
+  T *sA = reinterpret_cast<T *>(tgm_smem), *sB = sA + BM * KP; // A: BM × KP; B: BN × KP or kLen × BP
+  const unsigned sA0 = tgm_s32(sA), sB0 = tgm_s32(sB);
+  auto loadB = [&] {
+    if (TB) {
+      for (int r = warp; r < BN; r += NT / 32)
+        for (int ch = lane; ch < CK; ch += 32)
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                           sB0 + (unsigned)((r * KP + ch * 8) * (int)sizeof(T))),
+                       "l"(B + (long long)(n0 + r) * ldb + kBeg + ch * 8));
+    } else {
+      for (int c = tid; c < kLen * 8; c += NT) {
+        const int r = c >> 3, ch = c & 7;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                         sB0 + (unsigned)((r * BP + ch * 8) * (int)sizeof(T))),
+                     "l"(B + (long long)(kBeg + r) * ldb + n0 + ch * 8));
+      }
+    }
+  };
+  float bv[4][2];
+  auto loadBias = [&] {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int c = n0 + wn * 32 + j * 8 + 2 * t;
+      bv[j][0] = bias ? tg_ld(bias[c]) : 0.f;
+      bv[j][1] = bias ? tg_ld(bias[c + 1]) : 0.f;
+    }
+  };
+  if (flags & 1)
+    loadB();
+  if (flags & 2)
+    loadBias();
+  tg_pdl_begin();
+  if (!(flags & 2))
+    loadBias();
+  if (!(flags & 1))
+    loadB();
+  for (int r = warp; r < BM; r += NT / 32) {
+    const int gr = m0 + r;
+    const T *src = A + (long long)min(gr, m - 1) * lda + kBeg;
+    for (int ch = lane; ch < CK; ch += 32)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                       sA0 + (unsigned)((r * KP + ch * 8) * (int)sizeof(T))),
+                   "l"(src + ch * 8), "r"(gr < m ? 16 : 0));
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+  // The residual, loaded early: it is read before C is written (C may alias R).
+  float rv[2][2][4][2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = m0 + wm * 32 + i * 16 + g + h * 8;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const long long o = (long long)min(r, m - 1) * ldc + n0 + wn * 32 + j * 8 + 2 * t;
+        rv[i][h][j][0] = R ? tg_ld(R[o]) : 0.f;
+        rv[i][h][j][1] = R ? tg_ld(R[o + 1]) : 0.f;
+      }
+    }
+  float acc[2][4][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[i][j][e] = 0.f;
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  __syncthreads();
+  const T *a0 = sA + (wm * 32 + (lane & 15)) * KP + (lane >> 4) * 8;
+#pragma unroll 2
+  for (int ks = 0; ks < kLen; ks += 16) {
+    unsigned af[2][4], bf[4][2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      tgm_ldsm4(af[i], a0 + i * 16 * KP + ks);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      unsigned r[4];
+      if (TB)
+        tgm_ldsm4(r, sB + (wn * 32 + j * 16 + (lane & 7) + ((lane >> 4) << 3)) * KP + ks +
+                         ((lane >> 3) & 1) * 8);
+      else
+        tgm_ldsm4t(r, sB + (ks + (lane & 15)) * BP + wn * 32 + j * 16 + (lane >> 4) * 8);
+      bf[2 * j][0] = r[0], bf[2 * j][1] = r[1], bf[2 * j + 1][0] = r[2], bf[2 * j + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        tgm_mma<T>(acc[i][j], af[i], bf[j]);
+  }
+  if (splits > 1) {
+    __syncthreads(); // every warp is done with the operands: the partial tile takes their place
+    float *red = reinterpret_cast<float *>(tgm_smem);
+#pragma unroll
+    for (int f = 0; f < 32; ++f) // fragment order: element f of thread tid at f·NT + tid
+      red[f * NT + tid] = acc[f >> 4][(f >> 2) & 3][f & 3];
+    tgr_cluster_sync();
+    const unsigned red0 = tgm_s32(red);
+#pragma unroll
+    for (int gi = 0; gi < 16; ++gi) { // group (i, j, h) = elements f0, f0 + 1
+      if (gi % splits != split)
+        continue;
+      const int i = gi >> 3, j = (gi >> 1) & 3, h = gi & 1, f0 = i * 16 + j * 4 + 2 * h;
+      float s0 = 0.f, s1 = 0.f;
+      for (int s = 0; s < splits; ++s) {
+        s0 += tgr_ld_remote(red0 + (unsigned)((f0 * NT + tid) * 4), s);
+        s1 += tgr_ld_remote(red0 + (unsigned)(((f0 + 1) * NT + tid) * 4), s);
+      }
+      acc[i][j][2 * h] = s0, acc[i][j][2 * h + 1] = s1;
+    }
+    tgr_cluster_sync(); // no block leaves while another still reads its shared memory
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = m0 + wm * 32 + i * 16 + g + h * 8;
+      if (r >= m)
+        continue;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (splits > 1 && (i * 8 + j * 2 + h) % splits != split)
+          continue;
+        float v0 = acc[i][j][2 * h] + bv[j][0], v1 = acc[i][j][2 * h + 1] + bv[j][1];
+        if (act)
+          v0 = tgm_act(v0, act), v1 = tgm_act(v1, act);
+        tgm_st2(C + (long long)r * ldc + n0 + wn * 32 + j * 8 + 2 * t, v0 + rv[i][h][j][0],
+                v1 + rv[i][h][j][1]);
+      }
+    }
+}
 } // namespace
 #define TGM_GEMM(NAME, T, TB, BM, BK, ST)                                                          \
   extern "C" __global__ void __launch_bounds__(BM * 2)                                            \
@@ -271,6 +449,14 @@ __device__ __forceinline__ void tgm_gemm(const T *__restrict__ A, const T *__res
        long long sbias, int splits, int act, int flags) {                                          \
     tgm_gemm<T, TB, BM, BK, ST>(A, B, C, bias, R, ws, cnt, m, n, k, lda, ldb, ldc, sa, sb, sc,    \
                                 sbias, splits, act, flags);                                        \
+  }
+#define TGR_GEMM(NAME, T, TB)                                                                      \
+  extern "C" __global__ void __launch_bounds__(128)                                               \
+  NAME(const T *A, const T *B, T *C, const T *bias, const T *R, float *ws, int *cnt, int m, int n, \
+       int k, int lda, int ldb, int ldc, long long sa, long long sb, long long sc,                 \
+       long long sbias, int splits, int act, int flags) {                                          \
+    tgr_gemm<T, TB>(A, B, C, bias, R, m, n, k, lda, ldb, ldc, sa, sb, sc, sbias, splits, act,     \
+                    flags);                                                                        \
   }
 )GEMM";
 
@@ -283,9 +469,11 @@ std::string mmaGemmSource(const std::set<std::pair<int, bool>> &uses) {
   for (const auto &[dtype, transB] : uses)
     for (const MmaGemmConfig &c : kMmaGemmConfigs) {
       const char *t = dtype == 10 ? "__half" : "__nv_bfloat16";
-      code += "TGM_GEMM(" + mmaGemmSymbol(dtype, transB, c) + ", " + t + ", " +
-              (transB ? "true" : "false") + ", " + std::to_string(c.bm) + ", " +
-              std::to_string(c.bk) + ", " + std::to_string(c.stages) + ")\n";
+      code += c.resident ? "TGR_GEMM(" + mmaGemmSymbol(dtype, transB, c) + ", " + t + ", " +
+                               (transB ? "true" : "false") + ")\n"
+                         : "TGM_GEMM(" + mmaGemmSymbol(dtype, transB, c) + ", " + t + ", " +
+                               (transB ? "true" : "false") + ", " + std::to_string(c.bm) + ", " +
+                               std::to_string(c.bk) + ", " + std::to_string(c.stages) + ")\n";
     }
   return code;
 }
