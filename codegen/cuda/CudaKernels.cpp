@@ -640,6 +640,44 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
         other.getType() == out.getType())
       return emitGemm(gemm, gargs, StepArg{out}, true, StepArg{op->getOperand(arg.getArgNumber())});
   }
+  // matmul + bias: an add of a buffer laid out [batch..., 1, N] (the same for every batch, or
+  // one row per batch) rides in the GEMM's bias epilogue (per-batch bias stride).
+  if (auto mm = dyn_cast<tg::MatmulOp>(gemm); mm && ops.size() == 1 &&
+                                              isa<tg::AddOp>(ops[0]) &&
+                                              ops[0]->getResult(0) == result &&
+                                              g.getType() == out.getType()) {
+    Value other = ops[0]->getOperand(0) == g ? ops[0]->getOperand(1) : ops[0]->getOperand(0);
+    auto arg = other.dyn_cast<BlockArgument>();
+    const Shape os = shapeOf(out);
+    if (other != g && arg && arg.getOwner() == &body && !inPtr[arg.getArgNumber()].empty() &&
+        other.getType().cast<RankedTensorType>().getElementType() ==
+            g.getType().cast<RankedTensorType>().getElementType() &&
+        os.size() >= 2) {
+      const Shape bs = broadcastStrides(shapeOf(other), os);
+      const Shape batchShape(os.begin(), os.end() - 2);
+      const Shape cs = contiguousStrides(batchShape);
+      const int64_t N = os.back();
+      bool shared = true, perBatch = true;
+      for (size_t d = 0; d < batchShape.size(); ++d) {
+        shared = shared && bs[d] == 0;
+        perBatch = perBatch && bs[d] == cs[d] * N;
+      }
+      const size_t stepsBefore = steps.size();
+      if (bs[os.size() - 2] == 0 && bs.back() == 1 && (shared || perBatch)) {
+        if (auto e = emitGemm(gemm, gargs, StepArg{out}, true))
+          return e;
+        if (steps.size() == stepsBefore + 1 &&
+            (shared || steps.back().desc.batch() == product(batchShape))) {
+          plan::GemmDesc &d = steps.back().desc;
+          d.set_bias(true);
+          d.set_bias_stride(shared ? 0 : N);
+          steps.back().args.push_back(StepArg{op->getOperand(arg.getArgNumber())});
+          return llvm::Error::success();
+        }
+        steps.resize(stepsBefore); // one GEMM per batch: the epilogue kernel below adds it
+      }
+    }
+  }
   // linear (+ bias) + one activation, f16/bf16, on a shape tgc's tensor-core GEMM takes: the
   // GEMM step carries the activation, and the epilogue kernel below is marked to be skipped when
   // the runtime runs that GEMM on a kernel that applies it (cuBLASLt does not: then it runs).

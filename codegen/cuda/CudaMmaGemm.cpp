@@ -263,39 +263,50 @@ __device__ __forceinline__ void tgm_gemm(const T *__restrict__ A, const T *__res
       }
     }
 }
-// ---- Resident K-slice variant (tgr): one 64×64 output tile per block, its whole k range (k /
-// splits) staged in shared memory at once. The weight part (B when flags bit 0) is requested
-// before griddepcontrol.wait, so under programmatic dependent launch it streams in while the
-// previous kernel runs; A follows after the wait; one wait, then the math. Split-K runs across a
-// thread-block cluster (cluster dims 1×1×splits, blockIdx.z = b·splits + split, splits <= 8, sm_90):
-// each block leaves its fp32 partial tile in its own shared memory, and block `split` of the
-// cluster sums fragment groups g ≡ split (mod splits) from all blocks of the cluster through
-// distributed shared memory (in split order: deterministic) and applies the epilogue to them.
+// ---- Resident K-slice variant (tgr, sm_90): one 64×64 output tile per block, its whole k range
+// (k / splits) staged in shared memory at once by the bulk-copy engine (cp.async.bulk, one copy
+// per operand row, completing on an mbarrier: far more bytes in flight per SM than per-thread
+// cp.async). The weight part (B when flags bit 0) is requested before griddepcontrol.wait, so
+// under programmatic dependent launch it streams in while the previous kernel runs; A follows
+// after the wait. Split-K runs across a thread-block cluster (cluster dims 1×1×splits, blockIdx.z =
+// b·splits + split, splits <= 8): each block leaves its fp32 partial tile in its own shared
+// memory, and block `split` of the cluster sums fragment pairs p ≡ split (mod splits) over all
+// blocks of the cluster through distributed shared memory (in split order: deterministic) and
+// applies the epilogue to them. Rows past m copy row m - 1 (their outputs are not stored).
 // Needs n % 64 == 0, (k / splits) % 16 == 0, the alignments of tgm_gemm, and
-// (64·(k/splits + 8) + |B slice|)·2 bytes of dynamic shared memory (at least 16 KB with splits).
-__device__ __forceinline__ void tgr_cluster_sync() {
+// mmaResidentSmemBytes(k / splits, TB, splits) bytes of dynamic shared memory.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void tgr_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                    : "memory");
-#endif
 }
-__device__ __forceinline__ float tgr_ld_remote(unsigned addr, int rank) {
-  float v = 0.f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned ra;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(addr), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(ra) : "memory");
-#endif
-  return v;
+__device__ __forceinline__ void tgr_bulk(unsigned dst, const void *src, unsigned bytes,
+                                         unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+               "[%3];\n" ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
 }
+__device__ __forceinline__ void tgr_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void tgr_wait(unsigned bar) {
+  asm volatile("{\n.reg .pred p;\nTGR_WAIT:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n"
+               "@!p bra TGR_WAIT;\n}\n" ::"r"(bar)
+               : "memory");
+}
+#endif
 template <class T, bool TB>
 __device__ __forceinline__ void tgr_gemm(const T *__restrict__ A, const T *__restrict__ B, T *C,
                                          const T *bias, const T *R, int m, int n, int k, int lda,
                                          int ldb, int ldc, long long sa, long long sb,
                                          long long sc, long long sbias, int splits, int act,
                                          int flags) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int BM = 64, BN = 64, NT = 128, BP = BN + 8;
   extern __shared__ __align__(16) unsigned char tgm_smem[];
+  __shared__ __align__(8) unsigned long long bars[2]; // 0: B landed, 1: A landed
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp >> 1, wn = warp & 1, g = lane >> 2, t = lane & 3;
   const int split = blockIdx.z % splits, b = blockIdx.z / splits;
@@ -307,23 +318,32 @@ __device__ __forceinline__ void tgr_gemm(const T *__restrict__ A, const T *__res
     R += b * sc;
   if (bias)
     bias += b * sbias;
-  const int kLen = k / splits, kBeg = split * kLen, KP = kLen + 8, CK = kLen / 8;
+  const int kLen = k / splits, kBeg = split * kLen, KP = kLen + 8;
   T *sA = reinterpret_cast<T *>(tgm_smem), *sB = sA + BM * KP; // A: BM × KP; B: BN × KP or kLen × BP
   const unsigned sA0 = tgm_s32(sA), sB0 = tgm_s32(sB);
+  const unsigned barB = tgm_s32(&bars[0]), barA = tgm_s32(&bars[1]);
+  if (tid == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\nmbarrier.init.shared::cta.b64 [%1], 1;\n"
+                 "fence.mbarrier_init.release.cluster;\n" ::"r"(barB), "r"(barA)
+                 : "memory");
+  }
+  __syncthreads();
+  // Warp 0 issues every copy: B's rows (n×k: BN rows of kLen; k×n: kLen rows of BN), then A's.
+  const unsigned rowBytes = (unsigned)(kLen * sizeof(T));
   auto loadB = [&] {
+    if (warp != 0)
+      return;
+    if (lane == 0)
+      tgr_expect(barB, TB ? BN * rowBytes : (unsigned)(kLen * BN * sizeof(T)));
+    __syncwarp();
     if (TB) {
-      for (int r = warp; r < BN; r += NT / 32)
-        for (int ch = lane; ch < CK; ch += 32)
-          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                           sB0 + (unsigned)((r * KP + ch * 8) * (int)sizeof(T))),
-                       "l"(B + (long long)(n0 + r) * ldb + kBeg + ch * 8));
+      for (int r = lane; r < BN; r += 32)
+        tgr_bulk(sB0 + (unsigned)(r * KP * sizeof(T)), B + (long long)(n0 + r) * ldb + kBeg,
+                 rowBytes, barB);
     } else {
-      for (int c = tid; c < kLen * 8; c += NT) {
-        const int r = c >> 3, ch = c & 7;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                         sB0 + (unsigned)((r * BP + ch * 8) * (int)sizeof(T))),
-                     "l"(B + (long long)(kBeg + r) * ldb + n0 + ch * 8));
-      }
+      for (int r = lane; r < kLen; r += 32)
+        tgr_bulk(sB0 + (unsigned)(r * BP * sizeof(T)), B + (long long)(kBeg + r) * ldb + n0,
+                 (unsigned)(BN * sizeof(T)), barB);
     }
   };
   float bv[4][2];
@@ -344,15 +364,14 @@ __device__ __forceinline__ void tgr_gemm(const T *__restrict__ A, const T *__res
     loadBias();
   if (!(flags & 1))
     loadB();
-  for (int r = warp; r < BM; r += NT / 32) {
-    const int gr = m0 + r;
-    const T *src = A + (long long)min(gr, m - 1) * lda + kBeg;
-    for (int ch = lane; ch < CK; ch += 32)
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                       sA0 + (unsigned)((r * KP + ch * 8) * (int)sizeof(T))),
-                   "l"(src + ch * 8), "r"(gr < m ? 16 : 0));
+  if (warp == 0) {
+    if (lane == 0)
+      tgr_expect(barA, BM * rowBytes);
+    __syncwarp();
+    for (int r = lane; r < BM; r += 32)
+      tgr_bulk(sA0 + (unsigned)(r * KP * sizeof(T)), A + (long long)min(m0 + r, m - 1) * lda + kBeg,
+               rowBytes, barA);
   }
-  asm volatile("cp.async.commit_group;\n" ::);
   // The residual, loaded early: it is read before C is written (C may alias R).
   float rv[2][2][4][2];
 #pragma unroll
@@ -375,8 +394,8 @@ __device__ __forceinline__ void tgr_gemm(const T *__restrict__ A, const T *__res
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         acc[i][j][e] = 0.f;
-  asm volatile("cp.async.wait_group 0;\n" ::);
-  __syncthreads();
+  tgr_wait(barB);
+  tgr_wait(barA);
   const T *a0 = sA + (wm * 32 + (lane & 15)) * KP + (lane >> 4) * 8;
 #pragma unroll 2
   for (int ks = 0; ks < kLen; ks += 16) {
@@ -402,23 +421,39 @@ __device__ __forceinline__ void tgr_gemm(const T *__restrict__ A, const T *__res
   }
   if (splits > 1) {
     __syncthreads(); // every warp is done with the operands: the partial tile takes their place
-    float *red = reinterpret_cast<float *>(tgm_smem);
+    // Pair p = (i, j, h) holds elements acc[i][j][2h], acc[i][j][2h + 1]; thread tid's pair p sits
+    // at float2 index p·NT + tid.
+    float2 *red = reinterpret_cast<float2 *>(tgm_smem);
 #pragma unroll
-    for (int f = 0; f < 32; ++f) // fragment order: element f of thread tid at f·NT + tid
-      red[f * NT + tid] = acc[f >> 4][(f >> 2) & 3][f & 3];
+    for (int p = 0; p < 16; ++p)
+      red[p * NT + tid] = make_float2(acc[p >> 3][(p >> 1) & 3][2 * (p & 1)],
+                                      acc[p >> 3][(p >> 1) & 3][2 * (p & 1) + 1]);
     tgr_cluster_sync();
     const unsigned red0 = tgm_s32(red);
 #pragma unroll
-    for (int gi = 0; gi < 16; ++gi) { // group (i, j, h) = elements f0, f0 + 1
-      if (gi % splits != split)
+    for (int p = 0; p < 16; ++p) {
+      if (p % splits != split)
         continue;
-      const int i = gi >> 3, j = (gi >> 1) & 3, h = gi & 1, f0 = i * 16 + j * 4 + 2 * h;
-      float s0 = 0.f, s1 = 0.f;
-      for (int s = 0; s < splits; ++s) {
-        s0 += tgr_ld_remote(red0 + (unsigned)((f0 * NT + tid) * 4), s);
-        s1 += tgr_ld_remote(red0 + (unsigned)(((f0 + 1) * NT + tid) * 4), s);
+      // All blocks' values first (independent loads in flight together), then the sum in split
+      // order.
+      float2 v[8];
+#pragma unroll
+      for (int s = 0; s < 8; ++s) {
+        v[s] = make_float2(0.f, 0.f);
+        if (s < splits) {
+          unsigned ra;
+          asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                       : "=r"(ra) : "r"(red0 + (unsigned)((p * NT + tid) * 8)), "r"(s));
+          asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
+                       : "=f"(v[s].x), "=f"(v[s].y) : "r"(ra));
+        }
       }
-      acc[i][j][2 * h] = s0, acc[i][j][2 * h + 1] = s1;
+      float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+      for (int s = 0; s < 8; ++s)
+        s0 += v[s].x, s1 += v[s].y;
+      acc[p >> 3][(p >> 1) & 3][2 * (p & 1)] = s0;
+      acc[p >> 3][(p >> 1) & 3][2 * (p & 1) + 1] = s1;
     }
     tgr_cluster_sync(); // no block leaves while another still reads its shared memory
   }
@@ -440,6 +475,9 @@ __device__ __forceinline__ void tgr_gemm(const T *__restrict__ A, const T *__res
                 v1 + rv[i][h][j][1]);
       }
     }
+#else
+  __trap(); // sm_90 only: the runtime never launches it on older GPUs
+#endif
 }
 } // namespace
 #define TGM_GEMM(NAME, T, TB, BM, BK, ST)                                                          \

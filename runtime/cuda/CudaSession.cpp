@@ -133,7 +133,7 @@ private:
   CUdeviceptr mmaWs_ = 0, mmaCnt_ = 0;
   int64_t mmaWsBytes_ = 0, mmaCntBytes_ = 0;
   int sms_ = 0;
-  int smemOptin_ = 0;     ///< most dynamic shared memory a block may ask for
+  int smemOptin_ = 0;     ///< dynamic shared memory a block may ask for (static use kept apart)
   bool clusters_ = false; ///< thread-block clusters (sm_90+, cuLaunchKernelEx): cluster split-K
   cublasLtHandle_t ltHandle_ = nullptr;
   std::string deviceName_, moduleFrom_;
@@ -428,6 +428,7 @@ Status CudaSession::setupGpu() {
   deviceName_ = std::string(name) + " (sm_" + std::to_string(major) + std::to_string(minor) + ")";
   clusters_ = major >= 9 && d_->cuLaunchKernelEx;
   d_->cuDeviceGetAttribute(&smemOptin_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_);
+  smemOptin_ = std::max(smemOptin_ - 1024, 0); // room for the kernels' static shared memory
   if (!(e = ck(d_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate")).empty())
     return fail(e);
   // The cubin when it is for this GPU, else the PTX (JIT-compiled by the driver).
@@ -713,8 +714,8 @@ void CudaSession::setupMma(size_t i) {
       for (int sp : {1, 2, 4, 8}) {
         const int64_t kLen = g.k() / sp;
         const long long smem = mmaResidentSmemBytes(kLen, g.trans_b(), sp);
-        if (g.k() % sp || kLen % 16 || smem > smemOptin_ || g.batch() * sp > 65535 ||
-            (sp > 1 && (!clusters_ || tiles * sp > 4 * sms_)))
+        if (!clusters_ || g.k() % sp || kLen % 16 || smem > smemOptin_ ||
+            g.batch() * sp > 65535 || (sp > 1 && tiles * sp > 4 * sms_))
           continue;
         gr.mmaCands.push_back({f->second, cfg, (int)smem, sp});
       }
