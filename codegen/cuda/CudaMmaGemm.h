@@ -10,35 +10,24 @@
 
 namespace tgc::cuda {
 
-/// One instantiated kernel shape: BM×64 output tiles, BK-deep k steps, ST pipeline stages
-/// (tgm_gemm); or `resident` (tgr_gemm): 64×64 tiles, the block's whole k range in shared memory
-/// at once, split-K across a thread-block cluster.
+/// One instantiated kernel shape: BM×64 output tiles, BK-deep k steps, ST pipeline stages.
 struct MmaGemmConfig {
   int bm, bk, stages;
-  bool resident = false;
 };
-constexpr MmaGemmConfig kMmaGemmConfigs[] = {
-    {64, 32, 4}, {64, 64, 4}, {128, 64, 3}, {64, 0, 0, true}};
+constexpr MmaGemmConfig kMmaGemmConfigs[] = {{64, 32, 4}, {64, 64, 4}, {128, 64, 3}};
 constexpr int kMmaGemmTileCols = 64;
 constexpr int kMmaGemmTileK = 32; ///< smallest BK
 
-/// Dynamic shared memory of a pipelined configuration (padded rows: A BM×(BK+8); B 64×(BK+8)
-/// when B is n×k, BK×72 when k×n).
+/// Dynamic shared memory of a configuration (padded rows: A BM×(BK+8); B 64×(BK+8) when B is
+/// n×k, BK×72 when k×n).
 constexpr int mmaGemmSmemBytes(const MmaGemmConfig &c, bool transB) {
   return c.stages * 2 * (c.bm * (c.bk + 8) + (transB ? 64 * (c.bk + 8) : c.bk * 72));
-}
-/// Dynamic shared memory of the resident kernel for a k range of kLen per block (A 64×(kLen+8);
-/// B 64×(kLen+8) or kLen×72; with split-K at least the 64×64 fp32 partial tile).
-constexpr long long mmaResidentSmemBytes(long long kLen, bool transB, int splits) {
-  const long long ops = 2 * (64 * (kLen + 8) + (transB ? 64 * (kLen + 8) : kLen * 72));
-  return splits > 1 && ops < 64 * 64 * 4 ? 64 * 64 * 4 : ops;
 }
 
 /// Kernel symbol for ONNX dtype 10 (f16) or 16 (bf16), B n×k (`transB`) or k×n.
 inline std::string mmaGemmSymbol(int dtype, bool transB, const MmaGemmConfig &c) {
   return std::string("tgk_mma_gemm_") + (dtype == 10 ? "f16" : "bf16") +
-         (transB ? "_nt_" : "_nn_") + std::to_string(c.bm) + "x" +
-         (c.resident ? std::string("K") : std::to_string(c.bk));
+         (transB ? "_nt_" : "_nn_") + std::to_string(c.bm) + "x" + std::to_string(c.bk);
 }
 
 /// Whether a GEMM's shape fits the kernels at all (n, k and leading dims/strides in elements;

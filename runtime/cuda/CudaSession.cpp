@@ -133,8 +133,6 @@ private:
   CUdeviceptr mmaWs_ = 0, mmaCnt_ = 0;
   int64_t mmaWsBytes_ = 0, mmaCntBytes_ = 0;
   int sms_ = 0;
-  int smemOptin_ = 0;     ///< dynamic shared memory a block may ask for (static use kept apart)
-  bool clusters_ = false; ///< thread-block clusters (sm_90+, cuLaunchKernelEx): cluster split-K
   cublasLtHandle_t ltHandle_ = nullptr;
   std::string deviceName_, moduleFrom_;
   std::string tuneSummary_ = "off";
@@ -154,9 +152,7 @@ private:
       MmaGemmConfig cfg;
       int smem, splits;
       std::string name() const {
-        // "64xKx4": the resident kernel (whole k range), 4 splits.
-        return std::to_string(cfg.bm) + "x" + (cfg.resident ? "K" : std::to_string(cfg.bk)) +
-               "x" + std::to_string(splits);
+        return std::to_string(cfg.bm) + "x" + std::to_string(cfg.bk) + "x" + std::to_string(splits);
       }
     };
     std::vector<Mma> mmaCands;
@@ -183,9 +179,8 @@ private:
   std::string launchGemm(const RtStep &s);
   std::string launchKernel(const RtStep &s);
   /// cuLaunchKernel, or cuLaunchKernelEx with programmatic stream serialization when pdl_.
-  /// `clusterZ` > 1: blocks z·k .. z·k + clusterZ - 1 form a thread-block cluster.
   std::string launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
-                     unsigned shared, void **params, const char *what, unsigned clusterZ = 1);
+                     unsigned shared, void **params, const char *what);
   bool pdl_ = true; ///< programmatic dependent launch ($TGC_CUDA_PDL=0: off)
   float alpha_ = 1.f, beta_ = 0.f;
   CUgraphExec graph_ = nullptr;
@@ -426,9 +421,6 @@ Status CudaSession::setupGpu() {
   d_->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_);
   d_->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_);
   deviceName_ = std::string(name) + " (sm_" + std::to_string(major) + std::to_string(minor) + ")";
-  clusters_ = major >= 9 && d_->cuLaunchKernelEx;
-  d_->cuDeviceGetAttribute(&smemOptin_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_);
-  smemOptin_ = std::max(smemOptin_ - 1024, 0); // room for the kernels' static shared memory
   if (!(e = ck(d_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate")).empty())
     return fail(e);
   // The cubin when it is for this GPU, else the PTX (JIT-compiled by the driver).
@@ -465,9 +457,7 @@ Status CudaSession::setupGpu() {
                                   mmaGemmSymbol(s.gemm().dtype(), s.gemm().trans_b(), cfg).c_str()) ==
               CUDA_SUCCESS &&
           d_->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 cfg.resident ? smemOptin_
-                                              : mmaGemmSmemBytes(cfg, s.gemm().trans_b())) ==
-              CUDA_SUCCESS)
+                                 mmaGemmSmemBytes(cfg, s.gemm().trans_b())) == CUDA_SUCCESS)
         mmaFns_[key] = fn;
     }
   }
@@ -709,18 +699,6 @@ void CudaSession::setupMma(size_t i) {
     if (f == mmaFns_.end() || tilesM > 65535)
       continue;
     const int64_t tiles = tilesM * (g.n() / kMmaGemmTileCols) * g.batch();
-    if (cfg.resident) {
-      // The block's whole k range in shared memory; split-K over a cluster of up to 8 blocks.
-      for (int sp : {1, 2, 4, 8}) {
-        const int64_t kLen = g.k() / sp;
-        const long long smem = mmaResidentSmemBytes(kLen, g.trans_b(), sp);
-        if (!clusters_ || g.k() % sp || kLen % 16 || smem > smemOptin_ ||
-            g.batch() * sp > 65535 || (sp > 1 && tiles * sp > 4 * sms_))
-          continue;
-        gr.mmaCands.push_back({f->second, cfg, (int)smem, sp});
-      }
-      continue;
-    }
     for (int sp : kSplitCounts) {
       if (g.k() % (cfg.bk * sp) || g.batch() * sp > 65535 || (sp > 1 && tiles * sp > 4 * sms_))
         continue;
@@ -754,8 +732,7 @@ std::string CudaSession::launchGemm(const RtStep &s) {
                               (unsigned)((s.g.m + c.cfg.bm - 1) / c.cfg.bm),
                               (unsigned)(s.g.batch * c.splits)};
     const unsigned block[3] = {(unsigned)(c.cfg.bm * 2), 1, 1};
-    return launch(c.fn, grid, block, (unsigned)c.smem, params, "launch(tgk_mma_gemm)",
-                  c.cfg.resident ? (unsigned)c.splits : 1u);
+    return launch(c.fn, grid, block, (unsigned)c.smem, params, "launch(tgk_mma_gemm)");
   }
   // With a residual R: D = A·B (+ bias) + 1·R, cuBLASLt's C input.
   const bool res = s.g.residual != 0;
@@ -913,24 +890,15 @@ Status CudaSession::tuneGemms() {
 }
 
 std::string CudaSession::launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
-                                unsigned shared, void **params, const char *what,
-                                unsigned clusterZ) {
-  if (pdl_ || clusterZ > 1) {
-    CUlaunchAttribute at[2] = {};
-    unsigned n = 0;
-    if (pdl_) {
-      at[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      at[n++].value.programmaticStreamSerializationAllowed = 1;
-    }
-    if (clusterZ > 1) {
-      at[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      at[n].value.clusterDim.x = 1, at[n].value.clusterDim.y = 1;
-      at[n++].value.clusterDim.z = clusterZ;
-    }
+                                unsigned shared, void **params, const char *what) {
+  if (pdl_) {
+    CUlaunchAttribute at{};
+    at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    at.value.programmaticStreamSerializationAllowed = 1;
     CUlaunchConfig cfg{};
     cfg.gridDimX = grid[0], cfg.gridDimY = grid[1], cfg.gridDimZ = grid[2];
     cfg.blockDimX = block[0], cfg.blockDimY = block[1], cfg.blockDimZ = block[2];
-    cfg.sharedMemBytes = shared, cfg.hStream = stream_, cfg.attrs = at, cfg.numAttrs = n;
+    cfg.sharedMemBytes = shared, cfg.hStream = stream_, cfg.attrs = &at, cfg.numAttrs = 1;
     return ck(d_->cuLaunchKernelEx(&cfg, fn, params, nullptr), what);
   }
   return ck(d_->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,

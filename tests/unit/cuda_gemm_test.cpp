@@ -79,19 +79,17 @@ protected:
 TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
   const std::vector<GemmCase> cases = {
       {"linear_bias_gelu_m197", 1, 197, 256, 192, true, false, false, "Gelu",
-       {"64x32x1", "64x32x2", "64x32x4", "64x64x1", "64x64x2", "128x64x1", "128x64x4", "64xKx1",
-        "64xKx2", "64xKx4", "64xKx8"}},
+       {"64x32x1", "64x32x2", "64x32x4", "64x64x1", "64x64x2", "128x64x1", "128x64x4"}},
       {"linear_bias_residual", 1, 128, 512, 128, true, true, false, "",
-       {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8", "64xKx1", "64xKx8"}},
-      {"batched_matmul_nn", 4, 64, 96, 128, false, false, true, "", {"64x32x1", "64x32x3", "64xKx1", "64xKx2"}},
-      {"linear_relu", 1, 64, 128, 256, false, false, false, "Relu", {"64x32x4", "64x64x2", "128x64x2", "64xKx4"}},
-      {"qkv_split_bias", 1, 197, 256, 192, true, false, false, "", {"64x32x1", "64x64x4", "128x64x2", "64xKx2", "64xKx8"},
+       {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8"}},
+      {"batched_matmul_nn", 4, 64, 96, 128, false, false, true, "", {"64x32x1", "64x32x3"}},
+      {"linear_relu", 1, 64, 128, 256, false, false, false, "Relu", {"64x32x4", "64x64x2", "128x64x2"}},
+      {"qkv_split_bias", 1, 197, 256, 192, true, false, false, "", {"64x32x1", "64x64x4", "128x64x2"},
        true},
   };
   const std::vector<std::string> configs = {
       "off",     "",        "64x32x1", "64x32x2",  "64x32x3",  "64x32x4",  "64x32x16", "64x64x1",
-      "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8", "64xKx1",
-      "64xKx2",  "64xKx4",  "64xKx8"};
+      "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8"};
   for (const GemmCase &c : cases) {
     OnnxModel m(20);
     std::vector<int64_t> xs = {c.batch, c.m, c.k}, ws = {c.batch, c.k, c.n}, ys = {c.batch, c.m, c.n};
