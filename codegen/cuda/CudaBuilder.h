@@ -146,6 +146,16 @@ struct KernelBuilder {
   llvm::Error emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
                             const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);
+  /// A [1, 0, 2] transpose of a rank-3 tensor only moves rows between batches, so a batched GEMM
+  /// can read its input in place of the copy (lhs rows B·K apart, batches K apart) when it is the
+  /// only reader, right after it, and its output is clear of the input's buffer. The transpose
+  /// then emits nothing.
+  bool gemmReadsThrough(tg::TransposeOp t) const;
+  /// After a batched GEMM step computing `v` (no epilogue kernel, no residual): when `v`'s only
+  /// reader is the next op, a [1, 0, 2] transpose whose buffer is clear of the GEMM's operands, the
+  /// GEMM writes the transposed layout (rows B·N apart, batches N apart) and the transpose emits
+  /// nothing.
+  void foldOutputTranspose(mlir::Value v);
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,
                             bool &handled);

@@ -10,6 +10,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ private:
   int constants_ = 0;
   int64_t scratch_ = 0;
   std::map<std::string, std::string> kernelBySource_; ///< kernel text (sans name) -> symbol
+  /// Transposes whose copy the GEMM before them does by writing in their layout (see
+  /// KernelBuilder::foldOutputTranspose): they emit nothing.
+  std::set<mlir::Operation *> writtenByGemm_;
   friend struct KernelBuilder;
 };
 

@@ -399,6 +399,79 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
   return error;
 }
 
+namespace {
+bool isBatchRowTranspose(tg::TransposeOp t) {
+  if (!t || shapeOf(t.getInput()).size() != 3)
+    return false;
+  Shape perm;
+  for (Attribute p : t.getPerm())
+    perm.push_back(p.cast<IntegerAttr>().getInt());
+  return perm == Shape{1, 0, 2};
+}
+/// Whether two planned buffers share bytes (only arena buffers can).
+bool overlaps(const BufferLoc &a, const BufferLoc &b) {
+  return a.kind == BufferLoc::Arena && b.kind == BufferLoc::Arena && a.offset < b.offset + b.bytes &&
+         b.offset < a.offset + a.bytes;
+}
+} // namespace
+
+bool KernelBuilder::gemmReadsThrough(tg::TransposeOp t) const {
+  if (!isBatchRowTranspose(t) || !t.getResult().hasOneUse())
+    return false;
+  Operation *user = *t.getResult().getUsers().begin();
+  if (user != t->getNextNode())
+    return false;
+  // The matmul reading t as its lhs: the user itself, or the first op of a "gemm" kernel whose
+  // argument for t has no other reader.
+  auto mm = dyn_cast<tg::MatmulOp>(user);
+  if (auto f = dyn_cast<tg::FusedOp>(user); f && f.getKind() == "gemm") {
+    Block &body = f.getBody().front();
+    for (Operation &inner : body.without_terminator())
+      if (!isa<tg::ConstantOp>(inner)) {
+        mm = dyn_cast<tg::MatmulOp>(inner);
+        break;
+      }
+    auto arg = mm ? mm.getLhs().dyn_cast<BlockArgument>() : BlockArgument();
+    if (!arg || arg.getOwner() != &body || !arg.hasOneUse() ||
+        f->getOperand(arg.getArgNumber()) != t.getResult())
+      return false;
+  } else if (!mm || mm.getLhs() != t.getResult()) {
+    return false;
+  }
+  // One strided-batch GEMM: the rhs has the lhs's batch or none.
+  Shape a = shapeOf(mm.getLhs()), b = shapeOf(mm.getRhs());
+  if (!(b.size() == 2 || (b.size() == 3 && b[0] == a[0])))
+    return false;
+  auto in = em.plan_.locs.find(t.getInput()), res = em.plan_.locs.find(user->getResult(0));
+  return in != em.plan_.locs.end() && res != em.plan_.locs.end() &&
+         in->second.kind != BufferLoc::Inline && !overlaps(in->second, res->second);
+}
+
+void KernelBuilder::foldOutputTranspose(Value v) {
+  if (steps.empty() || !steps.back().gemm || !v.hasOneUse())
+    return;
+  auto t = dyn_cast<tg::TransposeOp>(*v.getUsers().begin());
+  EmittedStep &s = steps.back();
+  plan::GemmDesc &g = s.desc;
+  if (!isBatchRowTranspose(t) || t.getOperation() != v.getDefiningOp()->getNextNode() ||
+      g.residual() || g.batch() != shapeOf(v)[0] || g.stride_c() != g.m() * g.n() ||
+      g.ldc() != g.n() || s.args[2].value != v || s.args[2].offset != 0)
+    return;
+  auto dst = em.plan_.locs.find(t.getResult());
+  if (dst == em.plan_.locs.end() || dst->second.kind != BufferLoc::Arena)
+    return;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    auto loc = i == 2 ? em.plan_.locs.end() : em.plan_.locs.find(s.args[i].value);
+    if (i != 2 && (loc == em.plan_.locs.end() || overlaps(loc->second, dst->second)))
+      return;
+  }
+  g.set_ldc(g.batch() * g.n());
+  g.set_stride_c(g.n());
+  s.args[2] = StepArg{t.getResult()};
+  s.label += " + " + t->getName().getStringRef().str() + " (GEMM writes its layout)";
+  em.writtenByGemm_.insert(t.getOperation());
+}
+
 llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &args, StepArg out,
                                     bool withBias, std::optional<StepArg> residual, int act) {
   Type et = op->getResult(0).getType().cast<RankedTensorType>().getElementType();
@@ -456,6 +529,16 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
   if (residual) {
     g.set_residual(true);
     s.args.push_back(*residual);
+  }
+  if (auto t = args[0].value ? args[0].value.getDefiningOp<tg::TransposeOp>() : nullptr;
+      t && gemmReadsThrough(t)) {
+    // lhs [B, M, K] is the transpose of [M, B, K]: rows B·K apart, batches K apart.
+    s.args[0] = StepArg{t.getInput()};
+    g.set_m(M), g.set_lda(NB * K), g.set_batch(NB);
+    g.set_stride_a(K), g.set_stride_b(product(bb) == 1 ? 0 : K * N), g.set_stride_c(M * N);
+    s.label += " + " + t->getName().getStringRef().str() + " (GEMM reads its input)";
+    steps.push_back(s);
+    return llvm::Error::success();
   }
   if (product(bb) == 1 && product(ab) == NB) {
     g.set_m(NB * M); // one GEMM: the lhs batch folds into M
@@ -628,8 +711,12 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
     gargs.push_back(StepArg{op->getOperand(arg.getArgNumber())});
   }
   Value g = gemm->getResult(0);
-  if (result == g)
-    return emitGemm(gemm, gargs, StepArg{out}, true);
+  if (result == g) {
+    if (auto e = emitGemm(gemm, gargs, StepArg{out}, true))
+      return e;
+    foldOutputTranspose(out);
+    return llvm::Error::success();
+  }
   // gemm + residual (one add of a same-shaped buffer): the GEMM adds it, no epilogue kernel.
   if (ops.size() == 1 && isa<tg::AddOp>(ops[0]) && ops[0]->getResult(0) == result &&
       g.getType() == out.getType()) {
@@ -672,6 +759,7 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
           d.set_bias(true);
           d.set_bias_stride(shared ? 0 : N);
           steps.back().args.push_back(StepArg{op->getOperand(arg.getArgNumber())});
+          foldOutputTranspose(out);
           return llvm::Error::success();
         }
         steps.resize(stepsBefore); // one GEMM per batch: the epilogue kernel below adds it
@@ -752,7 +840,11 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     if (auto lin = dyn_cast<tg::LinearOp>(op))
       if (tg::SplitOp sp = splitWrittenBy(lin, &stride))
         return emitSplitGemm(lin, sp, stride, args);
-    return emitGemm(op, args, StepArg{op->getResult(0)}, true);
+    if (auto e = emitGemm(op, args, StepArg{op->getResult(0)}, true))
+      return e;
+    if (isa<tg::MatmulOp>(op))
+      foldOutputTranspose(op->getResult(0));
+    return llvm::Error::success();
   }
   if (auto sp = dyn_cast<tg::SplitOp>(op)) {
     Value in = sp.getInput();
@@ -762,6 +854,9 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     if (lin && splitWrittenBy(lin) == sp)
       return llvm::Error::success(); // the GEMM before wrote every result
   }
+  if (auto tr = dyn_cast<tg::TransposeOp>(op);
+      tr && (gemmReadsThrough(tr) || em.writtenByGemm_.count(op)))
+    return llvm::Error::success(); // the GEMM next to it moves the rows
   auto ct = ctypeOf(op->getResult(0), op);
   if (!ct)
     return ct.takeError();
