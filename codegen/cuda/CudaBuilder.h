@@ -156,6 +156,11 @@ struct KernelBuilder {
   /// GEMM writes the transposed layout (rows B·N apart, batches N apart) and the transpose emits
   /// nothing.
   void foldOutputTranspose(mlir::Value v);
+  /// The op a normalization kernel applies to its output before storing it, in place of that
+  /// op's own kernel: the norm's only reader, right after it, elementwise on the norm's result
+  /// alone (tanh, a cast, an activation), writing a buffer clear of the norm's operands. Null
+  /// otherwise.
+  mlir::Operation *normEpilogue(mlir::Operation *norm) const;
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,
                             bool &handled);

@@ -67,6 +67,8 @@ private:
   /// Transposes whose copy the GEMM before them does by writing in their layout (see
   /// KernelBuilder::foldOutputTranspose): they emit nothing.
   std::set<mlir::Operation *> writtenByGemm_;
+  /// Elementwise ops a normalization kernel applies before its store (normEpilogue).
+  std::set<mlir::Operation *> appliedByNorm_;
   friend struct KernelBuilder;
 };
 

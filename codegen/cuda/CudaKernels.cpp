@@ -472,6 +472,32 @@ void KernelBuilder::foldOutputTranspose(Value v) {
   em.writtenByGemm_.insert(t.getOperation());
 }
 
+Operation *KernelBuilder::normEpilogue(Operation *norm) const {
+  Value y = norm->getResult(0);
+  if (!y.hasOneUse())
+    return nullptr;
+  Operation *user = *y.getUsers().begin();
+  if (user != norm->getNextNode() || user->getNumOperands() != 1 || user->getNumResults() != 1 ||
+      !isElementwiseOp(user) || shapeOf(user->getResult(0)) != shapeOf(y))
+    return nullptr;
+  auto out = em.plan_.locs.find(user->getResult(0));
+  if (out == em.plan_.locs.end() || out->second.kind != BufferLoc::Arena)
+    return nullptr;
+  // Clear of the norm's operands, except exactly in place of its input with the same element
+  // type (each row is read by the threads that write it, element j before j is written).
+  for (Value v : norm->getOperands()) {
+    auto loc = em.plan_.locs.find(v);
+    const bool inPlace = v == norm->getOperand(0) && loc != em.plan_.locs.end() &&
+                         loc->second.kind == out->second.kind &&
+                         loc->second.offset == out->second.offset &&
+                         loc->second.bytes == out->second.bytes &&
+                         v.getType() == user->getResult(0).getType();
+    if (loc != em.plan_.locs.end() && overlaps(loc->second, out->second) && !inPlace)
+      return nullptr;
+  }
+  return user;
+}
+
 llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &args, StepArg out,
                                     bool withBias, std::optional<StepArg> residual, int act) {
   Type et = op->getResult(0).getType().cast<RankedTensorType>().getElementType();
@@ -811,6 +837,8 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
 llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
   if (isa<tg::FusedOp>(op))
     return emitFused(op, code);
+  if (em.appliedByNorm_.count(op))
+    return llvm::Error::success(); // the normalization before it applied this op
   if (auto e = beginKernel())
     return e;
   for (Value r : op->getResults())

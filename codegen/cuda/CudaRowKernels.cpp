@@ -559,24 +559,30 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
 ///    scale/bias is read before waiting for the previous kernel.
 ///  - Otherwise one block per row (block reductions, three passes over the row).
 constexpr int64_t kWarpRowMax = 2048;
+/// The store: `ot` is the output's type and `epi` the expression (in `t`, the normalized value)
+/// that is stored: "t", or the elementwise op the kernel applies after the norm (normEpilogue).
+struct NormStore {
+  CType ot;
+  std::string epi = "t";
+};
 void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                   bool center, const std::string &scale, const std::string &bias,
-                  std::string &code);
+                  const NormStore &st, std::string &code);
 void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                  bool center, const std::string &scale, bool scaleConst, const std::string &bias,
-                 bool biasConst, std::string &code);
+                 bool biasConst, const NormStore &st, std::string &code);
 void rowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps, bool center,
              const std::string &scale, bool scaleConst, const std::string &bias, bool biasConst,
-             bool warpIndexable, std::string &code) {
+             bool warpIndexable, const NormStore &st, std::string &code) {
   if (ct.name != "double" && D <= kWarpRowMax && warpIndexable)
-    warpRowNorm(kb, ct, R, D, eps, center, scale, scaleConst, bias, biasConst, code);
+    warpRowNorm(kb, ct, R, D, eps, center, scale, scaleConst, bias, biasConst, st, code);
   else
-    blockRowNorm(kb, ct, R, D, eps, center, scale, bias, code);
+    blockRowNorm(kb, ct, R, D, eps, center, scale, bias, st, code);
 }
 
 void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                   bool center, const std::string &scale, const std::string &bias,
-                  std::string &code) {
+                  const NormStore &st, std::string &code) {
   Code &c = kb.c;
   const std::string &it = kb.it, &T = ct.name;
   const std::string A = T == "double" ? "double" : "float"; // accumulator
@@ -584,7 +590,7 @@ void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doub
                             "; j += blockDim.x)";
   c.line("const " + it + " r = blockIdx.x;");
   c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
-  c.line(T + " *yr = out0 + r * " + str(D) + ";");
+  c.line(st.ot.name + " *yr = out0 + r * " + str(D) + ";");
   if (center) {
     c.line(A + " s = 0;");
     c.line(loopJ + " s += (" + A + ")" + ct.ld("xr[j]") + ";");
@@ -602,14 +608,14 @@ void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doub
     c.line("t *= (" + A + ")" + ct.ld(scale) + ";");
   if (!bias.empty())
     c.line("t += (" + A + ")" + ct.ld(bias) + ";");
-  c.line("yr[j] = " + ct.st("t") + ";");
+  c.line("yr[j] = " + st.ot.st(st.epi) + ";");
   c.close();
   kb.endKernel(code, R, rowBlock(D));
 }
 
 void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                  bool center, const std::string &scale, bool scaleConst, const std::string &bias,
-                 bool biasConst, std::string &code) {
+                 bool biasConst, const NormStore &st, std::string &code) {
   Code &c = kb.c;
   const std::string &it = kb.it;
   const int64_t E = (D + 31) / 32;
@@ -634,7 +640,7 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
     loadParam("be", bias);
   c.line("if (r >= " + str(R) + ") return;");
   c.line("const " + ct.name + " *xr = in0 + r * " + sD + ";");
-  c.line(ct.name + " *yr = out0 + r * " + sD + ";");
+  c.line(st.ot.name + " *yr = out0 + r * " + sD + ";");
   c.line("float v[" + sE + "];");
   c.line("#pragma unroll");
   c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = lane + 32 * i; v[i] = j < " + sD +
@@ -662,7 +668,7 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
     c.line("t *= ga[i];");
   if (!bias.empty())
     c.line("t += be[i];");
-  c.line("yr[j] = " + ct.st("t") + ";");
+  c.line("yr[j] = " + st.ot.st(st.epi) + ";");
   c.close();
   kb.endKernel(code, (R + 3) / 4, 128);
 }
@@ -672,6 +678,26 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
 llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::string &code,
                                          bool &handled) {
   handled = true;
+  // A normalization stores its output, or applies the elementwise op after it (normEpilogue):
+  // then the kernel writes that op's result (its type) and the op emits nothing.
+  auto normStore = [&](Operation *norm, const CType &ct) -> llvm::Expected<NormStore> {
+    NormStore st{ct};
+    Operation *epi = normEpilogue(norm);
+    if (!epi)
+      return st;
+    auto ot = ctypeOf(epi->getResult(0), epi);
+    auto e = ot ? elemExpr(epi, {"t"}) : llvm::Expected<std::string>(ot.takeError());
+    if (!e)
+      return e.takeError();
+    st.ot = *ot;
+    st.epi = *e;
+    params.back() = st.ot.name + " *out0";
+    kargs.back() = StepArg{epi->getResult(0)};
+    const std::string names = locationNames(epi->getLoc());
+    label += " + " + epi->getName().getStringRef().str() + (names.empty() ? "" : " <- " + names);
+    em.appliedByNorm_.insert(epi);
+    return st;
+  };
   const std::string &T = ct.name;
   const std::string A = T == "double" ? "double" : "float"; // accumulator of softmax
 
@@ -736,9 +762,12 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     auto simple = [&](const std::string &e, unsigned i) {
       return e.empty() || e == inPtr[i] + "[j]" || e == inPtr[i] + "[0]";
     };
+    auto st = normStore(op, ct);
+    if (!st)
+      return st.takeError();
     rowNorm(*this, ct, R, D, ln.getEpsilon().convertToDouble(), true, scale,
             ln.getScale() && isWeight(ln.getScale()), bias, ln.getBias() && isWeight(ln.getBias()),
-            simple(scale, 1) && simple(bias, ln.getScale() ? 2 : 1), code);
+            simple(scale, 1) && simple(bias, ln.getScale() ? 2 : 1), *st, code);
     return llvm::Error::success();
   }
 
@@ -762,8 +791,11 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     }
     if (R * D == 0)
       return llvm::Error::success();
+    auto st = normStore(op, ct);
+    if (!st)
+      return st.takeError();
     rowNorm(*this, ct, R, D, rn.getEpsilon().convertToDouble(), false, scale,
-            rn.getScale() && isWeight(rn.getScale()), "", false, true, code);
+            rn.getScale() && isWeight(rn.getScale()), "", false, true, *st, code);
     return llvm::Error::success();
   }
 
