@@ -161,6 +161,9 @@ struct KernelBuilder {
   /// alone (tanh, a cast, an activation), writing a buffer clear of the norm's operands. Null
   /// otherwise.
   mlir::Operation *normEpilogue(mlir::Operation *norm) const;
+  /// A tg.cast whose only reader is the transpose right after it, reading a buffer clear of the
+  /// transpose's result: the transpose kernel converts while it moves, the cast emits nothing.
+  bool castFoldsIntoTranspose(mlir::Operation *cast) const;
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,
                             bool &handled);

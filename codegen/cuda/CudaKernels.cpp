@@ -472,6 +472,32 @@ void KernelBuilder::foldOutputTranspose(Value v) {
   em.writtenByGemm_.insert(t.getOperation());
 }
 
+bool KernelBuilder::castFoldsIntoTranspose(Operation *cast) const {
+  if (!isa<tg::CastOp>(cast))
+    return false;
+  // Through single-use reshapes (views of the same bytes, no kernels) right after it.
+  Operation *at = cast;
+  while (at->getResult(0).hasOneUse() &&
+         isa<tg::ReshapeOp>(*at->getResult(0).getUsers().begin()) &&
+         *at->getResult(0).getUsers().begin() == at->getNextNode())
+    at = at->getNextNode();
+  if (!at->getResult(0).hasOneUse())
+    return false;
+  auto tr = dyn_cast<tg::TransposeOp>(*at->getResult(0).getUsers().begin());
+  if (!tr || tr.getOperation() != at->getNextNode() || gemmReadsThrough(tr))
+    return false;
+  auto in = em.plan_.locs.find(cast->getOperand(0)), out = em.plan_.locs.find(tr.getResult());
+  if (in == em.plan_.locs.end() || out == em.plan_.locs.end() ||
+      in->second.kind == BufferLoc::Inline || overlaps(in->second, out->second))
+    return false;
+  for (Value v : {cast->getOperand(0), Value(cast->getResult(0))})
+    if (auto t = ctypeOf(v, cast); !t) {
+      llvm::consumeError(t.takeError());
+      return false;
+    }
+  return true;
+}
+
 Operation *KernelBuilder::normEpilogue(Operation *norm) const {
   Value y = norm->getResult(0);
   if (!y.hasOneUse())
@@ -837,8 +863,8 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
 llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
   if (isa<tg::FusedOp>(op))
     return emitFused(op, code);
-  if (em.appliedByNorm_.count(op))
-    return llvm::Error::success(); // the normalization before it applied this op
+  if (em.appliedByNorm_.count(op) || castFoldsIntoTranspose(op))
+    return llvm::Error::success(); // the normalization before it / the transpose after it does it
   if (auto e = beginKernel())
     return e;
   for (Value r : op->getResults())
@@ -916,6 +942,31 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     Shape x = shapeOf(tr.getInput()), y = shapeOf(tr.getResult()), xs = contiguousStrides(x), st;
     for (Attribute p : tr.getPerm())
       st.push_back(xs[p.cast<IntegerAttr>().getInt()]);
+    Operation *cast = tr.getInput().getDefiningOp();
+    while (cast && isa<tg::ReshapeOp>(cast))
+      cast = cast->getOperand(0).getDefiningOp();
+    if (cast && castFoldsIntoTranspose(cast)) {
+      // Read the cast's input and convert while moving.
+      CType from = llvm::cantFail(ctypeOf(cast->getOperand(0), cast));
+      params[0] = "const " + from.name + " *in0";
+      kargs[0] = StepArg{cast->getOperand(0)};
+      const std::string names = locationNames(cast->getLoc());
+      label = "tg.cast" + (names.empty() ? "" : " <- " + names) + " + " + label;
+      llvm::Error error = llvm::Error::success();
+      gridLoop(y, {contiguousStrides(y), st}, {"0", "0"},
+               [&](Code &c, const std::vector<std::string> &o) {
+                 auto e = elemExpr(cast, {"(" + from.calc() + ")" + from.ld("in0[" + o[1] + "]")});
+                 if (!e) {
+                   if (!error)
+                     error = e.takeError();
+                   else
+                     llvm::consumeError(e.takeError());
+                   return;
+                 }
+                 c.line("out0[" + o[0] + "] = " + (ct.lowp ? ct.st(*e) : *e) + ";");
+               });
+      return error;
+    }
     gridLoop(y, {contiguousStrides(y), st}, {"0", "0"}, copyBody);
     return llvm::Error::success();
   }
