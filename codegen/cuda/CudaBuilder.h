@@ -100,6 +100,8 @@ struct KernelBuilder {
   /// Dynamic shared memory per block: the body uses `extern __shared__ ... tg_dsm[]` (the runtime
   /// allows sizes over 48 KB per kernel).
   int64_t sharedBytes = 0;
+  /// Elements per thread of the last elementwise() loop (16-byte vectors: 8 f16/bf16, 4 f32).
+  int64_t vecWidth = 1;
 
   std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
   /// Whether `v` lives in the weights blob (never written by any step: may be read before the

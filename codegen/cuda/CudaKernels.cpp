@@ -137,6 +137,7 @@ llvm::Error KernelBuilder::beginKernel() {
   kargs.clear();
   body.clear();
   sharedBytes = 0;
+  vecWidth = 1;
   inPtr.clear();
   outPtr.clear();
   c.ind = 1;
@@ -347,26 +348,17 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
     if (!e)
       return e.takeError();
   }
-  std::vector<Shape> strides{contiguousStrides(outShape)};
-  std::vector<std::string> bases{"0"};
-  for (auto &[v, l] : leaves)
-    if (!l.ptr.empty()) {
-      strides.push_back(broadcastStrides(l.shape, outShape));
-      bases.push_back("0");
-    }
+  // One output element: the leaves (loaded through `load(leaf index)`, splats as literals), the
+  // ops in order, and the result converted to the storage type (returned).
   llvm::Error error = llvm::Error::success();
-  gridLoop(outShape, strides, bases, [&](Code &c, const std::vector<std::string> &offs) {
+  CType rct = llvm::cantFail(ctypeOf(result, root));
+  auto element = [&](Code &c, const std::function<std::string(size_t)> &load) -> std::string {
     llvm::DenseMap<Value, std::string> names;
-    size_t li = 0;
-    for (auto &[v, l] : leaves) {
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      const auto &[v, l] = leaves[k];
       std::string name = fresh("v");
-      if (l.ptr.empty()) {
-        c.line("const " + l.ct.calc() + " " + name + " = " + l.splat + ";");
-      } else {
-        c.line("const " + l.ct.calc() + " " + name + " = " + l.ct.ld(l.ptr + "[" + offs[1 + li] +
-                                                                    "]") + ";");
-        ++li;
-      }
+      c.line("const " + l.ct.calc() + " " + name + " = " + (l.ptr.empty() ? l.splat : load(k)) +
+             ";");
       names[v] = name;
     }
     for (Operation *op : ops) {
@@ -391,10 +383,58 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
     if (n == names.end()) {
       if (!error)
         error = opError(root, "kernel result is not computed by its ops");
-      return;
+      return "0";
     }
-    CType rct = llvm::cantFail(ctypeOf(result, root));
-    c.line(out + "[" + offs[0] + "] = " + (rct.lowp ? rct.st(n->second) : n->second) + ";");
+    return rct.lowp ? rct.st(n->second) : n->second;
+  };
+  // Every buffer read in the output's own layout, one storage type of 2 or 4 bytes, 16-byte
+  // aligned buffers, a multiple of 16 bytes: each thread moves 16-byte vectors (8 or 4 elements).
+  const int64_t total = product(outShape);
+  const int64_t V = rct.lowp ? 8 : (rct.name == "float" ? 4 : 0);
+  bool vec = V > 0 && total % V == 0 && total > 0;
+  for (auto &[v, l] : leaves)
+    vec = vec && (l.ptr.empty() || (l.shape == outShape && l.ct.name == rct.name));
+  for (const StepArg &a : kargs) {
+    auto loc = a.value ? em.plan_.locs.find(a.value) : em.plan_.locs.end();
+    vec = vec && loc != em.plan_.locs.end() && (loc->second.offset + a.offset) % 16 == 0;
+  }
+  if (vec) {
+    vecWidth = V;
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(total / V) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    std::vector<std::string> vecs(leaves.size()); // each leaf's loaded vector, as elements
+    for (size_t k = 0; k < leaves.size(); ++k)
+      if (!leaves[k].second.ptr.empty()) {
+        std::string r = fresh("r");
+        c.line("const uint4 " + r + " = reinterpret_cast<const uint4 *>(" + leaves[k].second.ptr +
+               ")[i];");
+        vecs[k] = "reinterpret_cast<const " + leaves[k].second.ct.name + " *>(&" + r + ")";
+      }
+    c.line("uint4 w;");
+    c.line(rct.name + " *wp = reinterpret_cast<" + rct.name + " *>(&w);");
+    c.line("#pragma unroll");
+    c.open("for (int u = 0; u < " + str(V) + "; ++u)");
+    std::string r = element(c, [&](size_t k) { return leaves[k].second.ct.ld(vecs[k] + "[u]"); });
+    c.line("wp[u] = " + r + ";");
+    c.close();
+    c.line("reinterpret_cast<uint4 *>(" + out + ")[i] = w;");
+    c.close();
+    return error;
+  }
+  std::vector<Shape> strides{contiguousStrides(outShape)};
+  std::vector<std::string> bases{"0"};
+  std::vector<size_t> operandOf(leaves.size()); // leaf -> its offset's index in the loop
+  for (size_t k = 0; k < leaves.size(); ++k)
+    if (!leaves[k].second.ptr.empty()) {
+      operandOf[k] = strides.size();
+      strides.push_back(broadcastStrides(leaves[k].second.shape, outShape));
+      bases.push_back("0");
+    }
+  gridLoop(outShape, strides, bases, [&](Code &c, const std::vector<std::string> &offs) {
+    std::string r = element(c, [&](size_t k) {
+      return leaves[k].second.ct.ld(leaves[k].second.ptr + "[" + offs[operandOf[k]] + "]");
+    });
+    c.line(out + "[" + offs[0] + "] = " + r + ";");
   });
   return error;
 }
@@ -750,7 +790,7 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
   if (!isGemm) {
     if (auto e = elementwise(ops, leaves, result, outPtr[0]))
       return e;
-    endKernel(code, gridFor(product(shapeOf(out))), kBlock);
+    endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
     return llvm::Error::success();
   }
   if (!gemm)
@@ -855,7 +895,7 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
   leaves.push_back({g, Leaf{shapeOf(g), *gt, ptr, ""}});
   if (auto e = elementwise(ops, leaves, result, outPtr[0]))
     return e;
-  endKernel(code, gridFor(product(shapeOf(out))), kBlock);
+  endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
   steps.back().skipIfGemmFused = fusedAct != 0;
   return llvm::Error::success();
 }
@@ -880,7 +920,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     }
     if (auto e = elementwise({op}, leaves, op->getResult(0), outPtr[0]))
       return e;
-    endKernel(code, gridFor(product(shapeOf(op->getResult(0)))), kBlock);
+    endKernel(code, gridFor(product(shapeOf(op->getResult(0))) / vecWidth), kBlock);
     return llvm::Error::success();
   }
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
