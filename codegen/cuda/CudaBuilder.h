@@ -111,8 +111,6 @@ struct KernelBuilder {
     return it != em.plan_.locs.end() && it->second.kind == BufferLoc::Weight;
   }
 
-  /// Whether every buffer the kernel has as a parameter so far starts on 16 bytes (vector loads).
-  bool argsAligned16() const;
   /// Starts a kernel whose parameters are the root's buffered operands (in0...) and results
   /// (out0...).
   llvm::Error beginKernel();

@@ -127,15 +127,6 @@ int64_t KernelBuilder::gridFor(int64_t total, int64_t block) {
   return std::max<int64_t>(1, std::min<int64_t>(g, 1 << 16));
 }
 
-bool KernelBuilder::argsAligned16() const {
-  for (const StepArg &a : kargs) {
-    auto loc = a.value ? em.plan_.locs.find(a.value) : em.plan_.locs.end();
-    if (loc == em.plan_.locs.end() || (loc->second.offset + a.offset) % 16 != 0)
-      return false;
-  }
-  return true;
-}
-
 void KernelBuilder::addParam(const std::string &decl, StepArg arg) {
   params.push_back(decl);
   kargs.push_back(arg);
@@ -403,7 +394,10 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
   bool vec = V > 0 && total % V == 0 && total > 0;
   for (auto &[v, l] : leaves)
     vec = vec && (l.ptr.empty() || (l.shape == outShape && l.ct.name == rct.name));
-  vec = vec && argsAligned16();
+  for (const StepArg &a : kargs) {
+    auto loc = a.value ? em.plan_.locs.find(a.value) : em.plan_.locs.end();
+    vec = vec && loc != em.plan_.locs.end() && (loc->second.offset + a.offset) % 16 == 0;
+  }
   if (vec) {
     vecWidth = V;
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +

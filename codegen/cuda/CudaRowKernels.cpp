@@ -622,41 +622,10 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
   const std::string sD = str(D), sE = str(E);
   c.line("const int lane = threadIdx.x & 31;");
   c.line("const " + it + " r = (" + it + ")blockIdx.x * 4 + (threadIdx.x >> 5);");
-  // f16/bf16 rows of a multiple of 256 elements, 16-byte aligned, scale/bias per element or
-  // none: each lane reads 8 consecutive elements at a time (16-byte loads); element i of a lane
-  // is j = (i / 8)·256 + lane·8 + i % 8. Otherwise j = lane + 32·i.
-  auto perElement = [](const std::string &e) {
-    return e.size() > 3 && e.compare(e.size() - 3, 3, "[j]") == 0;
-  };
-  bool vec = ct.lowp && D % 256 == 0 && (scale.empty() || perElement(scale)) &&
-             (bias.empty() || perElement(bias));
-  vec = vec && kb.argsAligned16();
-  const std::string jOf = vec ? "(i >> 3) * 256 + lane * 8 + (i & 7)" : "lane + 32 * i";
-  // Loads element i of a lane for every i from row pointer `row` (a pointer expression).
-  auto loadRow = [&](const std::string &name, const std::string &row) {
-    c.line("float " + name + "[" + sE + "];");
-    if (vec) {
-      c.line("#pragma unroll");
-      c.open("for (int g = 0; g < " + str(E / 8) + "; ++g)");
-      c.line("const uint4 q = reinterpret_cast<const uint4 *>(" + row + " + g * 256 + lane * 8)[0];");
-      c.line("const " + ct.name + " *qe = reinterpret_cast<const " + ct.name + " *>(&q);");
-      c.line("#pragma unroll");
-      c.line("for (int e = 0; e < 8; ++e) " + name + "[g * 8 + e] = (float)" + ct.ld("qe[e]") + ";");
-      c.close();
-    } else {
-      c.line("#pragma unroll");
-      c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = " + jOf + "; " + name +
-             "[i] = j < " + sD + " ? (float)" + ct.ld(row + "[j]") + " : 0.f; }");
-    }
-  };
   auto loadParam = [&](const std::string &name, const std::string &expr) {
-    if (vec) {
-      loadRow(name, expr.substr(0, expr.size() - 3)); // "<ptr>[j]" -> "<ptr>"
-      return;
-    }
     c.line("float " + name + "[" + sE + "];");
     c.line("#pragma unroll");
-    c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = " + jOf + "; " + name +
+    c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = lane + 32 * i; " + name +
            "[i] = j < " + sD + " ? (float)" + ct.ld(expr) + " : 0.f; }");
   };
   if (!scale.empty() && scaleConst)
@@ -672,7 +641,10 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
   c.line("if (r >= " + str(R) + ") return;");
   c.line("const " + ct.name + " *xr = in0 + r * " + sD + ";");
   c.line(st.ot.name + " *yr = out0 + r * " + sD + ";");
-  loadRow("v", "xr");
+  c.line("float v[" + sE + "];");
+  c.line("#pragma unroll");
+  c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = lane + 32 * i; v[i] = j < " + sD +
+         " ? (float)" + ct.ld("xr[j]") + " : 0.f; }");
   if (center) {
     c.line("float s = 0.f;");
     c.line("#pragma unroll");
@@ -683,13 +655,13 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
   }
   c.line("float q = 0.f;");
   c.line("#pragma unroll");
-  c.line("for (int i = 0; i < " + sE + "; ++i) { const float d = " + jOf + " < " + sD +
+  c.line("for (int i = 0; i < " + sE + "; ++i) { const float d = lane + 32 * i < " + sD +
          " ? v[i] - mean : 0.f; q += d * d; }");
   c.line("const float rstd = 1.f / tgf_sqrt(tg_warp_sum<float>(q) / (float)" + sD + " + (float)" +
          floatLiteral(eps, false) + ");");
   c.line("#pragma unroll");
   c.open("for (int i = 0; i < " + sE + "; ++i)");
-  c.line("const int j = " + jOf + ";");
+  c.line("const int j = lane + 32 * i;");
   c.line("if (j >= " + sD + ") break;");
   c.line("float t = (v[i] - mean) * rstd;");
   if (!scale.empty())
