@@ -66,6 +66,10 @@ check("inspect", r.returncode == 0 and "arena" in r.stdout.lower() and "weight" 
       r.stdout)
 r = tgc("bench", pkg, "--iters", "3", "--warmup", "1")
 check("bench", r.returncode == 0 and "median latency" in r.stdout, r.stdout + r.stderr)
+# --omit (where the time goes inside a CUDA graph) needs a GPU package: a clear refusal here.
+r = tgc("bench", pkg, "--iters", "3", "--warmup", "1", "--omit", "gemm")
+check("bench --omit refuses a CPU package", 0 < r.returncode < 128 and "--omit 'gemm'" in r.stderr
+      and "GPU package" in r.stderr, r.stdout + r.stderr)
 
 # --dump-dir: readable IR per stage, kernels and plan.
 dump = os.path.join(TMP, "dump")
