@@ -70,4 +70,22 @@ Status readPlan(const std::string &dir, plan::Plan &p) {
   return Status::success();
 }
 
+Status checkOutputSources(
+    const plan::Plan &p, const std::vector<int64_t> &outBytes, const std::string &pre,
+    const std::function<Status(const plan::BufferArg &, const std::string &)> &checkArg) {
+  for (int i = 0; i < p.outputs_size(); ++i) {
+    const plan::BufferArg &src = p.outputs(i).source();
+    const std::string where = pre + "output '" + p.outputs(i).name() + "'";
+    Status st = checkArg(src, where);
+    if (!st.ok)
+      return st;
+    if (src.bytes() != outBytes[(size_t)i])
+      return Status::error(where + ": source has " + std::to_string(src.bytes()) +
+                           " bytes, the output needs " + std::to_string(outBytes[(size_t)i]));
+    if (src.kind() == plan::OUTPUT && src.index() != i)
+      return Status::error(where + ": source is another output");
+  }
+  return Status::success();
+}
+
 } // namespace tgc

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,12 @@ Status readWhole(const std::string &path, int64_t limit, std::string &out, const
 /// Reads `dir`/plan.pb and checks its header: parses, magic, format version, end marker and
 /// self-checksum. Errors name plan.pb and what is wrong (no package prefix).
 Status readPlan(const std::string &dir, plan::Plan &p);
+
+/// Each output's source: a valid argument (`checkArg`: the session's own range check), exactly
+/// the output's size (`outBytes`), and never another output's buffer. Errors start with `pre`.
+Status checkOutputSources(
+    const plan::Plan &p, const std::vector<int64_t> &outBytes, const std::string &pre,
+    const std::function<Status(const plan::BufferArg &, const std::string &)> &checkArg);
 
 } // namespace tgc
 

@@ -239,18 +239,11 @@ Status CpuSession::init(const std::string &path, int numThreads) {
     rs.ptrs.resize(rs.args.size());
     steps_.push_back(std::move(rs));
   }
-  for (int i = 0; i < plan_.outputs_size(); ++i) {
-    const BufferArg &src = plan_.outputs(i).source();
-    std::string where = pre + "output '" + plan_.outputs(i).name() + "'";
-    st = checkArg(src, where);
-    if (!st.ok)
-      return st;
-    if (src.bytes() != outBytes_[i])
-      return Status::error(where + ": source has " + std::to_string(src.bytes()) +
-                           " bytes, the output needs " + std::to_string(outBytes_[i]));
-    if (src.kind() == plan::OUTPUT && src.index() != i)
-      return Status::error(where + ": source is another output");
-  }
+  st = checkOutputSources(plan_, outBytes_, pre, [&](const BufferArg &a, const std::string &w) {
+    return checkArg(a, w);
+  });
+  if (!st.ok)
+    return st;
 
   if (numThreads > 0)
     if (auto setThreads = reinterpret_cast<void (*)(int)>(dlsym(dl_, "tgk_set_threads")))

@@ -374,17 +374,9 @@ Status CudaSession::validate() {
                            " is not valid in a CUDA package");
     }
   }
-  for (int i = 0; i < plan_.outputs_size(); ++i) {
-    const BufferArg &src = plan_.outputs(i).source();
-    std::string where = pre_ + "output '" + plan_.outputs(i).name() + "'";
-    st = checkArg(src, where);
-    if (!st.ok)
-      return st;
-    if (src.bytes() != outBytes_[i])
-      return Status::error(where + ": source has " + std::to_string(src.bytes()) +
-                           " bytes, the output needs " + std::to_string(outBytes_[i]));
-  }
-  return Status::success();
+  return checkOutputSources(plan_, outBytes_, pre_, [&](const BufferArg &a, const std::string &w) {
+    return checkArg(a, w);
+  });
 }
 
 CUdeviceptr CudaSession::ptrOf(const BufferArg &a) const {
