@@ -156,6 +156,15 @@ TEST_P(NvrtcAllKernels, Compiles) {
       EXPECT_EQ(normTanh, 1);
     }
   }
+  // The GELU step after an FFN GEMM reads and writes 16-byte vectors at fp16/bf16.
+  if ((mname.find("bert") != std::string::npos || mname.find("vit") != std::string::npos) &&
+      std::string(precision) != "fp32") {
+    size_t gelu = src.find("_gemm_linear_gelu(");
+    ASSERT_NE(gelu, std::string::npos);
+    const size_t end = src.find("\n}\n", gelu);
+    EXPECT_LT(src.find("reinterpret_cast<const uint4 *>", gelu), end)
+        << "no vector loads in the GELU step";
+  }
   // ViT's input cast is done by the patch transpose (it reads the f32 pixels and stores the
   // storage type): no cast kernel before the first GEMM.
   if (mname.find("vit") != std::string::npos && std::string(precision) != "fp32") {
