@@ -111,6 +111,16 @@ struct KernelBuilder {
     return it != em.plan_.locs.end() && it->second.kind == BufferLoc::Weight;
   }
 
+  /// Whether every buffer bound to the kernel so far (kargs) starts on a 16-byte boundary.
+  bool argsAligned16() const {
+    for (const StepArg &a : kargs) {
+      auto loc = a.value ? em.plan_.locs.find(a.value) : em.plan_.locs.end();
+      if (loc == em.plan_.locs.end() || (loc->second.offset + a.offset) % 16)
+        return false;
+    }
+    return true;
+  }
+
   /// Starts a kernel whose parameters are the root's buffered operands (in0...) and results
   /// (out0...).
   llvm::Error beginKernel();

@@ -394,10 +394,7 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
   bool vec = V > 0 && total % V == 0 && total > 0;
   for (auto &[v, l] : leaves)
     vec = vec && (l.ptr.empty() || (l.shape == outShape && l.ct.name == rct.name));
-  for (const StepArg &a : kargs) {
-    auto loc = a.value ? em.plan_.locs.find(a.value) : em.plan_.locs.end();
-    vec = vec && loc != em.plan_.locs.end() && (loc->second.offset + a.offset) % 16 == 0;
-  }
+  vec = vec && argsAligned16();
   if (vec) {
     vecWidth = V;
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +

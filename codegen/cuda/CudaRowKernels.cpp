@@ -570,14 +570,23 @@ void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doub
                   const NormStore &st, std::string &code);
 void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                  bool center, const std::string &scale, bool scaleConst, const std::string &bias,
-                 bool biasConst, const NormStore &st, std::string &code);
+                 bool biasConst, const NormStore &st, int64_t V, std::string &code);
+/// Elements per 16-byte vector of a type the warp norm moves in vectors (f16/bf16: 8, f32: 4),
+/// else 0.
+int64_t vecElems(const CType &t) { return t.lowp ? 8 : (t.name == "float" ? 4 : 0); }
 void rowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps, bool center,
              const std::string &scale, bool scaleConst, const std::string &bias, bool biasConst,
              bool warpIndexable, const NormStore &st, std::string &code) {
-  if (ct.name != "double" && D <= kWarpRowMax && warpIndexable)
-    warpRowNorm(kb, ct, R, D, eps, center, scale, scaleConst, bias, biasConst, st, code);
-  else
+  if (ct.name != "double" && D <= kWarpRowMax && warpIndexable) {
+    // 16-byte vectors when the row is whole vectors, every buffer is aligned and the output
+    // type's vector holds as many elements (f16/bf16 in, f32 out: two vectors per store).
+    const int64_t V = vecElems(ct);
+    const bool vec = V > 0 && D % V == 0 && vecElems(st.ot) > 0 && kb.argsAligned16();
+    warpRowNorm(kb, ct, R, D, eps, center, scale, scaleConst, bias, biasConst, st, vec ? V : 1,
+                code);
+  } else {
     blockRowNorm(kb, ct, R, D, eps, center, scale, bias, st, code);
+  }
 }
 
 void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
@@ -615,18 +624,47 @@ void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doub
 
 void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                  bool center, const std::string &scale, bool scaleConst, const std::string &bias,
-                 bool biasConst, const NormStore &st, std::string &code) {
+                 bool biasConst, const NormStore &st, int64_t V, std::string &code) {
+  // Lane l holds chunks c = l + 32·i (i < NC) of V consecutive elements each: j = c·V + u. With
+  // V > 1 every chunk is one 16-byte load and one (or, for a wider output type, two) 16-byte
+  // stores; with V == 1 this is the scalar form (j = l + 32·i, coalesced 2- or 4-byte accesses).
   Code &c = kb.c;
   const std::string &it = kb.it;
-  const int64_t E = (D + 31) / 32;
-  const std::string sD = str(D), sE = str(E);
+  const int64_t NC = (D / V + 31) / 32, E = NC * V;
+  const std::string sD = str(D), sE = str(E), sV = str(V), sNC = str(NC);
   c.line("const int lane = threadIdx.x & 31;");
   c.line("const " + it + " r = (" + it + ")blockIdx.x * 4 + (threadIdx.x >> 5);");
-  auto loadParam = [&](const std::string &name, const std::string &expr) {
-    c.line("float " + name + "[" + sE + "];");
+  // Loads `V` elements of chunk `ch` of `ptr` (a T pointer expression) as floats into
+  // dst[i·V ...]; zeros past the row.
+  auto loadChunks = [&](const std::string &dst, const std::string &ptr) {
     c.line("#pragma unroll");
-    c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = lane + 32 * i; " + name +
-           "[i] = j < " + sD + " ? (float)" + ct.ld(expr) + " : 0.f; }");
+    c.open("for (int i = 0; i < " + sNC + "; ++i)");
+    c.line("const int ch = lane + 32 * i;");
+    if (V == 1) {
+      c.line(dst + "[i] = ch < " + sD + " ? (float)" + ct.ld(ptr + "[ch]") + " : 0.f;");
+    } else {
+      c.line("uint4 raw = make_uint4(0u, 0u, 0u, 0u);");
+      c.line("if (ch * " + sV + " < " + sD + ") raw = reinterpret_cast<const uint4 *>(" + ptr +
+             ")[ch];");
+      c.line("const " + ct.name + " *p = reinterpret_cast<const " + ct.name + " *>(&raw);");
+      c.line("#pragma unroll");
+      c.line("for (int u = 0; u < " + sV + "; ++u) " + dst + "[i * " + sV + " + u] = (float)" +
+             ct.ld("p[u]") + ";");
+    }
+    c.close();
+  };
+  // A scale/bias expression is "<ptr>[j]" (per element: loaded like the row) or "<ptr>[0]".
+  auto loadParam = [&](const std::string &name, const std::string &expr) {
+    const std::string ptr = expr.substr(0, expr.rfind('['));
+    if (expr.size() > 3 && expr.compare(expr.size() - 3, 3, "[0]") == 0) {
+      c.line("float " + name + "[" + sE + "];");
+      c.line("{ const float p0 = (float)" + ct.ld(ptr + "[0]") + ";");
+      c.line("#pragma unroll");
+      c.line("for (int i = 0; i < " + sE + "; ++i) " + name + "[i] = p0; }");
+      return;
+    }
+    c.line("float " + name + "[" + sE + "];");
+    loadChunks(name, ptr);
   };
   if (!scale.empty() && scaleConst)
     loadParam("ga", scale);
@@ -642,33 +680,44 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
   c.line("const " + ct.name + " *xr = in0 + r * " + sD + ";");
   c.line(st.ot.name + " *yr = out0 + r * " + sD + ";");
   c.line("float v[" + sE + "];");
-  c.line("#pragma unroll");
-  c.line("for (int i = 0; i < " + sE + "; ++i) { const int j = lane + 32 * i; v[i] = j < " + sD +
-         " ? (float)" + ct.ld("xr[j]") + " : 0.f; }");
+  loadChunks("v", "xr");
+  // Element e of the lane's arrays lies in the row when its chunk does.
+  const std::string valid = "(lane + 32 * (e / " + sV + ")) * " + sV + " < " + sD;
   if (center) {
     c.line("float s = 0.f;");
     c.line("#pragma unroll");
-    c.line("for (int i = 0; i < " + sE + "; ++i) s += v[i];");
+    c.line("for (int e = 0; e < " + sE + "; ++e) s += v[e];");
     c.line("const float mean = tg_warp_sum<float>(s) / (float)" + sD + ";");
   } else {
     c.line("const float mean = 0.f;");
   }
   c.line("float q = 0.f;");
   c.line("#pragma unroll");
-  c.line("for (int i = 0; i < " + sE + "; ++i) { const float d = lane + 32 * i < " + sD +
-         " ? v[i] - mean : 0.f; q += d * d; }");
+  c.line("for (int e = 0; e < " + sE + "; ++e) { const float d = " + valid +
+         " ? v[e] - mean : 0.f; q += d * d; }");
   c.line("const float rstd = 1.f / tgf_sqrt(tg_warp_sum<float>(q) / (float)" + sD + " + (float)" +
          floatLiteral(eps, false) + ");");
   c.line("#pragma unroll");
-  c.open("for (int i = 0; i < " + sE + "; ++i)");
-  c.line("const int j = lane + 32 * i;");
-  c.line("if (j >= " + sD + ") break;");
-  c.line("float t = (v[i] - mean) * rstd;");
+  c.open("for (int i = 0; i < " + sNC + "; ++i)");
+  c.line("const int ch = lane + 32 * i;");
+  c.line("if (ch * " + sV + " >= " + sD + ") break;");
+  if (V > 1)
+    c.line("__align__(16) " + st.ot.name + " o[" + sV + "];");
+  c.line("#pragma unroll");
+  c.open("for (int u = 0; u < " + sV + "; ++u)");
+  c.line("const int e = i * " + sV + " + u;");
+  c.line("float t = (v[e] - mean) * rstd;");
   if (!scale.empty())
-    c.line("t *= ga[i];");
+    c.line("t *= ga[e];");
   if (!bias.empty())
-    c.line("t += be[i];");
-  c.line("yr[j] = " + st.ot.st(st.epi) + ";");
+    c.line("t += be[e];");
+  c.line((V > 1 ? "o[u]" : "yr[ch]") + std::string(" = ") + st.ot.st(st.epi) + ";");
+  c.close();
+  if (V > 1) {
+    c.line("#pragma unroll");
+    c.line("for (int w = 0; w < (int)(sizeof(o) / 16); ++w) reinterpret_cast<uint4 *>(yr + ch * " +
+           sV + ")[w] = reinterpret_cast<const uint4 *>(o)[w];");
+  }
   c.close();
   kb.endKernel(code, (R + 3) / 4, 128);
 }

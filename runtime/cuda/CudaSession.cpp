@@ -11,7 +11,9 @@
 // kTuneCandidates cuBLASLt heuristic algorithms and every fitting tensor-core configuration per
 // distinct GEMM (shape, types, epilogue, pointer alignment) are timed on the session's own
 // buffers with device events, L2 flushed before each timed launch, and the fastest is kept for
-// every step of that key; $TGC_GEMM_TUNE=0 keeps cuBLASLt's first heuristic algorithm (the
+// every step of that key; then each key's next-fastest candidates are tried in the captured graph
+// itself and kept when the whole graph replays faster (graphTuneGemms; $TGC_GEMM_GRAPH_TUNE=0
+// skips it); $TGC_GEMM_TUNE=0 keeps cuBLASLt's first heuristic algorithm (the
 // tensor-core kernel with a split count that fills the GPU, for GEMMs cuBLASLt cannot run).
 // Run: inputs are copied into their fixed device buffers, the plan is launched — captured into a
 // CUDA graph on the first run and replayed after — and outputs are copied back, all on the
@@ -46,6 +48,9 @@ using plan::BufferArg;
 constexpr size_t kWorkspaceBytes = 32u << 20; // cuBLASLt workspace
 constexpr int kTuneCandidates = 16;             // heuristic algorithms timed per GEMM key
 constexpr int kTuneReps = 5;                    // timed launches per candidate (median kept)
+constexpr int kGraphTuneCandidates = 3; // in-graph: next-fastest isolated candidates per GEMM key
+constexpr int kGraphTuneReplays = 20;   // in-graph: replays per timed round
+constexpr int kGraphTuneRounds = 3;     // in-graph: timed rounds (median kept)
 constexpr int kSplitCounts[] = {1, 2, 3, 4, 6, 8, 12, 16}; // split-K counts of tgk_mma_gemm_*
 constexpr int64_t kMmaWorkspaceMax = 64ll << 20;           // split-K partials, bytes
 
@@ -95,6 +100,10 @@ private:
   Status setupGemm(size_t i);
   void setupMma(size_t i);
   Status tuneGemms();
+  Status graphTuneGemms();
+  /// Captures the steps as they are now into a CUDA graph and returns its median replay time in
+  /// µs (3 rounds of kGraphTuneReplays back-to-back replays), or -1 with `err` set.
+  double timeCapturedGraph(std::string &err);
   /// Enqueues every step (records events_[i + 1] after step i when `events`); steps matching
   /// `omit` (see Session::replayMicros) are left out.
   Status enqueueSteps(bool events, const std::vector<std::string> *omit = nullptr);
@@ -136,7 +145,18 @@ private:
   cublasLtHandle_t ltHandle_ = nullptr;
   std::string deviceName_, moduleFrom_;
   std::string tuneSummary_ = "off";
+  std::string graphTuneSummary_ = "off";
   std::string tuneDetail_; ///< per GEMM shape: each candidate's median µs and the choice
+  /// What the isolated tuning left for the in-graph pass: per GEMM key, its steps, the number of
+  /// cuBLASLt candidates (candidate j < nLt is cuBLASLt algorithm j, else tensor-core
+  /// configuration j - nLt), every timed candidate as (isolated µs, j), and the choice.
+  struct TuneKey {
+    std::vector<size_t> steps;
+    size_t nLt = 0, chosen = 0;
+    std::vector<std::pair<double, size_t>> timed;
+    std::string shape;
+  };
+  std::vector<TuneKey> tuneKeys_;
 
   struct GemmRt {
     cublasLtMatmulDesc_t desc = nullptr;
@@ -176,6 +196,13 @@ private:
     GemmRt g;
   };
   std::vector<RtStep> steps_;
+  /// Runs step `s`'s GEMM on candidate j of its key (see TuneKey).
+  static void selectGemm(RtStep &s, size_t nLt, size_t j) {
+    if (j < nLt)
+      s.g.algo = s.g.cands[j], s.g.mma = -1;
+    else
+      s.g.mma = (int)(j - nLt);
+  }
   std::string launchGemm(const RtStep &s);
   std::string launchKernel(const RtStep &s);
   /// cuLaunchKernel, or cuLaunchKernelEx with programmatic stream serialization when pdl_.
@@ -539,6 +566,11 @@ Status CudaSession::setupGpu() {
   for (CUevent *ev : {&runStart_, &runEnd_})
     if (!(e = ck(d_->cuEventCreate(ev, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
       return fail(e);
+  if (tune_ && useGraph_) {
+    Status ts = graphTuneGemms();
+    if (!ts.ok)
+      return ts;
+  }
   const char *pin = std::getenv("TGC_CUDA_PINNED");
   if (!(pin && std::string(pin) == "0")) {
     int64_t total = inOffsets_.empty() ? 0 : inOffsets_.back() + inBytes_.back();
@@ -795,16 +827,9 @@ Status CudaSession::tuneGemms() {
   int changed = 0, timed = 0, toMma = 0;
   for (auto &[key, idx] : keys) {
     RtStep &s = steps_[idx[0]];
-    const std::vector<cublasLtMatmulAlgo_t> cands =
-        s.g.useLt ? s.g.cands : std::vector<cublasLtMatmulAlgo_t>();
-    const size_t nLt = cands.size(), nAll = nLt + s.g.mmaCands.size();
+    const size_t nLt = s.g.useLt ? s.g.cands.size() : 0, nAll = nLt + s.g.mmaCands.size();
     // Candidate j < nLt: cuBLASLt algorithm j; else tensor-core configuration j - nLt.
-    auto select = [&](RtStep &x, size_t j) {
-      if (j < nLt)
-        x.g.algo = cands[j], x.g.mma = -1;
-      else
-        x.g.mma = (int)(j - nLt);
-    };
+    auto select = [&](RtStep &x, size_t j) { selectGemm(x, nLt, j); };
     const size_t first = s.g.mma >= 0 ? nLt + (size_t)s.g.mma : 0; // the untuned choice
     std::vector<size_t> order = {first};
     for (size_t j = 0; j < nAll; ++j)
@@ -813,6 +838,8 @@ Status CudaSession::tuneGemms() {
     double best = -1, bestLt = -1;
     size_t bestJ = first;
     std::string mmaTimes;
+    TuneKey tk;
+    tk.steps = idx, tk.nLt = nLt;
     for (size_t j : order) {
       select(s, j);
       if (!launchGemm(s).empty())
@@ -845,6 +872,7 @@ Status CudaSession::tuneGemms() {
       std::nth_element(t.begin(), t.begin() + kTuneReps / 2, t.end());
       double med = t[kTuneReps / 2];
       ++timed;
+      tk.timed.push_back({med, j});
       if (j < nLt)
         bestLt = bestLt < 0 ? med : std::min(bestLt, med);
       else
@@ -860,6 +888,10 @@ Status CudaSession::tuneGemms() {
                    (nLt ? "cuBLASLt " + fmtUs(bestLt) + " (best of " + std::to_string(nLt) + ");" : "") +
                    (mmaTimes.empty() ? "" : " tgc" + mmaTimes + ";") + " chose " +
                    (bestJ < nLt ? std::string("cuBLASLt") : s.g.mmaCands[bestJ - nLt].name()) + "\n";
+    tk.chosen = bestJ;
+    tk.shape = std::to_string(g.m()) + "x" + std::to_string(g.n()) + "x" + std::to_string(g.k()) +
+               (g.batch() > 1 ? " batch " + std::to_string(g.batch()) : "");
+    tuneKeys_.push_back(std::move(tk));
     changed += bestJ != first ? (int)idx.size() : 0;
     toMma += bestJ >= nLt ? (int)idx.size() : 0;
     for (size_t i : idx)
@@ -878,6 +910,120 @@ Status CudaSession::tuneGemms() {
                 "choice, %d on tensor-core kernels, %.0f ms%s", keys.size(), timed, changed, toMma, ms,
                 flush ? "" : " (no L2 flush buffer)");
   tuneSummary_ = buf;
+  return Status::success();
+}
+
+double CudaSession::timeCapturedGraph(std::string &err) {
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  if (!(err = ck(d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                 "cuStreamBeginCapture")).empty())
+    return -1;
+  Status enq = enqueueSteps(false);
+  err = ck(d_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+  if (err.empty() && !enq.ok)
+    err = enq.message;
+  if (err.empty())
+    err = ck(d_->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  if (graph)
+    d_->cuGraphDestroy(graph);
+  if (!err.empty())
+    return -1;
+  std::vector<double> rounds;
+  for (int r = 0; r <= kGraphTuneRounds && err.empty(); ++r) { // round 0: upload, warm-up
+    err = ck(d_->cuEventRecord(runStart_, stream_), "cuEventRecord");
+    for (int i = 0; i < kGraphTuneReplays && err.empty(); ++i)
+      err = ck(d_->cuGraphLaunch(exec, stream_), "cuGraphLaunch");
+    float ms = 0;
+    if (err.empty())
+      err = ck(d_->cuEventRecord(runEnd_, stream_), "cuEventRecord");
+    if (err.empty())
+      err = ck(d_->cuEventSynchronize(runEnd_), "cuEventSynchronize");
+    if (err.empty())
+      err = ck(d_->cuEventElapsedTime(&ms, runStart_, runEnd_), "cuEventElapsedTime");
+    if (r > 0)
+      rounds.push_back(ms * 1000.0 / kGraphTuneReplays);
+  }
+  d_->cuGraphExecDestroy(exec);
+  if (!err.empty())
+    return -1;
+  std::nth_element(rounds.begin(), rounds.begin() + rounds.size() / 2, rounds.end());
+  return rounds[rounds.size() / 2];
+}
+
+// Isolated timings cannot see how a GEMM behaves among its neighbours in the graph (its launch
+// after the kernel before it, what it leaves in L2, the next kernel's start), so the isolated
+// winners are checked in the real graph: per GEMM key (most isolated time first), up to
+// kGraphTuneCandidates of the next-fastest isolated candidates are swapped in for every step of
+// the key, the whole graph is captured and replayed, and a candidate is kept when the graph gets
+// faster by more than 1% (replay noise is well below that). $TGC_GEMM_GRAPH_TUNE=0 skips this.
+Status CudaSession::graphTuneGemms() {
+  if (const char *g = std::getenv("TGC_GEMM_GRAPH_TUNE"); g && std::string(g) == "0") {
+    graphTuneSummary_ = "off ($TGC_GEMM_GRAPH_TUNE=0)";
+    return Status::success();
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto fail = [&](const std::string &e) { return Status::error(pre_ + "in-graph GEMM tuning: " + e); };
+  std::string e;
+  double best = timeCapturedGraph(e);
+  if (best < 0)
+    return fail(e);
+  const double start = best;
+  std::vector<TuneKey *> order;
+  for (TuneKey &k : tuneKeys_)
+    if (k.timed.size() > 1)
+      order.push_back(&k);
+  auto cost = [](const TuneKey *k) {
+    double m = -1;
+    for (const auto &[us, j] : k->timed)
+      m = m < 0 ? us : std::min(m, us);
+    return m * (double)k->steps.size();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const TuneKey *a, const TuneKey *b) { return cost(a) > cost(b); });
+  int graphs = 1, changed = 0;
+  for (TuneKey *k : order) {
+    std::vector<std::pair<double, size_t>> cands = k->timed;
+    std::stable_sort(cands.begin(), cands.end());
+    const size_t was = k->chosen;
+    int tried = 0;
+    for (const auto &[us, j] : cands) {
+      if (j == k->chosen || tried == kGraphTuneCandidates)
+        continue;
+      ++tried;
+      for (size_t i : k->steps)
+        selectGemm(steps_[i], k->nLt, j);
+      double t = timeCapturedGraph(e);
+      ++graphs;
+      if (t < 0)
+        return fail(e);
+      if (t < best * 0.99)
+        best = t, k->chosen = j;
+    }
+    for (size_t i : k->steps)
+      selectGemm(steps_[i], k->nLt, k->chosen);
+    if (k->chosen != was) {
+      ++changed;
+      const std::string name = k->chosen < k->nLt
+                                   ? "cuBLASLt algorithm " + std::to_string(k->chosen)
+                                   : steps_[k->steps[0]].g.mmaCands[k->chosen - k->nLt].name();
+      tuneDetail_ += "  in the graph: " + std::to_string(k->steps.size()) + " × " + k->shape +
+                     " -> " + name + "\n";
+    }
+  }
+  // The replays wrote into the arena: zero it again, as at load.
+  if (!(e = ck(d_->cuMemsetD32Async(arena_, 0,
+                                    (size_t)std::max<int64_t>(plan_.arena_bytes(), 256) / 4,
+                                    stream_),
+               "cuMemsetD32Async(arena)")).empty() ||
+      !(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
+    return fail(e);
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%d graphs replayed, %d GEMM shapes changed, %.1f -> %.1f us, %.0f ms",
+                graphs, changed, start, best, ms);
+  graphTuneSummary_ = buf;
   return Status::success();
 }
 
@@ -1151,6 +1297,7 @@ std::string CudaSession::describe() const {
                   std::to_string(lt) + " through cuBLASLt" +
                   (ltHandle_ ? "" : ", cuBLASLt unavailable: " + ltError_) + ")\n" +
                   "gemm autotune: " + (tune_ ? tuneSummary_ : "off ($TGC_GEMM_TUNE=0)") + "\n" +
+                  "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +
                   tuneDetail_ +
                   "launches per run: " + std::to_string(launchesPerRun()) +
                   (fusedActs ? " (" + std::to_string(fusedActs) + " activation steps fused into GEMMs)" : "") +

@@ -165,6 +165,19 @@ TEST_P(NvrtcAllKernels, Compiles) {
     EXPECT_LT(src.find("reinterpret_cast<const uint4 *>", gelu), end)
         << "no vector loads in the GELU step";
   }
+  // Every warp-per-row norm (all ten models: rows of whole 16-byte vectors, aligned buffers) loads
+  // and stores 16-byte vectors: scalar 2-byte stores span twice the sectors per warp store.
+  int norms = 0;
+  for (const plan::Step &s : p.steps()) {
+    if (s.symbol().find("_norm") == std::string::npos)
+      continue;
+    ++norms;
+    const size_t at = src.find(" " + s.symbol() + "("), end = src.find("\n}\n", at);
+    ASSERT_NE(at, std::string::npos) << s.symbol();
+    EXPECT_LT(src.find("reinterpret_cast<const uint4 *>(xr)", at), end) << s.symbol();
+    EXPECT_LT(src.find("reinterpret_cast<uint4 *>(yr", at), end) << s.symbol();
+  }
+  EXPECT_GT(norms, 0);
   // ViT's input cast is done by the patch transpose (it reads the f32 pixels and stores the
   // storage type): no cast kernel before the first GEMM.
   if (mname.find("vit") != std::string::npos && std::string(precision) != "fp32") {
