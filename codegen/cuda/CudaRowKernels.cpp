@@ -215,7 +215,7 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
 
 /// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block per
 /// (b, h, 16 query rows) and W warps (up to 8) that split the keys: warp w takes key tiles w,
-/// w + W, ... of 32 keys, each staged in the warp's own shared memory (cp.async, two stages when
+/// w + W, ... of 32 keys (16 when L <= 128), each staged in the warp's own shared memory (cp.async, two stages when
 /// they fit), so the warps run without block barriers until the end, where their partial softmax
 /// states (row max m, row sum l, unnormalized output o) merge through shared memory: o = Σ_w o_w ·
 /// e^(m_w - M) / Σ_w l_w · e^(m_w - M), M = max_w m_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
@@ -236,7 +236,11 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
   Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
   const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
-  const int64_t KT = 32, KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
+  // Key tiles of 16 when that gives every warp (at most 8) a single tile: twice the warps of
+  // 32-key tiles, each with half the dependent work (attention at batch 1 is latency-bound at
+  // about one warp per scheduler).
+  const int64_t KT = (L + 15) / 16 <= 8 ? 16 : 32;
+  const int64_t KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
   const int64_t nQT = (S + 15) / 16, nKT = (L + KT - 1) / KT;
   // Warps: one per key tile up to 8, as many as one stage each fits in kSmemMax of (dynamic)
   // shared memory, which leaves room for two blocks per SM; a second stage per warp when that
