@@ -501,8 +501,12 @@ Status CudaSession::setupGpu() {
                "cuMemcpyHtoD(weights)")).empty())
     return fail(e);
   std::string().swap(weightsHost_);
+  // The arena and the inputs start zeroed: the load-time tuning replays the whole graph before any
+  // input arrives (zero indices, finite values; gathers clamp their indices anyway).
   if (!(e = ck(d_->cuMemsetD8(arena_, 0, (size_t)std::max<int64_t>(plan_.arena_bytes(), 256)),
-               "cuMemsetD8(arena)")).empty())
+               "cuMemsetD8(arena)")).empty() ||
+      !(e = ck(d_->cuMemsetD8(inputsBuf_, 0, (size_t)std::max<int64_t>(inTotal, 256)),
+               "cuMemsetD8(inputs)")).empty())
     return fail(e);
   // cuBLASLt (optional: GEMMs fall back to tgk_gemm_f32).
   bool anyGemm = false;
