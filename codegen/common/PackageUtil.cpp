@@ -1,6 +1,9 @@
 // PackageUtil.cpp — files, weight bytes, interface descriptors and the package directory.
 #include "codegen/common/PackageUtil.h"
 
+#include "codegen/plan/PlanUtil.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -107,6 +110,29 @@ llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type ty
   d.set_dtype(dt);
   for (int64_t s : t.getShape())
     d.add_shape(s);
+  return llvm::Error::success();
+}
+
+llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &info,
+                     const std::string &target, const char *kernelsFile, const char *backend) {
+  p.set_magic(plan::kPlanMagic);
+  p.set_format_version(plan::kPlanFormatVersion);
+  p.set_target(target);
+  p.set_tgc_version(info.tgcVersion);
+  p.set_precision(info.precision);
+  p.set_model_name(info.modelName);
+  p.set_model_hash(info.modelHash);
+  p.set_alignment((int32_t)kBufferAlignment);
+  p.set_end_marker(plan::kPlanMagic);
+  p.set_weights_file("weights.bin");
+  p.set_kernels_file(kernelsFile);
+  for (mlir::BlockArgument a : fn.getBody().front().getArguments()) {
+    auto name = fn.getArgAttrOfType<mlir::StringAttr>(a.getArgNumber(), "tg.name");
+    if (auto e = fillDesc(*p.add_inputs(),
+                          name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
+                          a.getType(), backend))
+      return e;
+  }
   return llvm::Error::success();
 }
 

@@ -3,6 +3,7 @@
 #ifndef TGC_CODEGEN_COMMON_PACKAGEUTIL_H
 #define TGC_CODEGEN_COMMON_PACKAGEUTIL_H
 
+#include "codegen/common/PackageInfo.h"
 #include "codegen/plan/plan.pb.h"
 #include "compiler/dialect/TgDialect.h"
 #include "passes/planning/PlanBuffers.h"
@@ -10,6 +11,10 @@
 
 #include <cstdint>
 #include <string>
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
 
 namespace tgc::codegen {
 
@@ -28,6 +33,12 @@ llvm::Error constantBytes(tg::ConstantOp c, std::string &blob, int64_t offset,
 /// Fills a plan interface descriptor (name, ONNX dtype number, shape) for a graph input/output.
 llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type type,
                      const char *backend);
+
+/// Starts a package's plan: magic, format version, `target`, provenance (`info`), alignment, end
+/// marker, the weights and kernels file names, and one interface descriptor per argument of `fn`
+/// (its `tg.name`, else input_<k>).
+llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &info,
+                     const std::string &target, const char *kernelsFile, const char *backend);
 
 /// The plan argument for a planned buffer location.
 plan::BufferArg toArg(const BufferLoc &loc);

@@ -120,27 +120,10 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
     return plan.takeError();
 
   plan::Plan p;
-  p.set_magic(plan::kPlanMagic);
-  p.set_format_version(plan::kPlanFormatVersion);
-  p.set_target(info.target);
-  p.set_tgc_version(info.tgcVersion);
-  p.set_precision(info.precision);
-  p.set_model_name(info.modelName);
-  p.set_model_hash(info.modelHash);
-  p.set_alignment((int32_t)kBufferAlignment);
-  p.set_end_marker(plan::kPlanMagic);
-  p.set_weights_file("weights.bin");
-  p.set_kernels_file("kernels.cubin");
+  if (auto e = codegen::initPlan(p, fn, info, info.target, "kernels.cubin", kBackend))
+    return std::move(e);
   p.set_ptx_file("kernels.ptx");
-
   Block &body = fn.getBody().front();
-  for (BlockArgument a : body.getArguments()) {
-    auto name = fn.getArgAttrOfType<StringAttr>(a.getArgNumber(), "tg.name");
-    if (auto e = codegen::fillDesc(*p.add_inputs(),
-                                   name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
-                                   a.getType(), kBackend))
-      return std::move(e);
-  }
 
   std::string kernels;
   cuda::KernelEmitter emitter(*plan);
