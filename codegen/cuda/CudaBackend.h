@@ -3,7 +3,7 @@
 #ifndef TGC_CODEGEN_CUDA_CUDABACKEND_H
 #define TGC_CODEGEN_CUDA_CUDABACKEND_H
 
-#include "codegen/cpu/CpuBackend.h" // PackageInfo, PackageStats
+#include "codegen/common/PackageInfo.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
