@@ -68,4 +68,26 @@ std::string locationNames(mlir::Location loc) {
   return s;
 }
 
+ReduceLayout reduceLayout(const Shape &x, const std::vector<int64_t> &axes) {
+  std::vector<bool> red(x.size(), false);
+  for (int64_t a : axes)
+    red[(size_t)a] = true;
+  const Shape xs = contiguousStrides(x);
+  ReduceLayout l;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (!red[d]) {
+      l.kept.push_back(x[d]);
+      l.keptStrides.push_back(xs[d]);
+    } else if (x[d] != 1) {
+      if (!l.rdims.empty() && l.rdims.back().second == xs[d] * x[d])
+        l.rdims.back() = {l.rdims.back().first * x[d], xs[d]};
+      else
+        l.rdims.push_back({x[d], xs[d]});
+    }
+  }
+  for (const auto &rd : l.rdims)
+    l.count *= rd.first;
+  return l;
+}
+
 } // namespace tgc::codegen

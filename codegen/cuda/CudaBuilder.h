@@ -25,6 +25,8 @@ using codegen::broadcastStrides;
 using codegen::contiguousStrides;
 using codegen::intArray;
 using codegen::product;
+using codegen::ReduceLayout;
+using codegen::reduceLayout;
 using codegen::shapeOf;
 using codegen::str;
 llvm::Error opError(mlir::Operation *op, const llvm::Twine &msg);

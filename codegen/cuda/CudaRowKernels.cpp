@@ -889,26 +889,13 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   if (isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp, tg::ReduceMinOp, tg::ReduceProdOp>(
           op)) {
     Shape x = shapeOf(op->getOperand(0));
-    auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
-    std::vector<bool> red(x.size(), false);
-    for (Attribute a : axesAttr)
-      red[*tgc::normalizeAxis(a.cast<IntegerAttr>().getInt(), x.size())] = true;
-    Shape xs = contiguousStrides(x), kept, keptStrides;
-    std::vector<std::pair<int64_t, int64_t>> rdims; // (dim, stride), collapsed
-    for (size_t d = 0; d < x.size(); ++d) {
-      if (!red[d]) {
-        kept.push_back(x[d]);
-        keptStrides.push_back(xs[d]);
-      } else if (x[d] != 1) {
-        if (!rdims.empty() && rdims.back().second == xs[d] * x[d])
-          rdims.back() = {rdims.back().first * x[d], xs[d]};
-        else
-          rdims.push_back({x[d], xs[d]});
-      }
-    }
-    int64_t R = 1;
-    for (auto &rd : rdims)
-      R *= rd.first;
+    std::vector<int64_t> axes;
+    for (Attribute a : op->getAttrOfType<ArrayAttr>("axes"))
+      axes.push_back(*tgc::normalizeAxis(a.cast<IntegerAttr>().getInt(), x.size()));
+    const ReduceLayout rl = reduceLayout(x, axes);
+    const Shape &kept = rl.kept, &keptStrides = rl.keptStrides;
+    const auto &rdims = rl.rdims; // (dim, stride), collapsed
+    const int64_t R = rl.count;
     std::string acc = ct.isFloat ? "double" : "int64_t";
     const std::string C = ct.calc(); // element values are read as C
     std::string init, step, fin;
