@@ -3,6 +3,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
 
 #include <algorithm>
 #include <functional>
@@ -68,10 +69,11 @@ std::string locationNames(mlir::Location loc) {
   return s;
 }
 
-ReduceLayout reduceLayout(const Shape &x, const std::vector<int64_t> &axes) {
+ReduceLayout reduceLayout(mlir::Operation *reduceOp) {
+  const Shape x = shapeOf(reduceOp->getOperand(0));
   std::vector<bool> red(x.size(), false);
-  for (int64_t a : axes)
-    red[(size_t)a] = true;
+  for (mlir::Attribute a : reduceOp->getAttrOfType<mlir::ArrayAttr>("axes"))
+    red[(size_t)*tgc::normalizeAxis(a.cast<mlir::IntegerAttr>().getInt(), x.size())] = true;
   const Shape xs = contiguousStrides(x);
   ReduceLayout l;
   for (size_t d = 0; d < x.size(); ++d) {

@@ -30,15 +30,15 @@ std::string locationNames(mlir::Location loc);
 /// "{a, b, c}" ("{0}" for an empty list, so the array is never zero-sized).
 std::string intArray(const Shape &v);
 
-/// How a reduction over `axes` (normalized, possibly unsorted) walks a row-major input of shape
-/// `x`: the kept dims and their input strides, the reduced dims of size > 1 as (size, stride)
-/// pairs with adjacent contiguous ones merged, and the number of elements reduced per output.
+/// How a reduce_* op (its operand 0 and "axes" attribute) walks its row-major input: the kept
+/// dims and their input strides, the reduced dims of size > 1 as (size, stride) pairs with
+/// adjacent contiguous ones merged, and the number of elements reduced per output.
 struct ReduceLayout {
   Shape kept, keptStrides;
   std::vector<std::pair<int64_t, int64_t>> rdims;
   int64_t count = 1;
 };
-ReduceLayout reduceLayout(const Shape &x, const std::vector<int64_t> &axes);
+ReduceLayout reduceLayout(mlir::Operation *reduceOp);
 
 } // namespace tgc::codegen
 

@@ -934,10 +934,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
   if (isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp, tg::ReduceMinOp, tg::ReduceProdOp>(
           op)) {
     Shape x = shapeOf(op->getOperand(0));
-    std::vector<int64_t> axes;
-    for (Attribute a : op->getAttrOfType<ArrayAttr>("axes"))
-      axes.push_back(*tgc::normalizeAxis(a.cast<IntegerAttr>().getInt(), x.size()));
-    const ReduceLayout rl = reduceLayout(x, axes);
+    const ReduceLayout rl = reduceLayout(op);
     const Shape &kept = rl.kept, &keptStrides = rl.keptStrides;
     const auto &rdims = rl.rdims; // (dim, stride), collapsed
     const int64_t R = rl.count;
