@@ -215,8 +215,8 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
 
 /// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block per
 /// (b, h, 16 query rows) and W warps (up to 8) that split the keys: warp w takes key tiles w,
-/// w + W, ... of 32 keys (16 when L <= 128), each staged in the warp's own shared memory (cp.async, two stages when
-/// they fit), so the warps run without block barriers until the end, where their partial softmax
+/// w + W, ... of 32 keys (16 when L <= 128), each staged in the warp's own shared memory
+/// (cp.async, two stages when they fit), so the warps run without block barriers until the end, where their partial softmax
 /// states (row max m, row sum l, unnormalized output o) merge through shared memory: o = Σ_w o_w ·
 /// e^(m_w - M) / Σ_w l_w · e^(m_w - M), M = max_w m_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
 /// (f16/bf16 operands, f32 accumulators); q stays in registers as A fragments; K and V fragments
@@ -582,10 +582,11 @@ void rowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double ep
              const std::string &scale, bool scaleConst, const std::string &bias, bool biasConst,
              bool warpIndexable, const NormStore &st, std::string &code) {
   if (ct.name != "double" && D <= kWarpRowMax && warpIndexable) {
-    // 16-byte vectors when the row is whole vectors, every buffer is aligned and the output
-    // type's vector holds as many elements (f16/bf16 in, f32 out: two vectors per store).
-    const int64_t V = vecElems(ct);
-    const bool vec = V > 0 && D % V == 0 && vecElems(st.ot) > 0 && kb.argsAligned16();
+    // 16-byte vectors when the row is whole vectors, every buffer is aligned and V output
+    // elements fill whole vectors too (f16/bf16 in, f32 out: two per chunk; f32 in, f16 out
+    // would be half a vector: scalar stores).
+    const int64_t V = vecElems(ct), VO = vecElems(st.ot);
+    const bool vec = V > 0 && D % V == 0 && VO > 0 && VO <= V && kb.argsAligned16();
     warpRowNorm(kb, ct, R, D, eps, center, scale, scaleConst, bias, biasConst, st, vec ? V : 1,
                 code);
   } else {

@@ -289,6 +289,10 @@ LogicalResult LayerNormOp::verify() {
     if (p && tgc::broadcastShapes(x, shapeOf(p)) != std::optional<tgc::Shape>(x))
       return emitOpError("scale/bias shape ") << tgc::shapeToString(shapeOf(p))
                                                << " does not broadcast to the input shape";
+  // One element type (as ONNX's T): the backends read scale/bias as the input's type.
+  for (Value p : {getScale(), getBias(), getResult()})
+    if (p && elemOf(p) != elemOf(getInput()))
+      return emitOpError("input, scale, bias and result must share one element type");
   return expectShape(*this, getResult(), x);
 }
 

@@ -101,6 +101,9 @@ private:
   void setupMma(size_t i);
   Status tuneGemms();
   Status graphTuneGemms();
+  /// Zeroes the arena on the stream and waits: after the tuners' launches, it holds what it held
+  /// at load. "" or the failed call.
+  std::string zeroArena();
   /// Captures the steps as they are now into a CUDA graph and returns its median replay time in
   /// µs (3 rounds of kGraphTuneReplays back-to-back replays), or -1 with `err` set.
   double timeCapturedGraph(std::string &err);
@@ -902,11 +905,7 @@ Status CudaSession::tuneGemms() {
       select(steps_[i], bestJ);
   }
   cleanup();
-  // The timed launches wrote into the arena: zero it again, as at load.
-  if (!(e = ck(d_->cuMemsetD32Async(arena_, 0, (size_t)std::max<int64_t>(plan_.arena_bytes(), 256) / 4,
-                                    stream_),
-               "cuMemsetD32Async(arena)")).empty() ||
-      !(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
+  if (!(e = zeroArena()).empty()) // the timed launches wrote into it
     return fail(e);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   char buf[256];
@@ -915,6 +914,14 @@ Status CudaSession::tuneGemms() {
                 flush ? "" : " (no L2 flush buffer)");
   tuneSummary_ = buf;
   return Status::success();
+}
+
+std::string CudaSession::zeroArena() {
+  std::string e = ck(d_->cuMemsetD32Async(arena_, 0,
+                                          (size_t)std::max<int64_t>(plan_.arena_bytes(), 256) / 4,
+                                          stream_),
+                     "cuMemsetD32Async(arena)");
+  return e.empty() ? ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize") : e;
 }
 
 double CudaSession::timeCapturedGraph(std::string &err) {
@@ -1016,12 +1023,7 @@ Status CudaSession::graphTuneGemms() {
                      " -> " + name + "\n";
     }
   }
-  // The replays wrote into the arena: zero it again, as at load.
-  if (!(e = ck(d_->cuMemsetD32Async(arena_, 0,
-                                    (size_t)std::max<int64_t>(plan_.arena_bytes(), 256) / 4,
-                                    stream_),
-               "cuMemsetD32Async(arena)")).empty() ||
-      !(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
+  if (!(e = zeroArena()).empty()) // the replays wrote into it
     return fail(e);
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   char buf[200];

@@ -62,6 +62,32 @@ llvm::Expected<CompileResult> compileModel(const std::string &model, const std::
   return compile(o, quiet);
 }
 
+/// Writes tg IR `ir` (a module with @main) as an sm_90 CUDA package and returns its kernels.cu;
+/// "" with `error` set when the IR does not parse, the package is not written or its cubin is
+/// empty.
+std::string irPackageSource(const std::string &ir, const std::string &tag, std::string &error) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+  if (!module) {
+    error = "the IR does not parse";
+    return "";
+  }
+  const std::string dir = tempDir(tag);
+  PackageInfo info;
+  info.target = "cuda:sm_90";
+  auto stats = writeCudaPackage(*module, dir + "/pkg", info, "");
+  std::string src;
+  if (!stats)
+    error = llvm::toString(stats.takeError());
+  else if (readAll(dir + "/pkg/kernels.cubin").empty())
+    error = "empty cubin";
+  else
+    src = readAll(dir + "/pkg/kernels.cu");
+  llvm::sys::fs::remove_directories(dir);
+  return src;
+}
+
 const char *kModels[] = {"bert_tiny",    "bert_tiny_dynamo",    "gpt2_tiny", "gpt2_tiny_dynamo",
                          "llama_tiny",   "llama_tiny_dynamo",   "vit_tiny",  "vit_tiny_dynamo",
                          "parallel_mlp", "parallel_mlp_dynamo"};
@@ -261,19 +287,45 @@ func.func @main(%q: tensor<2x5x4x64xT>, %k: tensor<2x7x2x64xT>, %v: tensor<2x7x2
 )";
     for (size_t at; (at = ir.find("xT>")) != std::string::npos;)
       ir.replace(at, 3, std::string("x") + t + ">");
-    mlir::MLIRContext ctx;
-    ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
-    ASSERT_TRUE(module) << t;
-    std::string dir = tempDir("attention_bshd");
-    PackageInfo info;
-    info.target = "cuda:sm_90";
-    auto stats = writeCudaPackage(*module, dir + "/pkg", info, "");
-    ASSERT_TRUE(bool(stats)) << t << ": " << llvm::toString(stats.takeError());
-    std::string src = readAll(dir + "/pkg/kernels.cu");
+    std::string error;
+    const std::string src = irPackageSource(ir, "attention_bshd", error);
+    ASSERT_TRUE(error.empty()) << t << ": " << error;
     EXPECT_NE(src.find("__shared__"), std::string::npos) << "no tiled attention kernel";
-    EXPECT_FALSE(readAll(dir + "/pkg/kernels.cubin").empty()) << t;
-    llvm::sys::fs::remove_directories(dir);
+  }
+}
+
+// A warp-per-row norm moves 16-byte vectors only when a lane's chunk of outputs fills them too:
+// an f32 layer norm whose f16 cast rides in its store (8 bytes per 4-element chunk) keeps the
+// scalar form; the same norm with an f32 result (its tanh riding in the store) uses vectors.
+TEST(CudaCodegen, NormVectorStoresOnlyWhenOutputsFillVectors) {
+  for (const char *outType : {"f16", "f32"}) {
+    std::string ir = R"(
+func.func @main(%x: tensor<4x64xf32>, %g: tensor<64xf32>) -> tensor<4x64xO> {
+  %0 = tg.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x64xf32>, tensor<64xf32> -> tensor<4x64xf32>
+  %1 = tg.cast %0 : tensor<4x64xf32> -> tensor<4x64xO>
+  %2 = tg.add %1, %1 : tensor<4x64xO>, tensor<4x64xO> -> tensor<4x64xO>
+  return %2 : tensor<4x64xO>
+}
+)";
+    if (std::string(outType) == "f32") // no cast: the norm stores its own f32 result
+      ir.replace(ir.find("  %1 = tg.cast"), ir.find("  %2") - ir.find("  %1 = tg.cast"),
+                 "  %1 = tg.tanh %0 : tensor<4x64xf32>\n");
+    for (size_t at; (at = ir.find("xO>")) != std::string::npos;)
+      ir.replace(at, 3, std::string("x") + outType + ">");
+    std::string error;
+    const std::string src = irPackageSource(ir, "norm_vectors", error);
+    ASSERT_TRUE(error.empty()) << outType << ": " << error;
+    const size_t at = src.find("_layer_norm("), end = src.find("\n}\n", at);
+    ASSERT_NE(at, std::string::npos);
+    const std::string kernel = src.substr(at, end - at);
+    // The epilogue op rides in the norm's store either way.
+    const bool f16 = std::string(outType) == "f16";
+    EXPECT_NE(kernel.find(f16 ? "tg_st<__half>" : "tg_tanh"), std::string::npos) << kernel;
+    EXPECT_EQ(kernel.find("uint4") == std::string::npos, f16) << kernel;
+    if (f16)
+      EXPECT_NE(kernel.find("yr[ch] = "), std::string::npos) << kernel;
+    else
+      EXPECT_NE(kernel.find("reinterpret_cast<uint4 *>(yr"), std::string::npos) << kernel;
   }
 }
 
@@ -282,18 +334,9 @@ func.func @main(%q: tensor<2x5x4x64xT>, %k: tensor<2x7x2x64xT>, %v: tensor<2x7x2
 TEST(CudaCodegen, AttentionEdgeCasesCompile) {
   for (const char *t : {"f32", "f16"})
     for (const attn_cases::AttentionEdgeCase &c : attn_cases::attentionEdgeCases()) {
-      mlir::MLIRContext ctx;
-      ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
-      auto module = mlir::parseSourceString<mlir::ModuleOp>(attn_cases::instantiate(c.ir, t), &ctx);
-      ASSERT_TRUE(module) << c.name << " at " << t;
-      std::string dir = tempDir("attention_edge");
-      PackageInfo info;
-      info.target = "cuda:sm_90";
-      auto stats = writeCudaPackage(*module, dir + "/pkg", info, "");
-      EXPECT_TRUE(bool(stats)) << c.name << " at " << t << ": "
-                               << (stats ? "" : llvm::toString(stats.takeError()));
-      EXPECT_FALSE(readAll(dir + "/pkg/kernels.cubin").empty()) << c.name << " at " << t;
-      llvm::sys::fs::remove_directories(dir);
+      std::string error;
+      irPackageSource(attn_cases::instantiate(c.ir, t), "attention_edge", error);
+      EXPECT_TRUE(error.empty()) << c.name << " at " << t << ": " << error;
     }
 }
 

@@ -121,6 +121,14 @@ func.func @rms_norm_scale(%x: tensor<2x4x8xf32>, %s: tensor<4xf32>) -> tensor<2x
 
 // -----
 
+func.func @layer_norm_scale_type(%x: tensor<2x8xf16>, %s: tensor<8xf32>) -> tensor<2x8xf16> {
+  // expected-error @+1 {{input, scale, bias and result must share one element type}}
+  %0 = "tg.layer_norm"(%x, %s) {axis = 1 : i64, epsilon = 1.0e-05 : f32, operand_segment_sizes = dense<[1, 1, 0]> : vector<3xi32>} : (tensor<2x8xf16>, tensor<8xf32>) -> tensor<2x8xf16>
+  return %0 : tensor<2x8xf16>
+}
+
+// -----
+
 func.func @rotary_odd_dim(%x: tensor<2x4x7xf32>, %c: tensor<4x7xf32>) -> tensor<2x4x7xf32> {
   // expected-error @+1 {{input's last dim must be even}}
   %0 = tg.rotary %x, %c, %c : tensor<2x4x7xf32>, tensor<4x7xf32>, tensor<4x7xf32> -> tensor<2x4x7xf32>
