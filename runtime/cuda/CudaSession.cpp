@@ -104,6 +104,9 @@ private:
   /// Zeroes the arena on the stream and waits: after the tuners' launches, it holds what it held
   /// at load. "" or the failed call.
   std::string zeroArena();
+  /// Captures the steps (less those matching `omit`) into a CUDA graph and instantiates it. ""
+  /// or the failed call.
+  std::string captureGraph(CUgraphExec &exec, const std::vector<std::string> *omit = nullptr);
   /// Captures the steps as they are now into a CUDA graph and returns its median replay time in
   /// µs (3 rounds of kGraphTuneReplays back-to-back replays), or -1 with `err` set.
   double timeCapturedGraph(std::string &err);
@@ -924,21 +927,26 @@ std::string CudaSession::zeroArena() {
   return e.empty() ? ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize") : e;
 }
 
-double CudaSession::timeCapturedGraph(std::string &err) {
+std::string CudaSession::captureGraph(CUgraphExec &exec, const std::vector<std::string> *omit) {
+  std::string e = ck(d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                     "cuStreamBeginCapture");
+  if (!e.empty())
+    return e;
+  Status enq = enqueueSteps(false, omit);
   CUgraph graph = nullptr;
-  CUgraphExec exec = nullptr;
-  if (!(err = ck(d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                 "cuStreamBeginCapture")).empty())
-    return -1;
-  Status enq = enqueueSteps(false);
-  err = ck(d_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
-  if (err.empty() && !enq.ok)
-    err = enq.message;
-  if (err.empty())
-    err = ck(d_->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  e = ck(d_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+  if (e.empty() && !enq.ok)
+    e = enq.message;
+  if (e.empty())
+    e = ck(d_->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
   if (graph)
     d_->cuGraphDestroy(graph);
-  if (!err.empty())
+  return e;
+}
+
+double CudaSession::timeCapturedGraph(std::string &err) {
+  CUgraphExec exec = nullptr;
+  if (!(err = captureGraph(exec)).empty())
     return -1;
   std::vector<double> rounds;
   for (int r = 0; r <= kGraphTuneRounds && err.empty(); ++r) { // round 0: upload, warm-up
@@ -1162,24 +1170,9 @@ Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const Ten
     if (!(st = enqueueSteps(false)).ok)
       return st;
   } else {
-    if (!graph_) {
-      if (!(e = ck(d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                   "cuStreamBeginCapture")).empty())
-        return fail(e);
-      Status enq = enqueueSteps(false);
-      CUgraph graph = nullptr;
-      e = ck(d_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
-      if (!enq.ok || !e.empty()) {
-        if (graph)
-          d_->cuGraphDestroy(graph);
-        return fail("capturing the CUDA graph: " + (enq.ok ? e : enq.message));
-      }
-      e = ck(d_->cuGraphInstantiate(&graph_, graph, 0), "cuGraphInstantiate");
-      d_->cuGraphDestroy(graph);
-      if (!e.empty()) {
-        graph_ = nullptr;
-        return fail(e);
-      }
+    if (!graph_ && !(e = captureGraph(graph_)).empty()) {
+      graph_ = nullptr;
+      return fail("capturing the CUDA graph: " + e);
     }
     if (!(e = ck(d_->cuGraphLaunch(graph_, stream_), "cuGraphLaunch")).empty())
       return fail(e);
@@ -1250,18 +1243,8 @@ double CudaSession::replayMicros(int iters, const std::vector<std::string> &omit
   if (!guard.acquired || !graph_ || iters < 1 || d_->cuCtxSetCurrent(ctx_) != CUDA_SUCCESS)
     return -1;
   CUgraphExec exec = graph_;
-  if (!omit.empty()) {
-    CUgraph graph = nullptr;
-    if (d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
-      return -1;
-    Status enq = enqueueSteps(false, &omit);
-    bool ok = d_->cuStreamEndCapture(stream_, &graph) == CUDA_SUCCESS && enq.ok;
-    ok = ok && d_->cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
-    if (graph)
-      d_->cuGraphDestroy(graph);
-    if (!ok)
-      return -1;
-  }
+  if (!omit.empty() && !captureGraph(exec, &omit).empty())
+    return -1;
   auto time = [&]() -> double {
     if (d_->cuEventRecord(runStart_, stream_) != CUDA_SUCCESS)
       return -1;
