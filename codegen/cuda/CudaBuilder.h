@@ -175,6 +175,16 @@ struct KernelBuilder {
   /// alone (tanh, a cast, an activation), writing a buffer clear of the norm's operands. Null
   /// otherwise.
   mlir::Operation *normEpilogue(mlir::Operation *norm) const;
+  /// The tg.rotary ops applied in the split's kernel while it moves the parts, or, when the GEMM
+  /// before wrote the parts (`byGemm`), in one kernel in place of the split (emitSplitRotary): for
+  /// each result of `sp`, the rotary that is its only reader (through reshape views), when the
+  /// ops right after the split are just such rotaries and views, every rotary's part is a whole
+  /// number of its rows, and every buffer the kernel writes is clear of the others and of what it
+  /// reads (the planner keeps the split's input and rotated parts live until its last rotary).
+  /// Null for a result without one; empty when the rotaries keep their own kernels.
+  std::vector<tg::RotaryOp> splitRotaries(tg::SplitOp sp) const;
+  llvm::Error emitSplitRotary(tg::SplitOp sp, const std::vector<tg::RotaryOp> &rot, bool byGemm,
+                              std::string &code);
   /// A tg.cast whose only reader is the transpose right after it, reading a buffer clear of the
   /// transpose's result: the transpose kernel converts while it moves, the cast emits nothing.
   bool castFoldsIntoTranspose(mlir::Operation *cast) const;

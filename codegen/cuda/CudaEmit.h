@@ -69,6 +69,8 @@ private:
   std::set<mlir::Operation *> writtenByGemm_;
   /// Elementwise ops a normalization kernel applies before its store (normEpilogue).
   std::set<mlir::Operation *> appliedByNorm_;
+  /// Rotary ops the split kernel before them applies (KernelBuilder::splitRotaries).
+  std::set<mlir::Operation *> appliedBySplit_;
   friend struct KernelBuilder;
 };
 

@@ -535,6 +535,157 @@ bool KernelBuilder::castFoldsIntoTranspose(Operation *cast) const {
   return true;
 }
 
+std::vector<tg::RotaryOp> KernelBuilder::splitRotaries(tg::SplitOp sp) const {
+  std::vector<tg::RotaryOp> rot(sp->getNumResults());
+  // The ops right after the split: views and rotaries only (so no other kernel runs before the
+  // rotaries' results are written, and every rotary among them must be applied here).
+  std::set<Operation *> window;
+  for (Operation *o = sp->getNextNode(); o && isa<tg::ReshapeOp, tg::RotaryOp>(o);
+       o = o->getNextNode())
+    window.insert(o);
+  const Shape x = shapeOf(sp.getInput());
+  auto axis = tgc::normalizeAxis(sp.getAxis(), x.size());
+  auto locOf = [&](Value v) -> const BufferLoc * {
+    auto it = em.plan_.locs.find(v);
+    return it == em.plan_.locs.end() || it->second.kind == BufferLoc::Inline ? nullptr
+                                                                              : &it->second;
+  };
+  const BufferLoc *in = locOf(sp.getInput());
+  if (!axis || !in)
+    return {};
+  std::vector<const BufferLoc *> written;
+  size_t rotaries = 0;
+  for (unsigned i = 0; i < sp->getNumResults(); ++i) {
+    Value v = sp->getResult(i);
+    while (v.hasOneUse() && isa<tg::ReshapeOp>(*v.getUsers().begin()) &&
+           window.count(*v.getUsers().begin()))
+      v = v.getUsers().begin()->getResult(0);
+    auto ro = v.hasOneUse() ? dyn_cast<tg::RotaryOp>(*v.getUsers().begin()) : tg::RotaryOp();
+    if (ro && window.count(ro) && ro.getInput() == v) {
+      // x's trailing dims span exactly the part's row, a whole number of rotary rows.
+      const Shape rx = shapeOf(v);
+      const int64_t part = product(shapeOf(sp->getResult(i)), *axis);
+      int64_t suffix = 1;
+      for (size_t k = rx.size(); k > 0 && suffix < part;)
+        suffix *= rx[--k];
+      auto ct = ctypeOf(v, ro);
+      const BufferLoc *out = locOf(ro.getResult());
+      if (!ct || !ct->isFloat || suffix != part || rx.empty() || part % rx.back() ||
+          !locOf(ro.getCos()) || !locOf(ro.getSin()) || !out ||
+          ro.getResult().getType() != v.getType()) {
+        if (!ct)
+          llvm::consumeError(ct.takeError());
+        return {};
+      }
+      rot[i] = ro;
+      ++rotaries;
+      written.push_back(out);
+    } else if (const BufferLoc *out = locOf(sp->getResult(i))) {
+      written.push_back(out);
+    } else {
+      return {};
+    }
+  }
+  for (Operation *o : window)
+    if (isa<tg::RotaryOp>(o) && std::find(rot.begin(), rot.end(), o) == rot.end())
+      return {};
+  std::vector<const BufferLoc *> parts; // read by the rotaries when the GEMM wrote them
+  for (Value r : sp->getResults())
+    if (const BufferLoc *l = locOf(r))
+      parts.push_back(l);
+  for (size_t a = 0; a < written.size(); ++a) {
+    if (overlaps(*written[a], *in))
+      return {};
+    for (const BufferLoc *part : parts)
+      if (written[a] != part && overlaps(*written[a], *part))
+        return {};
+    for (size_t b = a + 1; b < written.size(); ++b)
+      if (overlaps(*written[a], *written[b]))
+        return {};
+  }
+  return rotaries ? rot : std::vector<tg::RotaryOp>();
+}
+
+llvm::Error KernelBuilder::emitSplitRotary(tg::SplitOp sp, const std::vector<tg::RotaryOp> &rot,
+                                            bool byGemm, std::string &code) {
+  // One thread per element of each part in turn (a grid-stride loop per part): a plain part is
+  // copied; a rotated part writes its rotary's result, y = x * cos + rotate(x) * sin computed in
+  // the calc type (float for f16/bf16, rounded once on store) from the split's input (the partner element is in the same row of the input), cos/sin
+  // through broadcast strides.
+  const Shape x = shapeOf(sp.getInput());
+  const int64_t axis = *tgc::normalizeAxis(sp.getAxis(), x.size()), row = product(x, axis);
+  int64_t off = 0, biggest = 1;
+  for (unsigned i = 0; i < sp->getNumResults(); ++i) {
+    const Shape r = shapeOf(sp->getResult(i));
+    const int64_t part = product(r, axis), n = product(r);
+    biggest = std::max(biggest, n);
+    if (n == 0)
+      continue;
+    tg::RotaryOp ro = rot[i];
+    if (!ro && byGemm) { // the GEMM wrote this part
+      off += part;
+      continue;
+    }
+    if (!ro) {
+      c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+             str(n) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+      c.line(outPtr[i] + "[i] = in0[i / " + str(part) + " * " + str(row) + " + " + str(off) +
+             " + i % " + str(part) + "];");
+      c.close();
+      off += part;
+      continue;
+    }
+    const CType ct = llvm::cantFail(ctypeOf(ro.getResult(), ro));
+    params[1 + i] = ct.name + " *" + outPtr[i]; // in place of part i: the rotary's result
+    kargs[1 + i] = StepArg{ro.getResult()};
+    const std::string cs = "rc" + std::to_string(i), sn = "rs" + std::to_string(i);
+    const CType cct = llvm::cantFail(ctypeOf(ro.getCos(), ro)),
+                sct = llvm::cantFail(ctypeOf(ro.getSin(), ro));
+    addParam("const " + cct.name + " *" + cs, StepArg{ro.getCos()});
+    addParam("const " + sct.name + " *" + sn, StepArg{ro.getSin()});
+    // Input strides of the rotary's x: its trailing dims span the part's row (splitRotaries).
+    const Shape rx = shapeOf(ro.getInput());
+    Shape st(rx.size());
+    int64_t s = 1;
+    size_t k = rx.size();
+    for (; k > 0 && s < part; --k)
+      st[k - 1] = s, s *= rx[k - 1];
+    for (s = row; k > 0; --k)
+      st[k - 1] = s, s *= rx[k - 1];
+    std::string src = "in0", base = str(off);
+    if (byGemm) { // read the part the GEMM wrote (the split's result i) instead of the input
+      src = "rx" + std::to_string(i), base = "0", st = contiguousStrides(rx);
+      addParam("const " + ct.name + " *" + src, StepArg{sp->getResult(i)});
+    }
+    const int64_t D = rx.back(), H = D / 2;
+    const std::string &o = outPtr[i];
+    gridLoop(rx, {contiguousStrides(rx), st, broadcastStrides(shapeOf(ro.getCos()), rx),
+                  broadcastStrides(shapeOf(ro.getSin()), rx)},
+             {"0", base, "0", "0"}, [&](Code &c, const std::vector<std::string> &q) {
+               const std::string F = "(" + ct.calc() + ")";
+               c.line("const " + it + " k = " + q[0] + " % " + str(D) + ";");
+               if (ro.getInterleaved())
+                 c.line("const " + ct.calc() + " p = (k & 1) ? " + F + ct.ld(src + "[" + q[1] + " - 1]") +
+                        " : -" + F + ct.ld(src + "[" + q[1] + " + 1]") + ";");
+               else
+                 c.line("const " + ct.calc() + " p = k < " + str(H) + " ? -" + F +
+                        ct.ld(src + "[" + q[1] + " + " + str(H) + "]") + " : " + F +
+                        ct.ld(src + "[" + q[1] + " - " + str(H) + "]") + ";");
+               c.line(o + "[" + q[0] + "] = " +
+                      ct.st(F + ct.ld(src + "[" + q[1] + "]") + " * " + F +
+                            cct.ld(cs + "[" + q[2] + "]") + " + p * " + F +
+                            sct.ld(sn + "[" + q[3] + "]")) +
+                      ";");
+             });
+    const std::string names = locationNames(ro->getLoc());
+    label += " + tg.rotary" + (names.empty() ? "" : " <- " + names);
+    em.appliedBySplit_.insert(ro);
+    off += part;
+  }
+  endKernel(code, gridFor(biggest), kBlock);
+  return llvm::Error::success();
+}
+
 Operation *KernelBuilder::normEpilogue(Operation *norm) const {
   Value y = norm->getResult(0);
   if (!y.hasOneUse())
@@ -900,8 +1051,8 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
 llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
   if (isa<tg::FusedOp>(op))
     return emitFused(op, code);
-  if (em.appliedByNorm_.count(op) || castFoldsIntoTranspose(op))
-    return llvm::Error::success(); // the normalization before it / the transpose after it does it
+  if (em.appliedByNorm_.count(op) || em.appliedBySplit_.count(op) || castFoldsIntoTranspose(op))
+    return llvm::Error::success(); // the normalization or split before it / the transpose after
   if (auto e = beginKernel())
     return e;
   for (Value r : op->getResults())
@@ -942,8 +1093,12 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     while (auto r = in.getDefiningOp<tg::ReshapeOp>())
       in = r.getInput();
     auto lin = in.getDefiningOp<tg::LinearOp>();
-    if (lin && splitWrittenBy(lin) == sp)
-      return llvm::Error::success(); // the GEMM before wrote every result
+    const bool byGemm = lin && splitWrittenBy(lin) == sp; // the GEMM before wrote every result
+    std::vector<tg::RotaryOp> rot = splitRotaries(sp);
+    if (!rot.empty())
+      return emitSplitRotary(sp, rot, byGemm, code);
+    if (byGemm)
+      return llvm::Error::success();
   }
   if (auto tr = dyn_cast<tg::TransposeOp>(op);
       tr && (gemmReadsThrough(tr) || em.writtenByGemm_.count(op)))

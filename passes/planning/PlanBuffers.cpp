@@ -14,6 +14,9 @@
 //   buffers whose last reader is < i are released; op i's results are then placed in the first
 //   gap that fits. An op's results never overlap its operands (no in-place kernels), so kernels
 //   may read inputs after writing outputs. Offsets and the total are 64-byte aligned.
+// - A tg.split's input, and each of its results a tg.rotary reads (through views), stay live
+//   until the last such rotary, so a backend may apply all of them in one kernel (the CUDA
+//   backend does: in the split's kernel, or in one kernel after the GEMM that wrote the parts).
 // - The results of a tg.split are placed back to back in one allocation (result i right after
 //   result i-1, each 64-byte aligned), live until the last reader of any of them, and never over
 //   the operands of the op that produced the split's input. So that producer can write all of
@@ -175,6 +178,36 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
     bool isReturn = op.hasTrait<OpTrait::IsTerminator>();
     for (Value v : op.getOperands())
       touch(v, isReturn ? n : pos);
+  }
+
+  // The rotaries reading a split's results (through views) may all run in one kernel (the CUDA
+  // backend's splitRotaries: the split's own, or one kernel after a GEMM that wrote the split's
+  // results), which writes every rotary's result while it reads the split's input or results:
+  // those stay live until the split's last rotary, so no rotary result lands on them.
+  for (Operation &op : body) {
+    auto sp = dyn_cast<tg::SplitOp>(op);
+    if (!sp)
+      continue;
+    int64_t last = -1;
+    std::vector<Value> read; // the results a rotary reads
+    for (Value r : sp->getResults()) {
+      std::vector<Value> views{r};
+      while (!views.empty()) {
+        Value v = views.back();
+        views.pop_back();
+        for (Operation *user : v.getUsers()) {
+          if (isa<tg::ReshapeOp>(user))
+            views.push_back(user->getResult(0));
+          else if (isa<tg::RotaryOp>(user) && user->getOperand(0) == v)
+            last = std::max(last, position[user]), read.push_back(r);
+        }
+      }
+    }
+    if (last < 0)
+      continue;
+    touch(sp.getInput(), last);
+    for (Value r : read)
+      touch(r, last);
   }
 
   // Graph inputs.

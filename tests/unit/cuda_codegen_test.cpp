@@ -142,6 +142,20 @@ TEST_P(NvrtcAllKernels, Compiles) {
     }
     EXPECT_EQ(qkv, 2) << "one QKV GEMM writing q, k, v per layer";
   }
+  // Llama's split of the GQA projection applies both rotaries while it moves q, k and v: no
+  // rotary kernels, one split kernel per layer that writes the rotated q and k.
+  if (mname.find("llama") != std::string::npos) {
+    int rotaryKernels = 0, splitRotary = 0;
+    for (const plan::Step &s : p.steps()) {
+      rotaryKernels += s.symbol().find("_rotary") != std::string::npos;
+      const size_t first = s.label().find("+ tg.rotary");
+      splitRotary += s.symbol().find("_split") != std::string::npos &&
+                     first != std::string::npos &&
+                     s.label().find("+ tg.rotary", first + 1) != std::string::npos;
+    }
+    EXPECT_EQ(rotaryKernels, 0);
+    EXPECT_EQ(splitRotary, 2) << "one split applying q's and k's rotary per layer";
+  }
   // parallel_mlp's eight branches run as batched GEMMs that read the split input through the
   // [1, 0, 2] transpose (rows 8·K apart, batches K apart) instead of a transpose kernel; in the
   // TorchScript export at fp16/bf16 the second GEMM also writes the concat layout (rows 8·N
@@ -327,6 +341,61 @@ func.func @main(%x: tensor<4x64xf32>, %g: tensor<64xf32>) -> tensor<4x64xO> {
     else
       EXPECT_NE(kernel.find("reinterpret_cast<uint4 *>(yr"), std::string::npos) << kernel;
   }
+}
+
+// A split applies the rotaries right after it (splitRotaries) only when nothing else runs in
+// between and it is each part's only reader; otherwise the rotary keeps its own kernel.
+TEST(CudaCodegen, SplitAppliesRotaryOnlyWhenRightAfterIt) {
+  const std::string base = R"(
+func.func @main(%x: tensor<4x16xf32>, %c: tensor<4x8xf32>, %s: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = tg.exp %x : tensor<4x16xf32>
+  %1, %2 = tg.split %0 {axis = 1 : i64} : tensor<4x16xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  BETWEEN
+  %4 = tg.rotary %1, %c, %s : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %5 = tg.add %4, OTHER : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %5, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+)";
+  struct Case {
+    const char *name, *between, *other;
+    bool fused;
+  } cases[] = {{"right after", "", "%4", true},
+               {"an op between", "%3 = tg.tanh %2 : tensor<4x8xf32>", "%3", false},
+               {"a second reader", "", "%1", false}};
+  for (const Case &c : cases) {
+    std::string ir = base;
+    ir.replace(ir.find("BETWEEN"), 7, c.between);
+    ir.replace(ir.find("OTHER"), 5, c.other);
+    std::string error;
+    const std::string src = irPackageSource(ir, "split_rotary", error);
+    ASSERT_TRUE(error.empty()) << c.name << ": " << error;
+    EXPECT_EQ(src.find("_rotary(") == std::string::npos, c.fused) << c.name;
+    EXPECT_EQ(src.find("rc0[") != std::string::npos, c.fused) << c.name << ":\n" << src;
+  }
+}
+
+// When the QKV GEMM writes the split's equal parts itself (no split kernel), the rotaries after
+// the split still share one kernel, which reads the rotated parts the GEMM wrote.
+TEST(CudaCodegen, RotariesAfterGemmWrittenSplitShareOneKernel) {
+  const std::string ir = R"(
+func.func @main(%x: tensor<4x16xf16>, %w: tensor<48x16xf16>, %c: tensor<4x16xf16>, %s: tensor<4x16xf16>) -> (tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>) {
+  %0 = tg.linear %x, %w : tensor<4x16xf16>, tensor<48x16xf16> -> tensor<4x48xf16>
+  %1, %2, %3 = tg.split %0 {axis = 1 : i64} : tensor<4x48xf16> -> tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>
+  %4 = tg.rotary %1, %c, %s : tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16> -> tensor<4x16xf16>
+  %5 = tg.rotary %2, %c, %s : tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16> -> tensor<4x16xf16>
+  return %4, %5, %3 : tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>
+}
+)";
+  std::string error;
+  const std::string src = irPackageSource(ir, "gemm_split_rotary", error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(src.find("_rotary("), std::string::npos) << src;
+  const size_t at = src.find("_split("), end = src.find("\n}\n", at);
+  ASSERT_NE(at, std::string::npos) << "no kernel applying the rotaries";
+  const std::string kernel = src.substr(at, end - at);
+  EXPECT_NE(kernel.find("rx0["), std::string::npos) << kernel; // reads the GEMM-written parts
+  EXPECT_NE(kernel.find("rx1["), std::string::npos) << kernel;
+  EXPECT_EQ(kernel.find("out2["), std::string::npos) << kernel; // v: written by the GEMM only
 }
 
 // The attention edge cases the GPU test runs (tests/unit/attention_edge_cases.h): NVRTC compiles

@@ -173,4 +173,35 @@ func.func @main(%x: tensor<8x16xf32> {tg.name = "x"}) -> (tensor<1x8x16xf32>, te
   EXPECT_TRUE(a.offset + a.bytes <= q.offset || q.offset + 3 * stride <= a.offset)
       << "split results at " << q.offset << " overlap the linear's input at " << a.offset;
 }
+// A rotary reading a split's result may be applied by the split's kernel (CUDA backend), which
+// writes the rotary's result while it reads the split's input: the input stays live until the
+// last such rotary, so no rotary result lands on it (first-fit would put it there otherwise).
+TEST(PlanBuffers, SplitInputLiveUntilItsRotaries) {
+  auto p = parse(R"(
+func.func @main(%x: tensor<4x16xf32>, %c: tensor<4x8xf32>, %s: tensor<4x8xf32>, %c2: tensor<4x1x4xf32>, %s2: tensor<4x1x4xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = tg.exp %x : tensor<4x16xf32>
+  %1, %2 = tg.split %0 {axis = 1 : i64} : tensor<4x16xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  %3 = tg.reshape %2 : tensor<4x8xf32> -> tensor<4x2x4xf32>
+  %4 = tg.rotary %1, %c, %s : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %5 = tg.rotary %3, %c2, %s2 : tensor<4x2x4xf32>, tensor<4x1x4xf32>, tensor<4x1x4xf32> -> tensor<4x2x4xf32>
+  %6 = tg.reshape %5 : tensor<4x2x4xf32> -> tensor<4x8xf32>
+  return %4, %6 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+)");
+  ASSERT_TRUE(p->main);
+  auto plan = tgc::planBuffers(p->main);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  expectNoOverlap(*plan);
+  mlir::Block &body = p->main.getBody().front();
+  std::vector<mlir::Operation *> ops;
+  for (mlir::Operation &op : body)
+    ops.push_back(&op);
+  const tgc::BufferLoc in = plan->locs.lookup(ops[0]->getResult(0));
+  for (int r : {3, 4}) {
+    const tgc::BufferLoc out = plan->locs.lookup(ops[r]->getResult(0));
+    EXPECT_TRUE(out.offset >= in.offset + in.bytes || in.offset >= out.offset + out.bytes)
+        << "rotary " << r << " result @" << out.offset << " over the split input @" << in.offset;
+  }
+}
+
 } // namespace
