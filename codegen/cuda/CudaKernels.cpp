@@ -609,9 +609,10 @@ std::vector<tg::RotaryOp> KernelBuilder::splitRotaries(tg::SplitOp sp) const {
 llvm::Error KernelBuilder::emitSplitRotary(tg::SplitOp sp, const std::vector<tg::RotaryOp> &rot,
                                             bool byGemm, std::string &code) {
   // One thread per element of each part in turn (a grid-stride loop per part): a plain part is
-  // copied; a rotated part writes its rotary's result, y = x * cos + rotate(x) * sin computed in
-  // the calc type (float for f16/bf16, rounded once on store) from the split's input (the partner element is in the same row of the input), cos/sin
-  // through broadcast strides.
+  // copied (unless the GEMM wrote it); a rotated part writes its rotary's result,
+  // y = x * cos + rotate(x) * sin, in the calc type (float for f16/bf16, rounded once on store),
+  // reading x from the split's input (or from the part the GEMM wrote; the partner element is in
+  // the same row either way) and cos/sin through broadcast strides.
   const Shape x = shapeOf(sp.getInput());
   const int64_t axis = *tgc::normalizeAxis(sp.getAxis(), x.size()), row = product(x, axis);
   int64_t off = 0, biggest = 1;
@@ -665,8 +666,9 @@ llvm::Error KernelBuilder::emitSplitRotary(tg::SplitOp sp, const std::vector<tg:
                const std::string F = "(" + ct.calc() + ")";
                c.line("const " + it + " k = " + q[0] + " % " + str(D) + ";");
                if (ro.getInterleaved())
-                 c.line("const " + ct.calc() + " p = (k & 1) ? " + F + ct.ld(src + "[" + q[1] + " - 1]") +
-                        " : -" + F + ct.ld(src + "[" + q[1] + " + 1]") + ";");
+                 c.line("const " + ct.calc() + " p = (k & 1) ? " + F +
+                        ct.ld(src + "[" + q[1] + " - 1]") + " : -" + F +
+                        ct.ld(src + "[" + q[1] + " + 1]") + ";");
                else
                  c.line("const " + ct.calc() + " p = k < " + str(H) + " ? -" + F +
                         ct.ld(src + "[" + q[1] + " + " + str(H) + "]") + " : " + F +

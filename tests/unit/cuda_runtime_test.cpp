@@ -25,7 +25,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 using namespace tgc;
@@ -187,6 +189,54 @@ protected:
   std::string arch_;
 };
 
+/// Compiles `ir` with writeCudaPackage for this GPU, runs it through a Session on random inputs
+/// (or `gen(arg, args, type, shape)`'s, where it returns a tensor) and compares every output with tgc::interpret on the
+/// same IR and inputs (relative L2 < tol). Returns both outputs for further checks.
+void expectMatchesInterpreter(
+    const std::string &ir, const std::string &arch, double tol,
+    const std::function<std::optional<HostTensor>(size_t, size_t, DType, std::vector<int64_t>)>
+        &gen,
+    std::vector<HostTensor> &got, std::vector<HostTensor> &want) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+  ASSERT_TRUE(module);
+  auto fn = module->lookupSymbol<mlir::func::FuncOp>("main");
+  std::vector<HostTensor> inputs;
+  auto argTypes = fn.getArgumentTypes();
+  for (size_t a = 0; a < argTypes.size(); ++a) {
+    auto rt = argTypes[a].cast<mlir::RankedTensorType>();
+    auto dt = dtypeOf(rt.getElementType());
+    ASSERT_TRUE(bool(dt));
+    std::vector<int64_t> shape(rt.getShape().begin(), rt.getShape().end());
+    std::optional<HostTensor> t = gen ? gen(a, argTypes.size(), *dt, shape) : std::nullopt;
+    inputs.push_back(t ? std::move(*t) : randomTensor(*dt, shape, (uint32_t)a + 1));
+  }
+  auto ref = interpret(fn, inputs);
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  want = std::move(*ref);
+
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_cuda_ir", dir));
+  PackageInfo info;
+  info.target = "cuda:" + arch;
+  auto stats = writeCudaPackage(*module, dir.str().str() + "/pkg", info, "");
+  ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
+  Status st;
+  auto s = Session::load(dir.str().str() + "/pkg", st);
+  ASSERT_TRUE(s) << st.message;
+  st = s->run(inputs, got);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape, want[i].shape) << "output " << i;
+    ASSERT_EQ(got[i].dtype, want[i].dtype) << "output " << i;
+    EXPECT_LT(relativeL2(got[i], want[i]), tol) << "output " << i;
+  }
+  s.reset();
+  llvm::sys::fs::remove_directories(dir);
+}
+
 // tg.attention cases no test model reaches (tests/unit/attention_edge_cases.h),
 // compiled with writeCudaPackage for this GPU at f32 and f16 (q/k/v/mask args
 // typed f16), run through a Session, against tgc::interpret on the same IR and
@@ -196,67 +246,70 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
     const double tol = std::string(elem) == "f32" ? 1e-5 : 1e-2;
     for (const attn_cases::AttentionEdgeCase &c : attn_cases::attentionEdgeCases()) {
       SCOPED_TRACE(std::string(c.name) + " at " + elem);
-      [&] { // a failed ASSERT ends this case only
-        mlir::MLIRContext ctx;
-        ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
-        auto module =
-            mlir::parseSourceString<mlir::ModuleOp>(attn_cases::instantiate(c.ir, elem), &ctx);
-        ASSERT_TRUE(module);
-        auto fn = module->lookupSymbol<mlir::func::FuncOp>("main");
-        std::vector<HostTensor> inputs;
-        auto argTypes = fn.getArgumentTypes();
-        for (size_t a = 0; a < argTypes.size(); ++a) {
-          auto rt = argTypes[a].cast<mlir::RankedTensorType>();
-          auto dt = dtypeOf(rt.getElementType());
-          ASSERT_TRUE(bool(dt));
-          std::vector<int64_t> shape(rt.getShape().begin(), rt.getShape().end());
-          uint32_t seed = (uint32_t)a + 1;
-          if (c.hasMask && a + 1 == argTypes.size())
-            inputs.push_back(edgeMask(*dt, shape, c.zeroRowB, c.zeroRowS, seed));
-          else
-            inputs.push_back(randomTensor(*dt, shape, seed));
-        }
-        auto want = interpret(fn, inputs);
-        ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
-
-        llvm::SmallString<128> dir;
-        ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_cuda_attn", dir));
-        PackageInfo info;
-        info.target = "cuda:" + arch_;
-        auto stats = writeCudaPackage(*module, dir.str().str() + "/pkg", info, "");
-        ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
-        Status st;
-        auto s = Session::load(dir.str().str() + "/pkg", st);
-        ASSERT_TRUE(s) << st.message;
-        std::vector<HostTensor> got;
-        st = s->run(inputs, got);
-        ASSERT_TRUE(st.ok) << st.message;
-        ASSERT_EQ(got.size(), want->size());
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(got[i].shape, (*want)[i].shape) << "output " << i;
-          ASSERT_EQ(got[i].dtype, (*want)[i].dtype) << "output " << i;
-          EXPECT_LT(relativeL2(got[i], (*want)[i]), tol) << "output " << i;
-        }
-        if (c.zeroRowS >= 0) {
-          // Output 0 is [B, H, S, Dv]: the fully masked row is exactly 0 in
-          // every head.
-          const std::vector<int64_t> &sh = got[0].shape;
-          int64_t H = sh[1], S = sh[2], Dv = sh[3], bad = 0, badWant = 0;
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t d = 0; d < Dv; ++d) {
-              int64_t i = ((c.zeroRowB * H + h) * S + c.zeroRowS) * Dv + d;
-              bad += got[0].get(i) != 0.0;
-              badWant += (*want)[0].get(i) != 0.0;
-            }
-          EXPECT_EQ(badWant, 0) << "interpreter: fully masked row not 0";
-          EXPECT_EQ(bad, 0) << "fully masked row (b=" << c.zeroRowB << ", s=" << c.zeroRowS
-                            << ") has nonzero outputs";
-        }
-        s.reset();
-        llvm::sys::fs::remove_directories(dir);
-      }();
+      std::vector<HostTensor> got, want;
+      expectMatchesInterpreter(
+          attn_cases::instantiate(c.ir, elem), arch_, tol,
+          [&](size_t a, size_t args, DType t,
+              std::vector<int64_t> shape) -> std::optional<HostTensor> {
+            if (c.hasMask && a + 1 == args)
+              return edgeMask(t, shape, c.zeroRowB, c.zeroRowS, (uint32_t)a + 1);
+            return std::nullopt;
+          },
+          got, want);
+      if (c.zeroRowS >= 0 && !got.empty() && !want.empty()) {
+        // Output 0 is [B, H, S, Dv]: the fully masked row is exactly 0 in every head.
+        const std::vector<int64_t> &sh = got[0].shape;
+        int64_t H = sh[1], S = sh[2], Dv = sh[3], bad = 0, badWant = 0;
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < Dv; ++d) {
+            int64_t i = ((c.zeroRowB * H + h) * S + c.zeroRowS) * Dv + d;
+            bad += got[0].get(i) != 0.0;
+            badWant += want[0].get(i) != 0.0;
+          }
+        EXPECT_EQ(badWant, 0) << "interpreter: fully masked row not 0";
+        EXPECT_EQ(bad, 0) << "fully masked row (b=" << c.zeroRowB << ", s=" << c.zeroRowS
+                          << ") has nonzero outputs";
+      }
     }
   }
+}
+
+// Rotaries applied in one kernel with their split (splitRotaries): a split kernel writing
+// rotated GQA-style parts (rotate-half and interleaved) and a kernel rotating the parts a QKV
+// GEMM wrote, at f32 and f16, against the interpreter.
+TEST_F(CudaAttention, SplitRotariesMatchInterpreter) {
+  const char *splitKernel = R"(
+func.func @main(%x: tensor<2x8x48xT>, %c: tensor<2x8x1x8xT>, %s: tensor<2x8x1x8xT>) -> (tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x8xT>) {
+  %0 = tg.tanh %x : tensor<2x8x48xT>
+  %1, %2, %3 = tg.split %0 {axis = 2 : i64} : tensor<2x8x48xT> -> tensor<2x8x32xT>, tensor<2x8x8xT>, tensor<2x8x8xT>
+  %4 = tg.reshape %1 : tensor<2x8x32xT> -> tensor<2x8x4x8xT>
+  %5 = tg.reshape %2 : tensor<2x8x8xT> -> tensor<2x8x1x8xT>
+  %6 = tg.rotary %4, %c, %s ATTR : tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x1x8xT> -> tensor<2x8x4x8xT>
+  %7 = tg.rotary %5, %c, %s ATTR : tensor<2x8x1x8xT>, tensor<2x8x1x8xT>, tensor<2x8x1x8xT> -> tensor<2x8x1x8xT>
+  return %6, %7, %3 : tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x8xT>
+}
+)";
+  const char *gemmWritten = R"(
+func.func @main(%x: tensor<4x16xT>, %w: tensor<48x16xT>, %c: tensor<4x16xT>, %s: tensor<4x16xT>) -> (tensor<4x16xT>, tensor<4x16xT>, tensor<4x16xT>) {
+  %0 = tg.linear %x, %w : tensor<4x16xT>, tensor<48x16xT> -> tensor<4x48xT>
+  %1, %2, %3 = tg.split %0 {axis = 1 : i64} : tensor<4x48xT> -> tensor<4x16xT>, tensor<4x16xT>, tensor<4x16xT>
+  %4 = tg.rotary %1, %c, %s ATTR : tensor<4x16xT>, tensor<4x16xT>, tensor<4x16xT> -> tensor<4x16xT>
+  %5 = tg.rotary %2, %c, %s ATTR : tensor<4x16xT>, tensor<4x16xT>, tensor<4x16xT> -> tensor<4x16xT>
+  return %4, %5, %3 : tensor<4x16xT>, tensor<4x16xT>, tensor<4x16xT>
+}
+)";
+  for (const char *elem : {"f32", "f16"})
+    for (const char *ir : {splitKernel, gemmWritten})
+      for (const char *attr : {"", "{interleaved = true}"}) {
+        std::string text = attn_cases::instantiate(ir, elem);
+        for (size_t at; (at = text.find("ATTR")) != std::string::npos;)
+          text.replace(at, 4, attr);
+        SCOPED_TRACE(std::string(ir == splitKernel ? "split kernel" : "GEMM-written parts") +
+                     " " + attr + " at " + elem);
+        std::vector<HostTensor> got, want;
+        expectMatchesInterpreter(text, arch_, std::string(elem) == "f32" ? 1e-6 : 1e-2, nullptr,
+                                 got, want);
+      }
 }
 
 } // namespace
