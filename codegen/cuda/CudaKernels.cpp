@@ -535,6 +535,31 @@ bool KernelBuilder::castFoldsIntoTranspose(Operation *cast) const {
   return true;
 }
 
+/// The body of a rotary's grid loop over its input's shape, with `q` the offsets of (result, x,
+/// cos, sin): y = x * cos + rotate(x) * sin in the calc type (float for f16/bf16, rounded once on
+/// store), the partner element of x read directly (same row: the last dim is contiguous).
+void rotaryElement(Code &c, tg::RotaryOp ro, const std::string &it, const std::string &out,
+                   const std::string &x, const std::string &cs, const std::string &sn,
+                   const std::vector<std::string> &q) {
+  const CType ct = llvm::cantFail(ctypeOf(ro.getResult(), ro));
+  const CType xt = llvm::cantFail(ctypeOf(ro.getInput(), ro));
+  const CType cct = llvm::cantFail(ctypeOf(ro.getCos(), ro));
+  const CType sct = llvm::cantFail(ctypeOf(ro.getSin(), ro));
+  const std::string F = "(" + ct.calc() + ")";
+  auto xAt = [&](const std::string &d) { return F + xt.ld(x + "[" + q[1] + d + "]"); };
+  const int64_t D = shapeOf(ro.getInput()).back(), H = D / 2;
+  c.line("const " + it + " k = " + q[0] + " % " + str(D) + ";");
+  if (ro.getInterleaved())
+    c.line("const " + ct.calc() + " p = (k & 1) ? " + xAt(" - 1") + " : -" + xAt(" + 1") + ";");
+  else
+    c.line("const " + ct.calc() + " p = k < " + str(H) + " ? -" + xAt(" + " + str(H)) + " : " +
+           xAt(" - " + str(H)) + ";");
+  c.line(out + "[" + q[0] + "] = " +
+         ct.st(xAt("") + " * " + F + cct.ld(cs + "[" + q[2] + "]") + " + p * " + F +
+               sct.ld(sn + "[" + q[3] + "]")) +
+         ";");
+}
+
 std::vector<tg::RotaryOp> KernelBuilder::splitRotaries(tg::SplitOp sp) const {
   std::vector<tg::RotaryOp> rot(sp->getNumResults());
   // The ops right after the split: views and rotaries only (so no other kernel runs before the
@@ -658,26 +683,10 @@ llvm::Error KernelBuilder::emitSplitRotary(tg::SplitOp sp, const std::vector<tg:
       src = "rx" + std::to_string(i), base = "0", st = contiguousStrides(rx);
       addParam("const " + ct.name + " *" + src, StepArg{sp->getResult(i)});
     }
-    const int64_t D = rx.back(), H = D / 2;
-    const std::string &o = outPtr[i];
     gridLoop(rx, {contiguousStrides(rx), st, broadcastStrides(shapeOf(ro.getCos()), rx),
                   broadcastStrides(shapeOf(ro.getSin()), rx)},
              {"0", base, "0", "0"}, [&](Code &c, const std::vector<std::string> &q) {
-               const std::string F = "(" + ct.calc() + ")";
-               c.line("const " + it + " k = " + q[0] + " % " + str(D) + ";");
-               if (ro.getInterleaved())
-                 c.line("const " + ct.calc() + " p = (k & 1) ? " + F +
-                        ct.ld(src + "[" + q[1] + " - 1]") + " : -" + F +
-                        ct.ld(src + "[" + q[1] + " + 1]") + ";");
-               else
-                 c.line("const " + ct.calc() + " p = k < " + str(H) + " ? -" + F +
-                        ct.ld(src + "[" + q[1] + " + " + str(H) + "]") + " : " + F +
-                        ct.ld(src + "[" + q[1] + " - " + str(H) + "]") + ";");
-               c.line(o + "[" + q[0] + "] = " +
-                      ct.st(F + ct.ld(src + "[" + q[1] + "]") + " * " + F +
-                            cct.ld(cs + "[" + q[2] + "]") + " + p * " + F +
-                            sct.ld(sn + "[" + q[3] + "]")) +
-                      ";");
+               rotaryElement(c, ro, it, outPtr[i], src, cs, sn, q);
              });
     const std::string names = locationNames(ro->getLoc());
     label += " + tg.rotary" + (names.empty() ? "" : " <- " + names);
@@ -1292,22 +1301,12 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
   if (auto ro = dyn_cast<tg::RotaryOp>(op)) {
     if (!ct.isFloat)
       return opError(op, "rotary needs a float type");
-    // y = x * cos + rotate(x) * sin, one thread per element, reading the partner element of x
-    // directly; cos/sin through broadcast strides.
+    // One thread per element; cos/sin through broadcast strides.
     Shape x = shapeOf(ro.getInput());
-    int64_t D = x.back(), H = D / 2;
-    gridLoop(x, {contiguousStrides(x), broadcastStrides(shapeOf(ro.getCos()), x),
-                 broadcastStrides(shapeOf(ro.getSin()), x)},
-             {"0", "0", "0"}, [&](Code &c, const std::vector<std::string> &o) {
-               c.line("const " + it + " k = " + o[0] + " % " + str(D) + ";");
-               if (ro.getInterleaved())
-                 c.line("const " + T + " p = (k & 1) ? in0[" + o[0] + " - 1] : -in0[" + o[0] +
-                        " + 1];");
-               else
-                 c.line("const " + T + " p = k < " + str(H) + " ? -in0[" + o[0] + " + " + str(H) +
-                        "] : in0[" + o[0] + " - " + str(H) + "];");
-               c.line("out0[" + o[0] + "] = (" + T + ")(in0[" + o[0] + "] * in1[" + o[1] +
-                      "] + p * in2[" + o[2] + "]);");
+    gridLoop(x, {contiguousStrides(x), contiguousStrides(x),
+                 broadcastStrides(shapeOf(ro.getCos()), x), broadcastStrides(shapeOf(ro.getSin()), x)},
+             {"0", "0", "0", "0"}, [&](Code &c, const std::vector<std::string> &q) {
+               rotaryElement(c, ro, it, "out0", "in0", "in1", "in2", q);
              });
     return llvm::Error::success();
   }

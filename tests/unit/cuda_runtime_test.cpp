@@ -275,8 +275,8 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
 }
 
 // Rotaries applied in one kernel with their split (splitRotaries): a split kernel writing
-// rotated GQA-style parts (rotate-half and interleaved) and a kernel rotating the parts a QKV
-// GEMM wrote, at f32 and f16, against the interpreter.
+// rotated GQA-style parts (rotate-half and interleaved), a kernel rotating the parts a QKV GEMM
+// wrote, and a rotary's own kernel, at f32 and f16, against the interpreter.
 TEST_F(CudaAttention, SplitRotariesMatchInterpreter) {
   const char *splitKernel = R"(
 func.func @main(%x: tensor<2x8x48xT>, %c: tensor<2x8x1x8xT>, %s: tensor<2x8x1x8xT>) -> (tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x8xT>) {
@@ -298,13 +298,22 @@ func.func @main(%x: tensor<4x16xT>, %w: tensor<48x16xT>, %c: tensor<4x16xT>, %s:
   return %4, %5, %3 : tensor<4x16xT>, tensor<4x16xT>, tensor<4x16xT>
 }
 )";
+  const char *standalone = R"(
+func.func @main(%x: tensor<2x8x4x8xT>, %c: tensor<2x8x1x8xT>, %s: tensor<2x8x1x8xT>) -> tensor<2x8x4x8xT> {
+  %0 = tg.tanh %x : tensor<2x8x4x8xT>
+  %1 = tg.rotary %0, %c, %s ATTR : tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x1x8xT> -> tensor<2x8x4x8xT>
+  return %1 : tensor<2x8x4x8xT>
+}
+)";
   for (const char *elem : {"f32", "f16"})
-    for (const char *ir : {splitKernel, gemmWritten})
+    for (const char *ir : {splitKernel, gemmWritten, standalone})
       for (const char *attr : {"", "{interleaved = true}"}) {
         std::string text = attn_cases::instantiate(ir, elem);
         for (size_t at; (at = text.find("ATTR")) != std::string::npos;)
           text.replace(at, 4, attr);
-        SCOPED_TRACE(std::string(ir == splitKernel ? "split kernel" : "GEMM-written parts") +
+        SCOPED_TRACE(std::string(ir == splitKernel   ? "split kernel"
+                                 : ir == gemmWritten ? "GEMM-written parts"
+                                                     : "rotary kernel") +
                      " " + attr + " at " + elem);
         std::vector<HostTensor> got, want;
         expectMatchesInterpreter(text, arch_, std::string(elem) == "f32" ? 1e-6 : 1e-2, nullptr,
