@@ -69,7 +69,7 @@ private:
   std::set<mlir::Operation *> writtenByGemm_;
   /// Elementwise ops a normalization kernel applies before its store (normEpilogue).
   std::set<mlir::Operation *> appliedByNorm_;
-  /// Rotary ops the split kernel before them applies (KernelBuilder::splitRotaries).
+  /// Rotary ops the kernel emitted for the split before them applies (splitRotaries).
   std::set<mlir::Operation *> appliedBySplit_;
   friend struct KernelBuilder;
 };
