@@ -578,7 +578,7 @@ std::vector<tg::RotaryOp> KernelBuilder::splitRotaries(tg::SplitOp sp) const {
   const BufferLoc *in = locOf(sp.getInput());
   if (!axis || !in)
     return {};
-  std::vector<const BufferLoc *> written;
+  std::vector<const BufferLoc *> written, read{in}; // read: the input, the rotaries' cos/sin
   size_t rotaries = 0;
   for (unsigned i = 0; i < sp->getNumResults(); ++i) {
     Value v = sp->getResult(i);
@@ -602,6 +602,14 @@ std::vector<tg::RotaryOp> KernelBuilder::splitRotaries(tg::SplitOp sp) const {
           llvm::consumeError(ct.takeError());
         return {};
       }
+      // cos/sin must exist before the kernel runs: not a part or a rotary result of this split.
+      for (Value t : {ro.getCos(), ro.getSin()}) {
+        while (auto r = t.getDefiningOp<tg::ReshapeOp>())
+          t = r.getInput();
+        if (Operation *def = t.getDefiningOp(); def && (def == sp || window.count(def)))
+          return {};
+        read.push_back(locOf(t));
+      }
       rot[i] = ro;
       ++rotaries;
       written.push_back(out);
@@ -619,8 +627,9 @@ std::vector<tg::RotaryOp> KernelBuilder::splitRotaries(tg::SplitOp sp) const {
     if (const BufferLoc *l = locOf(r))
       parts.push_back(l);
   for (size_t a = 0; a < written.size(); ++a) {
-    if (overlaps(*written[a], *in))
-      return {};
+    for (const BufferLoc *r : read)
+      if (!r || overlaps(*written[a], *r))
+        return {};
     for (const BufferLoc *part : parts)
       if (written[a] != part && overlaps(*written[a], *part))
         return {};

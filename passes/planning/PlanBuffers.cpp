@@ -14,9 +14,10 @@
 //   buffers whose last reader is < i are released; op i's results are then placed in the first
 //   gap that fits. An op's results never overlap its operands (no in-place kernels), so kernels
 //   may read inputs after writing outputs. Offsets and the total are 64-byte aligned.
-// - A tg.split's input, and each of its results a tg.rotary reads (through views), stay live
-//   until the last such rotary, so a backend may apply all of them in one kernel (the CUDA
-//   backend does: in the split's kernel, or in one kernel after the GEMM that wrote the parts).
+// - When tg.rotary ops follow a tg.split (with only views and rotaries in between), the split's
+//   input and results and the rotaries' cos/sin stay live until the last of them, so a backend
+//   may apply them all in one kernel (the CUDA backend does: in the split's kernel, or in one
+//   kernel after the GEMM that wrote the parts).
 // - The results of a tg.split are placed back to back in one allocation (result i right after
 //   result i-1, each 64-byte aligned), live until the last reader of any of them, and never over
 //   the operands of the op that produced the split's input. So that producer can write all of
@@ -180,34 +181,30 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
       touch(v, isReturn ? n : pos);
   }
 
-  // The rotaries reading a split's results (through views) may all run in one kernel (the CUDA
-  // backend's splitRotaries: the split's own, or one kernel after a GEMM that wrote the split's
-  // results), which writes every rotary's result while it reads the split's input or results:
-  // those stay live until the split's last rotary, so no rotary result lands on them.
+  // The rotaries right after a split (among views) may all run in one kernel (the CUDA backend's
+  // splitRotaries: the split's own, or one kernel after a GEMM that wrote the split's results),
+  // which writes every rotary's result while it reads the split's input or results and every
+  // rotary's cos and sin: those stay live until the last of those rotaries, so no rotary result
+  // lands on them.
   for (Operation &op : body) {
     auto sp = dyn_cast<tg::SplitOp>(op);
     if (!sp)
       continue;
-    int64_t last = -1;
-    std::vector<Value> read; // the results a rotary reads
-    for (Value r : sp->getResults()) {
-      std::vector<Value> views{r};
-      while (!views.empty()) {
-        Value v = views.back();
-        views.pop_back();
-        for (Operation *user : v.getUsers()) {
-          if (isa<tg::ReshapeOp>(user))
-            views.push_back(user->getResult(0));
-          else if (isa<tg::RotaryOp>(user) && user->getOperand(0) == v)
-            last = std::max(last, position[user]), read.push_back(r);
-        }
-      }
-    }
-    if (last < 0)
+    // The rotaries among the views and rotaries right after the split (what the emitter fuses).
+    std::vector<Operation *> rotaries;
+    for (Operation *o = sp->getNextNode(); o && isa<tg::ReshapeOp, tg::RotaryOp>(o);
+         o = o->getNextNode())
+      if (isa<tg::RotaryOp>(o))
+        rotaries.push_back(o);
+    if (rotaries.empty())
       continue;
+    const int64_t last = position[rotaries.back()];
     touch(sp.getInput(), last);
-    for (Value r : read)
+    for (Value r : sp->getResults())
       touch(r, last);
+    for (Operation *ro : rotaries) // their cos and sin: read until the last rotary is written
+      for (Value v : ro->getOperands().drop_front())
+        touch(v, last);
   }
 
   // Graph inputs.

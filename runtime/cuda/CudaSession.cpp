@@ -935,7 +935,7 @@ std::string CudaSession::captureGraph(CUgraphExec &exec, const std::vector<std::
   Status enq = enqueueSteps(false, omit);
   CUgraph graph = nullptr;
   e = ck(d_->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
-  if (e.empty() && !enq.ok)
+  if (!enq.ok) // the failed step, not the capture it invalidated
     e = enq.message;
   if (e.empty())
     e = ck(d_->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");

@@ -374,6 +374,40 @@ func.func @main(%x: tensor<4x16xf32>, %c: tensor<4x8xf32>, %s: tensor<4x8xf32>) 
   }
 }
 
+// The rotaries' cos/sin are read by the fused kernel while it writes every rotary's result: cos
+// and sin computed for each rotary (dead after it) stay clear of the later results (planner), so
+// the kernel still fuses; a cos that is itself a part of the split keeps the rotary's own kernel.
+TEST(CudaCodegen, SplitRotaryKeepsCosSinClearOfItsResults) {
+  const std::string ownCosSin = R"(
+func.func @main(%x: tensor<4x16xf32>, %a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %cq = tg.cos %a : tensor<4x8xf32>
+  %sq = tg.sin %a : tensor<4x8xf32>
+  %ck = tg.cos %b : tensor<4x8xf32>
+  %sk = tg.sin %b : tensor<4x8xf32>
+  %0 = tg.exp %x : tensor<4x16xf32>
+  %1, %2 = tg.split %0 {axis = 1 : i64} : tensor<4x16xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  %4 = tg.rotary %1, %cq, %sq : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %5 = tg.rotary %2, %ck, %sk : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %4, %5 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+)";
+  const std::string cosIsPart = R"(
+func.func @main(%x: tensor<4x24xf32>, %s: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = tg.exp %x : tensor<4x24xf32>
+  %1, %2, %3 = tg.split %0 {axis = 1 : i64} : tensor<4x24xf32> -> tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  %4 = tg.rotary %1, %2, %s : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %5 = tg.add %4, %3 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %5 : tensor<4x8xf32>
+}
+)";
+  for (const auto &[ir, fused] : {std::pair{ownCosSin, true}, std::pair{cosIsPart, false}}) {
+    std::string error;
+    const std::string src = irPackageSource(ir, "split_rotary_cos", error);
+    ASSERT_TRUE(error.empty()) << error;
+    EXPECT_EQ(src.find("_rotary(") == std::string::npos, fused) << src;
+  }
+}
+
 // When the QKV GEMM writes the split's equal parts itself (no split kernel), the rotaries after
 // the split still share one kernel, which reads the rotated parts the GEMM wrote.
 TEST(CudaCodegen, RotariesAfterGemmWrittenSplitShareOneKernel) {

@@ -19,6 +19,7 @@
 #include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
@@ -196,7 +197,7 @@ void expectMatchesInterpreter(
     const std::string &ir, const std::string &arch, double tol,
     const std::function<std::optional<HostTensor>(size_t, size_t, DType, std::vector<int64_t>)>
         &gen,
-    std::vector<HostTensor> &got, std::vector<HostTensor> &want) {
+    std::vector<HostTensor> &got, std::vector<HostTensor> &want, std::string *planText = nullptr) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
@@ -222,6 +223,11 @@ void expectMatchesInterpreter(
   info.target = "cuda:" + arch;
   auto stats = writeCudaPackage(*module, dir.str().str() + "/pkg", info, "");
   ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
+  if (planText) {
+    auto buf = llvm::MemoryBuffer::getFile(dir.str().str() + "/pkg/plan.txt");
+    ASSERT_TRUE(bool(buf));
+    *planText = (*buf)->getBuffer().str();
+  }
   Status st;
   auto s = Session::load(dir.str().str() + "/pkg", st);
   ASSERT_TRUE(s) << st.message;
@@ -256,7 +262,7 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
             return std::nullopt;
           },
           got, want);
-      if (c.zeroRowS >= 0 && !got.empty() && !want.empty()) {
+      if (c.zeroRowS >= 0 && !got.empty() && !want.empty() && got[0].shape == want[0].shape) {
         // Output 0 is [B, H, S, Dv]: the fully masked row is exactly 0 in every head.
         const std::vector<int64_t> &sh = got[0].shape;
         int64_t H = sh[1], S = sh[2], Dv = sh[3], bad = 0, badWant = 0;
@@ -305,19 +311,42 @@ func.func @main(%x: tensor<2x8x4x8xT>, %c: tensor<2x8x1x8xT>, %s: tensor<2x8x1x8
   return %1 : tensor<2x8x4x8xT>
 }
 )";
+  // Each rotary with its own cos/sin, computed right before the split and dead after it.
+  const char *ownCosSin = R"(
+func.func @main(%x: tensor<2x8x48xT>, %a: tensor<2x8x1x8xT>, %b: tensor<2x8x1x8xT>) -> (tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x8xT>) {
+  %cq = tg.cos %a : tensor<2x8x1x8xT>
+  %sq = tg.sin %a : tensor<2x8x1x8xT>
+  %ck = tg.cos %b : tensor<2x8x1x8xT>
+  %sk = tg.sin %b : tensor<2x8x1x8xT>
+  %0 = tg.tanh %x : tensor<2x8x48xT>
+  %1, %2, %3 = tg.split %0 {axis = 2 : i64} : tensor<2x8x48xT> -> tensor<2x8x32xT>, tensor<2x8x8xT>, tensor<2x8x8xT>
+  %4 = tg.reshape %1 : tensor<2x8x32xT> -> tensor<2x8x4x8xT>
+  %5 = tg.reshape %2 : tensor<2x8x8xT> -> tensor<2x8x1x8xT>
+  %6 = tg.rotary %4, %cq, %sq ATTR : tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x1x8xT> -> tensor<2x8x4x8xT>
+  %7 = tg.rotary %5, %ck, %sk ATTR : tensor<2x8x1x8xT>, tensor<2x8x1x8xT>, tensor<2x8x1x8xT> -> tensor<2x8x1x8xT>
+  return %6, %7, %3 : tensor<2x8x4x8xT>, tensor<2x8x1x8xT>, tensor<2x8x8xT>
+}
+)";
   for (const char *elem : {"f32", "f16"})
-    for (const char *ir : {splitKernel, gemmWritten, standalone})
+    for (const char *ir : {splitKernel, gemmWritten, standalone, ownCosSin})
       for (const char *attr : {"", "{interleaved = true}"}) {
         std::string text = attn_cases::instantiate(ir, elem);
         for (size_t at; (at = text.find("ATTR")) != std::string::npos;)
           text.replace(at, 4, attr);
         SCOPED_TRACE(std::string(ir == splitKernel   ? "split kernel"
                                  : ir == gemmWritten ? "GEMM-written parts"
-                                                     : "rotary kernel") +
+                                 : ir == standalone  ? "rotary kernel"
+                                                     : "own cos/sin") +
                      " " + attr + " at " + elem);
         std::vector<HostTensor> got, want;
+        std::string plan;
         expectMatchesInterpreter(text, arch_, std::string(elem) == "f32" ? 1e-6 : 1e-2, nullptr,
-                                 got, want);
+                                 got, want, &plan);
+        // Fused wherever a split comes first: no rotary kernel, a step applying both rotaries.
+        const bool fused = ir != standalone;
+        EXPECT_EQ(plan.find("_rotary<<<") == std::string::npos, fused) << plan;
+        if (fused)
+          EXPECT_NE(plan.find("+ tg.rotary"), std::string::npos) << plan;
       }
 }
 
