@@ -180,7 +180,8 @@ struct KernelBuilder {
   /// each result of `sp`, the rotary that is its only reader (through reshape views), when the
   /// ops right after the split are just such rotaries and views, every rotary's part is a whole
   /// number of its rows, and every buffer the kernel writes is clear of the others and of what it
-  /// reads (the planner keeps the split's input and rotated parts live until its last rotary).
+  /// reads (the planner keeps the split's input and parts and the rotaries' cos/sin live until
+  /// the last rotary).
   /// Null for a result without one; empty when the rotaries keep their own kernels.
   std::vector<tg::RotaryOp> splitRotaries(tg::SplitOp sp) const;
   llvm::Error emitSplitRotary(tg::SplitOp sp, const std::vector<tg::RotaryOp> &rot, bool byGemm,
