@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <unistd.h>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -142,6 +143,61 @@ const BlasLt *loadBlasLt(std::string &error) {
   if (!ok)
     error = err;
   return ok ? &b : nullptr;
+}
+
+const CutlassLib *loadCutlass(std::string &error) {
+  static CutlassLib c;
+  static std::string err;
+  static bool ok = false;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char *env = std::getenv("TGC_CUTLASS");
+    std::string path;
+    if (env && *env) {
+      path = env;
+    } else {
+      Dl_info info{};
+      if (!dladdr(reinterpret_cast<void *>(&loadCutlass), &info) || !info.dli_fname) {
+        err = "cannot locate the runtime's own module (dladdr) to find libtgc_cutlass_sm90.so";
+        return;
+      }
+      // The executable's name is argv[0]: without a '/' it was found through $PATH.
+      std::string self = info.dli_fname;
+      char buf[4096] = {0};
+      if (self.find('/') == std::string::npos)
+        self = readlink("/proc/self/exe", buf, sizeof buf - 1) > 0 ? buf : self;
+      else if (realpath(self.c_str(), buf))
+        self = buf;
+      path = self.substr(0, self.rfind('/') + 1) + "libtgc_cutlass_sm90.so";
+    }
+    void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+      const char *why = dlerror();
+      err = "cannot load the CUTLASS GEMM plug-in " + path + ": " + (why ? why : "?") +
+            " (set $TGC_CUTLASS)";
+      return;
+    }
+    std::string missing;
+    resolve(dl, c.abi, {"tgc_cutlass_abi"}, missing);
+    resolve(dl, c.check, {"tgc_cutlass_gemm_check"}, missing);
+    resolve(dl, c.create, {"tgc_cutlass_gemm_create"}, missing);
+    resolve(dl, c.run, {"tgc_cutlass_gemm_run"}, missing);
+    resolve(dl, c.destroy, {"tgc_cutlass_gemm_destroy"}, missing);
+    if (!missing.empty()) {
+      err = path + " lacks " + missing;
+      return;
+    }
+    if (c.abi() != TGC_CUTLASS_ABI) {
+      err = path + " has ABI " + std::to_string(c.abi()) + ", this runtime needs " +
+            std::to_string(TGC_CUTLASS_ABI);
+      return;
+    }
+    c.path = path;
+    ok = true;
+  });
+  if (!ok)
+    error = err;
+  return ok ? &c : nullptr;
 }
 
 std::string check(const Driver &d, CUresult r, const char *call) {

@@ -6,6 +6,8 @@
 #ifndef TGC_RUNTIME_CUDA_CUDAAPI_H
 #define TGC_RUNTIME_CUDA_CUDAAPI_H
 
+#include "runtime/cuda/cutlass/CutlassGemm.h"
+
 #include <cublasLt.h>
 #include <cuda.h>
 
@@ -88,11 +90,26 @@ struct BlasLt {
                            cudaStream_t);
 };
 
+/// libtgc_cutlass_sm90.so, tgc's CUTLASS GEMM plug-in (cutlass/CutlassGemm.h).
+struct CutlassLib {
+  int (*abi)(void);
+  int (*check)(const TgcCutlassGemmDesc *, char *, size_t);
+  int (*create)(const TgcCutlassGemmDesc *, void **, char *, size_t);
+  int (*run)(void *, void *, int, char *, size_t);
+  void (*destroy)(void *);
+  std::string path; ///< the file loaded
+};
+
 /// The driver, loaded once (libcuda.so.1, or $TGC_LIBCUDA); null with `error` set when missing.
 const Driver *loadDriver(std::string &error);
 /// cuBLASLt, loaded once ($TGC_CUBLASLT, libcublasLt.so.13, /usr/local/cuda/lib64/...); null
 /// with `error` set when missing or when $TGC_NO_CUBLASLT is set.
 const BlasLt *loadBlasLt(std::string &error);
+
+/// The CUTLASS plug-in, loaded once: $TGC_CUTLASS, else libtgc_cutlass_sm90.so beside the module
+/// holding this runtime (the executable, or the shared library it was linked into); null with
+/// `error` set when missing or of another ABI.
+const CutlassLib *loadCutlass(std::string &error);
 
 /// "" on success; otherwise "<call>: <CUDA_ERROR_NAME> (<description>)".
 std::string check(const Driver &d, CUresult r, const char *call);

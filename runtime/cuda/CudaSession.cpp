@@ -15,6 +15,11 @@
 // itself and kept when the whole graph replays faster (graphTuneGemms; $TGC_GEMM_GRAPH_TUNE=0
 // skips it); $TGC_GEMM_TUNE=0 keeps cuBLASLt's first heuristic algorithm (the
 // tensor-core kernel with a split count that fills the GPU, for GEMMs cuBLASLt cannot run).
+// On sm_90, f16/bf16 linears may also run on the CUTLASS plug-in (libtgc_cutlass_sm90.so beside
+// the executable; cutlass/CutlassGemm.h): one more candidate per GEMM, launched with programmatic
+// dependent launch and applying erf-GELU itself, always tried in the graph (its advantage, an
+// early start, does not show in isolation). $TGC_GEMM_CUTLASS=off leaves it out, =force uses it
+// wherever it fits.
 // Run: inputs are copied into their fixed device buffers, the plan is launched — captured into a
 // CUDA graph on the first run and replayed after — and outputs are copied back, all on the
 // stream, then one synchronize. Every CUDA call is checked; errors come back as Status naming the
@@ -99,6 +104,8 @@ private:
   Status setupGpu();
   Status setupGemm(size_t i);
   void setupMma(size_t i);
+  /// Prepares step i's GEMM on the CUTLASS plug-in when it fits (GemmRt::cutlass).
+  Status setupCutlass(size_t i);
   Status tuneGemms();
   Status graphTuneGemms();
   /// Zeroes the arena on the stream and waits: after the tuners' launches, it holds what it held
@@ -117,7 +124,8 @@ private:
   /// Step i is an activation kernel whose GEMM (step i - 1) applies the activation itself.
   bool skipped(size_t i) const {
     const GemmRt &g = steps_[i - (i > 0)].g;
-    return steps_[i].skipIfFused && i > 0 && (g.mma >= 0 || !g.useLt || g.ltAct);
+    return steps_[i].skipIfFused && i > 0 &&
+           (g.mma >= 0 || g.useCutlass || !g.useLt || g.ltAct);
   }
   CUdeviceptr ptrOf(const BufferArg &a) const;
   std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }
@@ -149,13 +157,16 @@ private:
   int64_t mmaWsBytes_ = 0, mmaCntBytes_ = 0;
   int sms_ = 0;
   cublasLtHandle_t ltHandle_ = nullptr;
+  const CutlassLib *cutlass_ = nullptr; ///< the plug-in, on sm_90 when found
+  std::string cutlassError_ = "not needed";
   std::string deviceName_, moduleFrom_;
   std::string tuneSummary_ = "off";
   std::string graphTuneSummary_ = "off";
   std::string tuneDetail_; ///< per GEMM shape: each candidate's median µs and the choice
   /// What the isolated tuning left for the in-graph pass: per GEMM key, its steps, the number of
-  /// cuBLASLt candidates (candidate j < nLt is cuBLASLt algorithm j, else tensor-core
-  /// configuration j - nLt), every timed candidate as (isolated µs, j), and the choice.
+  /// cuBLASLt candidates (candidate j < nLt is cuBLASLt algorithm j, then the tensor-core
+  /// configurations, then the CUTLASS kernel; see selectGemm), every timed candidate as
+  /// (isolated µs, j), and the choice.
   struct TuneKey {
     std::vector<size_t> steps;
     size_t nLt = 0, chosen = 0;
@@ -191,6 +202,8 @@ private:
     int transB = 0, act = 0;
     int mmaFlags = 0; ///< tgk_mma_gemm flags: 1 B is a weight, 2 the bias is
     CUdeviceptr bias = 0, residual = 0;
+    void *cutlass = nullptr; ///< the plug-in's handle when it can run this GEMM
+    bool useCutlass = false; ///< ... and runs it (then mma < 0)
   };
   struct RtStep {
     bool gemm = false;
@@ -202,12 +215,27 @@ private:
     GemmRt g;
   };
   std::vector<RtStep> steps_;
-  /// Runs step `s`'s GEMM on candidate j of its key (see TuneKey).
+  /// Runs step `s`'s GEMM on candidate j of its key: cuBLASLt algorithm j (j < nLt), tensor-core
+  /// configuration j - nLt, or, after those, the CUTLASS kernel.
   static void selectGemm(RtStep &s, size_t nLt, size_t j) {
+    s.g.useCutlass = false;
     if (j < nLt)
       s.g.algo = s.g.cands[j], s.g.mma = -1;
-    else
+    else if (j - nLt < s.g.mmaCands.size())
       s.g.mma = (int)(j - nLt);
+    else
+      s.g.mma = -1, s.g.useCutlass = true;
+  }
+  static size_t candidateCount(const RtStep &s, size_t nLt) {
+    return nLt + s.g.mmaCands.size() + (s.g.cutlass ? 1 : 0);
+  }
+  /// Candidate j's name in tuning reports.
+  static std::string candidateName(const RtStep &s, size_t nLt, size_t j) {
+    if (j < nLt)
+      return "cuBLASLt algorithm " + std::to_string(j);
+    if (j - nLt < s.g.mmaCands.size())
+      return s.g.mmaCands[j - nLt].name();
+    return "CUTLASS";
   }
   std::string launchGemm(const RtStep &s);
   std::string launchKernel(const RtStep &s);
@@ -245,6 +273,9 @@ CudaSession::~CudaSession() {
       d_->cuEventDestroy(e);
   if (pinned_)
     d_->cuMemFreeHost(pinned_);
+  for (RtStep &s : steps_)
+    if (s.g.cutlass && cutlass_)
+      cutlass_->destroy(s.g.cutlass);
   for (RtStep &s : steps_) {
     if (!lt_)
       break;
@@ -529,6 +560,16 @@ Status CudaSession::setupGpu() {
       return fail(e);
     }
   }
+  // The CUTLASS plug-in: its kernels are sm_90a (wgmma, TMA), for f16/bf16 GEMMs.
+  bool halfGemm = false;
+  for (const plan::Step &s : plan_.steps())
+    halfGemm = halfGemm || (s.kind() == plan::Step::GEMM && s.gemm().dtype() != 1);
+  if (const char *c = std::getenv("TGC_GEMM_CUTLASS"); c && std::string(c) == "off")
+    cutlassError_ = "off ($TGC_GEMM_CUTLASS=off)";
+  else if (halfGemm && (major != 9 || minor != 0))
+    cutlassError_ = "its kernels are for sm_90 only";
+  else if (halfGemm)
+    cutlass_ = loadCutlass(cutlassError_);
   // Steps.
   steps_.resize(plan_.steps_size());
   for (int i = 0; i < plan_.steps_size(); ++i) {
@@ -542,6 +583,8 @@ Status CudaSession::setupGpu() {
       if (!gs.ok)
         return gs;
       setupMma(i);
+      if (Status cs = setupCutlass(i); !cs.ok)
+        return cs;
       continue;
     }
     if (!(e = ck(d_->cuModuleGetFunction(&rs.fn, module_, s.symbol().c_str()),
@@ -754,7 +797,43 @@ void CudaSession::setupMma(size_t i) {
       gr.mma = (int)j, gr.forced = true;
 }
 
+// A linear (B is n×k) at f16/bf16, one batch, with no activation or erf-GELU, and not both an
+// activation and a residual: what the plug-in's kernels implement. Anything else, or a GEMM the
+// plug-in's own checks refuse (alignment), keeps the other candidates; a GEMM it accepts but
+// cannot prepare on the device is an error.
+Status CudaSession::setupCutlass(size_t i) {
+  const plan::GemmDesc &g = plan_.steps((int)i).gemm();
+  RtStep &rs = steps_[i];
+  GemmRt &gr = rs.g;
+  if (!cutlass_ || !g.trans_b() || g.batch() != 1 || g.dtype() == 1)
+    return Status::success();
+  TgcCutlassGemmDesc d{};
+  d.abi = TGC_CUTLASS_ABI, d.dtype = g.dtype(), d.activation = g.activation();
+  d.m = g.m(), d.n = g.n(), d.k = g.k(), d.lda = g.lda(), d.ldb = g.ldb(), d.ldc = g.ldc();
+  d.a = reinterpret_cast<const void *>(rs.ptrs[0]);
+  d.b = reinterpret_cast<const void *>(rs.ptrs[1]);
+  d.c = reinterpret_cast<void *>(rs.ptrs[2]);
+  d.bias = reinterpret_cast<const void *>(gr.bias);
+  d.residual = reinterpret_cast<const void *>(gr.residual);
+  char err[512] = {0};
+  if (cutlass_->check(&d, err, sizeof err) != 0)
+    return Status::success();
+  if (cutlass_->create(&d, &gr.cutlass, err, sizeof err) != 0)
+    return Status::error(pre_ + "step " + std::to_string(i) + ": " + err);
+  if (const char *c = std::getenv("TGC_GEMM_CUTLASS"); c && std::string(c) == "force")
+    gr.useCutlass = true, gr.mma = -1, gr.forced = true;
+  else if (!gr.useLt && gr.mma < 0)
+    gr.useCutlass = true; // rather than the fallback kernel
+  return Status::success();
+}
+
 std::string CudaSession::launchGemm(const RtStep &s) {
+  if (s.g.useCutlass) {
+    char err[512] = {0};
+    if (cutlass_->run(s.g.cutlass, stream_, pdl_ ? 1 : 0, err, sizeof err) != 0)
+      return err;
+    return "";
+  }
   if (s.g.mma >= 0) {
     const GemmRt::Mma &c = s.g.mmaCands[(size_t)s.g.mma];
     auto p = [](const auto &v) { return const_cast<void *>(static_cast<const void *>(&v)); };
@@ -793,7 +872,7 @@ Status CudaSession::tuneGemms() {
   std::map<std::string, std::vector<size_t>> keys;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const RtStep &s = steps_[i];
-    if (!s.gemm || s.g.forced || (s.g.useLt ? s.g.cands.size() : 0) + s.g.mmaCands.size() < 2)
+    if (!s.gemm || s.g.forced || candidateCount(s, s.g.useLt ? s.g.cands.size() : 0) < 2)
       continue;
     const plan::GemmDesc &g = plan_.steps((int)i).gemm();
     unsigned align = 256;
@@ -834,13 +913,13 @@ Status CudaSession::tuneGemms() {
   for (CUevent &x : ev)
     if (!(e = ck(d_->cuEventCreate(&x, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
       return cleanup(), fail(e);
-  int changed = 0, timed = 0, toMma = 0;
+  int changed = 0, timed = 0, toMma = 0, toCutlass = 0;
   for (auto &[key, idx] : keys) {
     RtStep &s = steps_[idx[0]];
-    const size_t nLt = s.g.useLt ? s.g.cands.size() : 0, nAll = nLt + s.g.mmaCands.size();
-    // Candidate j < nLt: cuBLASLt algorithm j; else tensor-core configuration j - nLt.
+    const size_t nLt = s.g.useLt ? s.g.cands.size() : 0, nAll = candidateCount(s, nLt);
     auto select = [&](RtStep &x, size_t j) { selectGemm(x, nLt, j); };
-    const size_t first = s.g.mma >= 0 ? nLt + (size_t)s.g.mma : 0; // the untuned choice
+    // The untuned choice.
+    const size_t first = s.g.mma >= 0 ? nLt + (size_t)s.g.mma : (s.g.useCutlass ? nAll - 1 : 0);
     std::vector<size_t> order = {first};
     for (size_t j = 0; j < nAll; ++j)
       if (j != first)
@@ -886,7 +965,7 @@ Status CudaSession::tuneGemms() {
       if (j < nLt)
         bestLt = bestLt < 0 ? med : std::min(bestLt, med);
       else
-        mmaTimes += " " + s.g.mmaCands[j - nLt].name() + "=" + fmtUs(med);
+        mmaTimes += " " + candidateName(s, nLt, j) + "=" + fmtUs(med);
       // Keep the untuned choice unless another is clearly (> 2%) faster.
       if (best < 0 || med < best * (bestJ == first && j != first ? 0.98 : 1.0))
         best = med, bestJ = j;
@@ -897,13 +976,14 @@ Status CudaSession::tuneGemms() {
                    (g.batch() > 1 ? " batch " + std::to_string(g.batch()) : "") + ": " +
                    (nLt ? "cuBLASLt " + fmtUs(bestLt) + " (best of " + std::to_string(nLt) + ");" : "") +
                    (mmaTimes.empty() ? "" : " tgc" + mmaTimes + ";") + " chose " +
-                   (bestJ < nLt ? std::string("cuBLASLt") : s.g.mmaCands[bestJ - nLt].name()) + "\n";
+                   (bestJ < nLt ? std::string("cuBLASLt") : candidateName(s, nLt, bestJ)) + "\n";
     tk.chosen = bestJ;
     tk.shape = std::to_string(g.m()) + "x" + std::to_string(g.n()) + "x" + std::to_string(g.k()) +
                (g.batch() > 1 ? " batch " + std::to_string(g.batch()) : "");
     tuneKeys_.push_back(std::move(tk));
     changed += bestJ != first ? (int)idx.size() : 0;
-    toMma += bestJ >= nLt ? (int)idx.size() : 0;
+    toMma += bestJ >= nLt && bestJ - nLt < s.g.mmaCands.size() ? (int)idx.size() : 0;
+    toCutlass += bestJ == nAll - 1 && s.g.cutlass ? (int)idx.size() : 0;
     for (size_t i : idx)
       select(steps_[i], bestJ);
   }
@@ -913,7 +993,8 @@ Status CudaSession::tuneGemms() {
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   char buf[256];
   std::snprintf(buf, sizeof buf, "%zu GEMM shapes, %d candidates timed, %d steps off the untuned "
-                "choice, %d on tensor-core kernels, %.0f ms%s", keys.size(), timed, changed, toMma, ms,
+                "choice, %d on tensor-core kernels, %d on CUTLASS, %.0f ms%s", keys.size(), timed,
+                changed, toMma, toCutlass, ms,
                 flush ? "" : " (no L2 flush buffer)");
   tuneSummary_ = buf;
   return Status::success();
@@ -1007,8 +1088,12 @@ Status CudaSession::graphTuneGemms() {
     std::stable_sort(cands.begin(), cands.end());
     const size_t was = k->chosen;
     int tried = 0;
+    // The CUTLASS candidate is tried whatever its isolated rank: it starts early in the graph
+    // (programmatic dependent launch), which isolated timing cannot show.
+    const RtStep &first = steps_[k->steps[0]];
+    const size_t cutlassJ = first.g.cutlass ? candidateCount(first, k->nLt) - 1 : SIZE_MAX;
     for (const auto &[us, j] : cands) {
-      if (j == k->chosen || tried == kGraphTuneCandidates)
+      if (j == k->chosen || (tried >= kGraphTuneCandidates && j != cutlassJ))
         continue;
       ++tried;
       for (size_t i : k->steps)
@@ -1024,9 +1109,7 @@ Status CudaSession::graphTuneGemms() {
       selectGemm(steps_[i], k->nLt, k->chosen);
     if (k->chosen != was) {
       ++changed;
-      const std::string name = k->chosen < k->nLt
-                                   ? "cuBLASLt algorithm " + std::to_string(k->chosen)
-                                   : steps_[k->steps[0]].g.mmaCands[k->chosen - k->nLt].name();
+      const std::string name = candidateName(steps_[k->steps[0]], k->nLt, k->chosen);
       tuneDetail_ += "  in the graph: " + std::to_string(k->steps.size()) + " × " + k->shape +
                      " -> " + name + "\n";
     }
@@ -1077,7 +1160,7 @@ Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *om
     std::string e;
     if (skipped(i) || (omit && omitted(i, *omit))) {
       // The GEMM before applied the activation, or a diagnostic replay leaves the step out.
-    } else if (s.gemm && (s.g.useLt || s.g.mma >= 0)) {
+    } else if (s.gemm && (s.g.useLt || s.g.mma >= 0 || s.g.useCutlass)) {
       e = launchGemm(s);
     } else {
       e = launchKernel(s);
@@ -1267,10 +1350,12 @@ double CudaSession::replayMicros(int iters, const std::vector<std::string> &omit
 }
 
 std::string CudaSession::describe() const {
-  int gemms = 0, lt = 0, mma = 0;
+  int gemms = 0, lt = 0, mma = 0, cut = 0;
   std::map<std::string, int> configs;
   for (const RtStep &s : steps_) {
-    gemms += s.gemm, lt += s.gemm && s.g.useLt && s.g.mma < 0, mma += s.gemm && s.g.mma >= 0;
+    const bool onCutlass = s.gemm && s.g.useCutlass;
+    gemms += s.gemm, mma += s.gemm && s.g.mma >= 0, cut += onCutlass;
+    lt += s.gemm && s.g.useLt && s.g.mma < 0 && !onCutlass;
     if (s.gemm && s.g.mma >= 0)
       ++configs[s.g.mmaCands[(size_t)s.g.mma].name()];
   }
@@ -1284,7 +1369,10 @@ std::string CudaSession::describe() const {
                   moduleFrom_ + "\n" + "gemms: " + std::to_string(gemms) + " (" +
                   std::to_string(mma) + " on tgc tensor-core kernels (BMxBKxsplits)" + cfg + "; " +
                   std::to_string(lt) + " through cuBLASLt" +
-                  (ltHandle_ ? "" : ", cuBLASLt unavailable: " + ltError_) + ")\n" +
+                  (ltHandle_ ? "" : ", cuBLASLt unavailable: " + ltError_) + "; " +
+                  std::to_string(cut) + " on CUTLASS" +
+                  (cutlass_ ? " (" + cutlass_->path + ")" : ", CUTLASS unavailable: " + cutlassError_) +
+                  ")\n" +
                   "gemm autotune: " + (tune_ ? tuneSummary_ : "off ($TGC_GEMM_TUNE=0)") + "\n" +
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +
                   tuneDetail_ +

@@ -3,7 +3,8 @@
 // tile, linear + bias + residual, a batched two-input MatMul, linear + ReLU; each followed by a
 // second linear) compiled at f16 and
 // bf16 for the device, run with every tile/split-K configuration forced through $TGC_GEMM_MMA
-// (and with the kernels off: cuBLASLt or the fallback kernel), against an fp64 host reference.
+// (and with the kernels off: cuBLASLt or the fallback kernel), and on sm_90 with the CUTLASS
+// plug-in forced ($TGC_GEMM_CUTLASS=force), against an fp64 host reference.
 #include "codegen/cuda/CudaBackend.h"
 #include "compiler/Compile.h"
 #include "runtime/Session.h"
@@ -53,6 +54,7 @@ struct GemmCase {
   bool bias, residual, twoInputs;
   const char *act; // "", "Gelu", "Relu"
   std::vector<std::string> fittingConfigs; ///< $TGC_GEMM_MMA values that must take effect
+  int cutlassGemms; ///< GEMMs of the model (of 2) the CUTLASS plug-in runs when forced
   /// Split the result into 3 equal column blocks q, k, v and go on with q·k + v (the QKV GEMM
   /// then writes the three blocks as a batched GEMM with a per-batch bias).
   bool splitQkv = false;
@@ -64,12 +66,17 @@ protected:
     std::string why;
     if (!cuda::cudaDeviceAvailable(why, arch_))
       GTEST_SKIP() << "no usable GPU: " << why;
+    // The plug-in from the test's runfiles (bazel test); a copied binary finds it beside itself.
+    char plugin[4096];
+    if (!getenv("TGC_CUTLASS") && realpath("runtime/libtgc_cutlass_sm90.so", plugin))
+      setenv("TGC_CUTLASS", plugin, 1);
     llvm::SmallString<128> dir;
     ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_cuda_gemm", dir));
     dir_ = dir.str().str();
   }
   void TearDown() override {
     unsetenv("TGC_GEMM_MMA");
+    unsetenv("TGC_GEMM_CUTLASS");
     if (!dir_.empty())
       llvm::sys::fs::remove_directories(dir_);
   }
@@ -79,17 +86,19 @@ protected:
 TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
   const std::vector<GemmCase> cases = {
       {"linear_bias_gelu_m197", 1, 197, 256, 192, true, false, false, "Gelu",
-       {"64x32x1", "64x32x2", "64x32x4", "64x64x1", "64x64x2", "128x64x1", "128x64x4"}},
+       {"64x32x1", "64x32x2", "64x32x4", "64x64x1", "64x64x2", "128x64x1", "128x64x4"}, 2},
       {"linear_bias_residual", 1, 128, 512, 128, true, true, false, "",
-       {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8"}},
-      {"batched_matmul_nn", 4, 64, 96, 128, false, false, true, "", {"64x32x1", "64x32x3"}},
-      {"linear_relu", 1, 64, 128, 256, false, false, false, "Relu", {"64x32x4", "64x64x2", "128x64x2"}},
+       {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8"}, 2},
+      // Not on CUTLASS: a batched MatMul, ReLU (cuBLASLt applies it), the batched QKV GEMM.
+      {"batched_matmul_nn", 4, 64, 96, 128, false, false, true, "", {"64x32x1", "64x32x3"}, 1},
+      {"linear_relu", 1, 64, 128, 256, false, false, false, "Relu", {"64x32x4", "64x64x2", "128x64x2"},
+       1},
       {"qkv_split_bias", 1, 197, 256, 192, true, false, false, "", {"64x32x1", "64x64x4", "128x64x2"},
-       true},
+       1, true},
   };
   const std::vector<std::string> configs = {
       "off",     "",        "64x32x1", "64x32x2",  "64x32x3",  "64x32x4",  "64x32x16", "64x64x1",
-      "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8"};
+      "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8", "cutlass"};
   for (const GemmCase &c : cases) {
     OnnxModel m(20);
     std::vector<int64_t> xs = {c.batch, c.m, c.k}, ws = {c.batch, c.k, c.n}, ys = {c.batch, c.m, c.n};
@@ -189,11 +198,19 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
                              << llvm::toString(res.takeError()) << "\n" << os.str();
       for (const std::string &cfg : configs) {
         SCOPED_TRACE(std::string(c.name) + " " + precision + " TGC_GEMM_MMA=" + cfg);
-        setenv("TGC_GEMM_MMA", cfg.c_str(), 1);
+        const bool cutlass = cfg == "cutlass";
+        setenv("TGC_GEMM_MMA", cutlass ? "off" : cfg.c_str(), 1);
+        setenv("TGC_GEMM_CUTLASS", cutlass ? "force" : "off", 1);
         Status st;
         auto s = Session::load(o.outputPath, st);
         ASSERT_TRUE(s) << st.message;
         const std::string about = s->describe();
+        if (cutlass && arch_ == "sm_90")
+          EXPECT_NE(about.find("; " + std::to_string(c.cutlassGemms) + " on CUTLASS ("),
+                    std::string::npos) << about;
+        else if (cutlass)
+          EXPECT_NE(about.find("CUTLASS unavailable: its kernels are for sm_90 only"),
+                    std::string::npos) << about;
         bool fits = false;
         for (const std::string &f : c.fittingConfigs)
           fits = fits || f == cfg;

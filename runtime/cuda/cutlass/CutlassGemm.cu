@@ -1,0 +1,217 @@
+// CutlassGemm.cu — libtgc_cutlass_sm90.so (see CutlassGemm.h). Row-major C = A·Bᵀ is run as
+// column-major Cᵀ = B·Aᵀ, so the weights B are CUTLASS's operand A: the operand example 63's
+// kernel prefetches into L2 while it waits for the previous kernel (perf-log, seventh session).
+// One tile (64 weight rows × 64 tokens × 128 deep), f16 and bf16, with and without erf-GELU:
+// four instantiations, about a minute of nvcc.
+#include "runtime/cuda/cutlass/CutlassGemm.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/operations.hpp"
+#include "cutlass/epilogue/thread/activation.h"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/dispatch_policy.hpp"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "cutlass/util/packed_stride.hpp"
+
+// CUTLASS example 63 (the include path points at its folder).
+#include "collective/builder.hpp"
+#include "collective/dispatch_policy_extra.hpp"
+#include "kernel/sm90_gemm_tma_warpspecialized_with_prefetch.hpp"
+
+namespace {
+
+using namespace cute;
+
+template <class T, bool Gelu> struct Config {
+  using Tile = Shape<_64, _64, _128>;
+  using Cluster = Shape<_1, _1, _1>;
+  using Fusion = std::conditional_t<
+      Gelu,
+      cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<cutlass::epilogue::thread::GELU, T, float,
+                                                         T, T, float>,
+      cutlass::epilogue::fusion::LinCombPerRowBias<T, float, T, T, float>>;
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, T,
+      cutlass::layout::ColumnMajor, 8, T, cutlass::layout::ColumnMajor, 8,
+      cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, T, cutlass::layout::RowMajor, 8, T,
+      cutlass::layout::ColumnMajor, 8, float, Tile, Cluster,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename Epilogue::SharedStorage))>,
+      cutlass::gemm::KernelTmaWarpSpecializedFP8FastAccumWithPrefetchAndSplitDMA>::CollectiveOp;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+};
+
+int fail(char *err, size_t len, const std::string &msg) {
+  if (err && len)
+    std::snprintf(err, len, "%s", msg.c_str());
+  return 1;
+}
+
+struct Op {
+  virtual ~Op() = default;
+  virtual cutlass::Status run(cudaStream_t stream, bool pdl) = 0;
+};
+
+template <class G> struct OpT : Op {
+  G gemm;
+  cutlass::Status run(cudaStream_t stream, bool pdl) override {
+    return gemm.run(stream, nullptr, pdl);
+  }
+};
+
+template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDesc &d, int sms) {
+  using K = typename C::Gemm::GemmKernel;
+  using E = typename C::Gemm::ElementA;
+  const int n = (int)d.n, m = (int)d.m, k = (int)d.k;
+  auto dA = cutlass::make_cute_packed_stride(typename K::StrideA{}, cute::make_shape(n, k, 1));
+  get<0>(dA) = d.ldb;
+  auto dB = cutlass::make_cute_packed_stride(typename K::StrideB{}, cute::make_shape(m, k, 1));
+  get<0>(dB) = d.lda;
+  auto dC = cutlass::make_cute_packed_stride(typename K::StrideC{}, cute::make_shape(n, m, 1));
+  get<1>(dC) = d.ldc;
+  auto dD = cutlass::make_cute_packed_stride(typename K::StrideD{}, cute::make_shape(n, m, 1));
+  get<1>(dD) = d.ldc;
+  cutlass::KernelHardwareInfo hw;
+  hw.sm_count = sms;
+  typename C::Gemm::Arguments args{
+      cutlass::gemm::GemmUniversalMode::kGemm,
+      {n, m, k, 1},
+      {static_cast<const E *>(d.b), dA, static_cast<const E *>(d.a), dB},
+      {{}, static_cast<const E *>(d.residual), dC, static_cast<E *>(d.c), dD},
+      hw};
+  args.epilogue.thread.alpha = 1.f;
+  args.epilogue.thread.beta = d.residual ? 1.f : 0.f;
+  args.epilogue.thread.bias_ptr = static_cast<const E *>(d.bias);
+  // Example 63's knobs: trigger the next kernel's launch after half the k tiles are loaded;
+  // prefetch weights until the other loads are past the wait.
+  args.mainloop.overlap_ratio = 0.5f;
+  args.mainloop.prefetch_ratio = -1.f;
+  return args;
+}
+
+std::string describe(const TgcCutlassGemmDesc &d) {
+  char b[160];
+  std::snprintf(b, sizeof b, "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld dtype %d",
+                (long long)d.m, (long long)d.n, (long long)d.k, (long long)d.lda,
+                (long long)d.ldb, (long long)d.ldc, d.dtype);
+  return b;
+}
+
+/// Shape and pointer rules the kernel needs; "" when it fits.
+std::string unsupported(const TgcCutlassGemmDesc &d) {
+  if (d.abi != TGC_CUTLASS_ABI)
+    return "ABI " + std::to_string(d.abi) + " (this library: " + std::to_string(TGC_CUTLASS_ABI) + ")";
+  if (d.dtype != 10 && d.dtype != 16)
+    return "element type " + std::to_string(d.dtype) + " (f16 and bf16 only)";
+  if (d.activation != 0 && d.activation != 2)
+    return "activation " + std::to_string(d.activation) + " (none and erf-GELU only)";
+  if (d.activation && d.residual)
+    return "an activation with a residual";
+  if (d.m < 1 || d.n < 1 || d.k < 1 || d.m > INT32_MAX || d.n > INT32_MAX || d.k > INT32_MAX)
+    return "extent out of range";
+  // TMA: 16-byte aligned bases and row pitches.
+  if (d.lda % 8 || d.ldb % 8 || d.ldc % 8 || d.lda < d.k || d.ldb < d.k || d.ldc < d.n)
+    return "row pitches must be multiples of 8 elements and cover the rows";
+  for (const void *p : {d.a, d.b, d.bias, d.residual, (const void *)d.c})
+    if ((uintptr_t)p % 16)
+      return "pointers must be 16-byte aligned";
+  if (!d.a || !d.b || !d.c)
+    return "null operand";
+  return "";
+}
+
+template <class C> int check(const TgcCutlassGemmDesc &d, char *err, size_t len) {
+  auto args = arguments<C>(d, 1);
+  cutlass::Status s = C::Gemm::can_implement(args);
+  if (s != cutlass::Status::kSuccess)
+    return fail(err, len, std::string("CUTLASS refuses ") + describe(d) + ": " +
+                              cutlassGetStatusString(s));
+  return 0;
+}
+
+template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *err, size_t len) {
+  int dev = 0, sms = 0;
+  cudaError_t ce = cudaGetDevice(&dev);
+  if (ce == cudaSuccess)
+    ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (ce != cudaSuccess)
+    return fail(err, len, std::string("CUDA runtime: ") + cudaGetErrorString(ce));
+  auto op = std::make_unique<OpT<typename C::Gemm>>();
+  auto args = arguments<C>(d, sms);
+  cutlass::Status s = op->gemm.can_implement(args);
+  if (s == cutlass::Status::kSuccess)
+    s = op->gemm.initialize(args, nullptr);
+  if (s != cutlass::Status::kSuccess)
+    return fail(err, len, std::string("CUTLASS initialize ") + describe(d) + ": " +
+                              cutlassGetStatusString(s) + " (" +
+                              cudaGetErrorString(cudaGetLastError()) + ")");
+  *handle = op.release();
+  return 0;
+}
+
+/// Calls F<Config<element, gelu>>(args...) for the descriptor's element type and activation.
+template <template <class> class F, class... A> int dispatch(const TgcCutlassGemmDesc &d, A... a) {
+  if (d.dtype == 10)
+    return d.activation ? F<Config<cutlass::half_t, true>>::call(d, a...)
+                        : F<Config<cutlass::half_t, false>>::call(d, a...);
+  return d.activation ? F<Config<cutlass::bfloat16_t, true>>::call(d, a...)
+                      : F<Config<cutlass::bfloat16_t, false>>::call(d, a...);
+}
+template <class C> struct Check {
+  static int call(const TgcCutlassGemmDesc &d, char *err, size_t len) { return check<C>(d, err, len); }
+};
+template <class C> struct Create {
+  static int call(const TgcCutlassGemmDesc &d, void **h, char *err, size_t len) {
+    return create<C>(d, h, err, len);
+  }
+};
+
+} // namespace
+
+extern "C" {
+
+int tgc_cutlass_abi(void) { return TGC_CUTLASS_ABI; }
+
+int tgc_cutlass_gemm_check(const TgcCutlassGemmDesc *d, char *err, size_t len) {
+  if (!d)
+    return fail(err, len, "null descriptor");
+  std::string why = unsupported(*d);
+  if (!why.empty())
+    return fail(err, len, "CUTLASS GEMM cannot run " + describe(*d) + ": " + why);
+  return dispatch<Check>(*d, err, len);
+}
+
+int tgc_cutlass_gemm_create(const TgcCutlassGemmDesc *d, void **handle, char *err, size_t len) {
+  if (!handle)
+    return fail(err, len, "null handle");
+  *handle = nullptr;
+  if (int r = tgc_cutlass_gemm_check(d, err, len))
+    return r;
+  return dispatch<Create>(*d, handle, err, len);
+}
+
+int tgc_cutlass_gemm_run(void *handle, void *stream, int pdl, char *err, size_t len) {
+  if (!handle)
+    return fail(err, len, "null handle");
+  cutlass::Status s = static_cast<Op *>(handle)->run(static_cast<cudaStream_t>(stream), pdl != 0);
+  if (s != cutlass::Status::kSuccess)
+    return fail(err, len, std::string("CUTLASS run: ") + cutlassGetStatusString(s) + " (" +
+                              cudaGetErrorString(cudaGetLastError()) + ")");
+  return 0;
+}
+
+void tgc_cutlass_gemm_destroy(void *handle) { delete static_cast<Op *>(handle); }
+
+} // extern "C"

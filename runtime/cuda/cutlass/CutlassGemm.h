@@ -1,0 +1,48 @@
+// CutlassGemm.h — the C interface of libtgc_cutlass_sm90.so, tgc's plug-in of CUTLASS GEMMs for
+// sm_90 (built by nvcc at build time from CutlassGemm.cu; the runtime loads it with dlopen, so
+// tgc builds, runs and tests without it). One kernel: CUTLASS 4.2 example 63's warp-specialized
+// TMA GEMM, which requests its weight tiles into L2 before `griddepcontrol.wait` and is launched
+// with programmatic dependent launch — the one thing cuBLASLt's kernels do not do. Epilogues:
+// per-output bias, a residual added after it (C = A·Bᵀ + bias + R), or erf-GELU (C = gelu(A·Bᵀ +
+// bias)), which cuBLASLt cannot apply. Plain C types only: the runtime and the plug-in share no
+// C++ ABI.
+#ifndef TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
+#define TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TGC_CUTLASS_ABI 1
+
+/// Row-major C (m×n, row pitch ldc) = act(A (m×k, pitch lda) · Bᵀ (B n×k, pitch ldb) + bias[n])
+/// + R (m×n, pitch ldc). bias and residual may be null; activation with a residual is refused.
+typedef struct TgcCutlassGemmDesc {
+  int abi;        /* TGC_CUTLASS_ABI */
+  int dtype;      /* ONNX element type of A, B, C, bias and R: 10 (f16) or 16 (bf16) */
+  int activation; /* 0: none, 2: GELU (erf form); plan.proto GemmDesc.Activation codes */
+  int64_t m, n, k, lda, ldb, ldc;
+  const void *a, *b, *bias, *residual;
+  void *c;
+} TgcCutlassGemmDesc;
+
+/// TGC_CUTLASS_ABI of the library.
+int tgc_cutlass_abi(void);
+/// 0 when the library can run `desc` (host only: no GPU needed); else non-zero and why in err.
+int tgc_cutlass_gemm_check(const TgcCutlassGemmDesc *desc, char *err, size_t err_len);
+/// Prepares `desc` on the current device (its pointers are baked in): 0 and *handle, else
+/// non-zero and why in err.
+int tgc_cutlass_gemm_create(const TgcCutlassGemmDesc *desc, void **handle, char *err,
+                            size_t err_len);
+/// Launches the GEMM on `stream` (a CUstream), with programmatic dependent launch when `pdl`.
+int tgc_cutlass_gemm_run(void *handle, void *stream, int pdl, char *err, size_t err_len);
+void tgc_cutlass_gemm_destroy(void *handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H

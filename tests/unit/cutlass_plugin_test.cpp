@@ -1,0 +1,100 @@
+// cutlass_plugin_test.cpp — the CUTLASS GEMM plug-in (libtgc_cutlass_sm90.so) as the runtime
+// loads it, without a GPU: it is found and of this runtime's ABI, and its host-side check accepts
+// the linears it implements and refuses, with a reason, everything else. Its kernels run in
+// cuda_gemm_test (GPU).
+#include "runtime/cuda/CudaApi.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+using namespace tgc::cuda;
+
+namespace {
+
+const CutlassLib *plugin() {
+  static const CutlassLib *lib = [] {
+    char path[PATH_MAX];
+    // Runfiles path of //runtime:libtgc_cutlass_sm90.so (the test's data).
+    if (realpath("runtime/libtgc_cutlass_sm90.so", path))
+      setenv("TGC_CUTLASS", path, 1);
+    std::string err;
+    const CutlassLib *l = loadCutlass(err);
+    EXPECT_TRUE(l) << err;
+    return l;
+  }();
+  return lib;
+}
+
+/// bert_base's FFN1 at f16: 128 tokens, 3072 outputs, 768 deep, bias and erf-GELU.
+TgcCutlassGemmDesc ffn1() {
+  TgcCutlassGemmDesc d{};
+  d.abi = TGC_CUTLASS_ABI, d.dtype = 10, d.activation = 2;
+  d.m = 128, d.n = 3072, d.k = 768, d.lda = 768, d.ldb = 768, d.ldc = 3072;
+  d.a = reinterpret_cast<const void *>(0x10000);
+  d.b = reinterpret_cast<const void *>(0x20000);
+  d.bias = reinterpret_cast<const void *>(0x30000);
+  d.c = reinterpret_cast<void *>(0x40000);
+  return d;
+}
+
+std::string refusal(const TgcCutlassGemmDesc &d) {
+  char err[512] = {0};
+  return plugin()->check(&d, err, sizeof err) == 0 ? std::string() : std::string(err);
+}
+
+TEST(CutlassPlugin, LoadsWithThisRuntimesAbi) {
+  ASSERT_TRUE(plugin());
+  EXPECT_EQ(plugin()->abi(), TGC_CUTLASS_ABI);
+  EXPECT_NE(plugin()->path.find("libtgc_cutlass_sm90.so"), std::string::npos);
+}
+
+TEST(CutlassPlugin, AcceptsTheLinearsItImplements) {
+  ASSERT_TRUE(plugin());
+  EXPECT_EQ(refusal(ffn1()), "");
+  TgcCutlassGemmDesc d = ffn1(); // bf16, no activation, bias and residual, 197 tokens
+  d.dtype = 16, d.activation = 0, d.m = 197, d.n = 768, d.ldc = 768;
+  d.residual = reinterpret_cast<const void *>(0x50000);
+  EXPECT_EQ(refusal(d), "");
+  d.bias = nullptr, d.residual = nullptr; // plain
+  EXPECT_EQ(refusal(d), "");
+}
+
+TEST(CutlassPlugin, RefusesWithAReason) {
+  ASSERT_TRUE(plugin());
+  struct Case {
+    const char *why;
+    void (*edit)(TgcCutlassGemmDesc &);
+  };
+  const Case cases[] = {
+      {"ABI", [](TgcCutlassGemmDesc &d) { d.abi = TGC_CUTLASS_ABI + 1; }},
+      {"element type 1", [](TgcCutlassGemmDesc &d) { d.dtype = 1; }},
+      {"activation 3", [](TgcCutlassGemmDesc &d) { d.activation = 3; }},
+      {"activation with a residual",
+       [](TgcCutlassGemmDesc &d) { d.residual = reinterpret_cast<const void *>(0x50000); }},
+      {"extent", [](TgcCutlassGemmDesc &d) { d.k = 0; }},
+      {"row pitches", [](TgcCutlassGemmDesc &d) { d.lda = 770; }},
+      {"row pitches", [](TgcCutlassGemmDesc &d) { d.ldc = 3000; }},
+      {"16-byte aligned", [](TgcCutlassGemmDesc &d) { d.bias = reinterpret_cast<const void *>(0x30008); }},
+      {"null operand", [](TgcCutlassGemmDesc &d) { d.a = nullptr; }},
+  };
+  for (const Case &c : cases) {
+    TgcCutlassGemmDesc d = ffn1();
+    c.edit(d);
+    const std::string why = refusal(d);
+    EXPECT_NE(why.find(c.why), std::string::npos) << c.why << ": got '" << why << "'";
+    EXPECT_NE(why.find("m=128 n="), std::string::npos) << why; // names the GEMM
+  }
+  char err[64] = {0};
+  EXPECT_NE(plugin()->check(nullptr, err, sizeof err), 0);
+  void *h = reinterpret_cast<void *>(1);
+  TgcCutlassGemmDesc bad = ffn1();
+  bad.dtype = 1;
+  EXPECT_NE(plugin()->create(&bad, &h, err, sizeof err), 0); // refused before any CUDA call
+  EXPECT_EQ(h, nullptr);
+  EXPECT_NE(plugin()->run(nullptr, nullptr, 0, err, sizeof err), 0);
+}
+
+} // namespace
