@@ -16,9 +16,9 @@
 // skips it); $TGC_GEMM_TUNE=0 keeps cuBLASLt's first heuristic algorithm (the
 // tensor-core kernel with a split count that fills the GPU, for GEMMs cuBLASLt cannot run).
 // On sm_90, f16/bf16 linears may also run on the CUTLASS plug-in (libtgc_cutlass_sm90.so beside
-// the executable; cutlass/CutlassGemm.h): one more candidate per GEMM, launched with programmatic
-// dependent launch and applying erf-GELU itself, always tried in the graph (its advantage, an
-// early start, does not show in isolation). $TGC_GEMM_CUTLASS=off leaves it out, =force uses it
+// the executable; cutlass/CutlassGemm.h): one more candidate per tile configuration, launched with
+// programmatic dependent launch and applying erf-GELU itself; the fastest isolated one is always
+// tried in the graph (its advantage, an early start, does not show in isolation). $TGC_GEMM_CUTLASS=off leaves it out, =force uses it
 // wherever it fits.
 // Run: inputs are copied into their fixed device buffers, the plan is launched — captured into a
 // CUDA graph on the first run and replayed after — and outputs are copied back, all on the
@@ -58,6 +58,9 @@ constexpr int kGraphTuneReplays = 20;   // in-graph: replays per timed round
 constexpr int kGraphTuneRounds = 3;     // in-graph: timed rounds (median kept)
 constexpr int kSplitCounts[] = {1, 2, 3, 4, 6, 8, 12, 16}; // split-K counts of tgk_mma_gemm_*
 constexpr int64_t kMmaWorkspaceMax = 64ll << 20;           // split-K partials, bytes
+
+/// A CUTLASS plug-in tile (TgcCutlassGemmDesc.tile) as weight rows × tokens × depth.
+std::string cutlassName(int tile) { return tile == 0 ? "cutlass64x64x128" : "cutlass64x128x64"; }
 
 std::string fmtUs(double ms) {
   char b[32];
@@ -104,7 +107,7 @@ private:
   Status setupGpu();
   Status setupGemm(size_t i);
   void setupMma(size_t i);
-  /// Prepares step i's GEMM on the CUTLASS plug-in when it fits (GemmRt::cutlass).
+  /// Prepares step i's GEMM on the CUTLASS plug-in's tiles that fit (GemmRt::cutCands).
   Status setupCutlass(size_t i);
   Status tuneGemms();
   Status graphTuneGemms();
@@ -125,7 +128,7 @@ private:
   bool skipped(size_t i) const {
     const GemmRt &g = steps_[i - (i > 0)].g;
     return steps_[i].skipIfFused && i > 0 &&
-           (g.mma >= 0 || g.useCutlass || !g.useLt || g.ltAct);
+           (g.mma >= 0 || g.cut >= 0 || !g.useLt || g.ltAct);
   }
   CUdeviceptr ptrOf(const BufferArg &a) const;
   std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }
@@ -202,8 +205,10 @@ private:
     int transB = 0, act = 0;
     int mmaFlags = 0; ///< tgk_mma_gemm flags: 1 B is a weight, 2 the bias is
     CUdeviceptr bias = 0, residual = 0;
-    void *cutlass = nullptr; ///< the plug-in's handle when it can run this GEMM
-    bool useCutlass = false; ///< ... and runs it (then mma < 0)
+    // The CUTLASS plug-in's handles for the tiles that fit (index = candidate), and the chosen
+    // one (-1: none; then mma < 0).
+    std::vector<std::pair<void *, int>> cutCands; ///< (handle, tile)
+    int cut = -1;
   };
   struct RtStep {
     bool gemm = false;
@@ -218,16 +223,19 @@ private:
   /// Runs step `s`'s GEMM on candidate j of its key: cuBLASLt algorithm j (j < nLt), tensor-core
   /// configuration j - nLt, or, after those, the CUTLASS kernel.
   static void selectGemm(RtStep &s, size_t nLt, size_t j) {
-    s.g.useCutlass = false;
+    s.g.cut = -1;
     if (j < nLt)
       s.g.algo = s.g.cands[j], s.g.mma = -1;
     else if (j - nLt < s.g.mmaCands.size())
       s.g.mma = (int)(j - nLt);
     else
-      s.g.mma = -1, s.g.useCutlass = true;
+      s.g.mma = -1, s.g.cut = (int)(j - nLt - s.g.mmaCands.size());
   }
   static size_t candidateCount(const RtStep &s, size_t nLt) {
-    return nLt + s.g.mmaCands.size() + (s.g.cutlass ? 1 : 0);
+    return nLt + s.g.mmaCands.size() + s.g.cutCands.size();
+  }
+  static bool isCutlass(const RtStep &s, size_t nLt, size_t j) {
+    return j >= nLt + s.g.mmaCands.size() && j < candidateCount(s, nLt);
   }
   /// Candidate j's name in tuning reports.
   static std::string candidateName(const RtStep &s, size_t nLt, size_t j) {
@@ -235,7 +243,7 @@ private:
       return "cuBLASLt algorithm " + std::to_string(j);
     if (j - nLt < s.g.mmaCands.size())
       return s.g.mmaCands[j - nLt].name();
-    return "CUTLASS";
+    return cutlassName(s.g.cutCands[j - nLt - s.g.mmaCands.size()].second);
   }
   std::string launchGemm(const RtStep &s);
   std::string launchKernel(const RtStep &s);
@@ -274,8 +282,8 @@ CudaSession::~CudaSession() {
   if (pinned_)
     d_->cuMemFreeHost(pinned_);
   for (RtStep &s : steps_)
-    if (s.g.cutlass && cutlass_)
-      cutlass_->destroy(s.g.cutlass);
+    for (auto &[h, tile] : s.g.cutCands)
+      cutlass_->destroy(h);
   for (RtStep &s : steps_) {
     if (!lt_)
       break;
@@ -805,32 +813,43 @@ Status CudaSession::setupCutlass(size_t i) {
   const plan::GemmDesc &g = plan_.steps((int)i).gemm();
   RtStep &rs = steps_[i];
   GemmRt &gr = rs.g;
-  if (!cutlass_ || !g.trans_b() || g.batch() != 1 || g.dtype() == 1)
+  if (!cutlass_ || !g.trans_b() || g.dtype() == 1)
     return Status::success();
   TgcCutlassGemmDesc d{};
   d.abi = TGC_CUTLASS_ABI, d.dtype = g.dtype(), d.activation = g.activation();
   d.m = g.m(), d.n = g.n(), d.k = g.k(), d.lda = g.lda(), d.ldb = g.ldb(), d.ldc = g.ldc();
+  d.batch = g.batch(), d.stride_a = g.stride_a(), d.stride_b = g.stride_b();
+  d.stride_c = g.stride_c(), d.bias_stride = g.bias_stride();
   d.a = reinterpret_cast<const void *>(rs.ptrs[0]);
   d.b = reinterpret_cast<const void *>(rs.ptrs[1]);
   d.c = reinterpret_cast<void *>(rs.ptrs[2]);
   d.bias = reinterpret_cast<const void *>(gr.bias);
   d.residual = reinterpret_cast<const void *>(gr.residual);
   char err[512] = {0};
-  if (cutlass_->check(&d, err, sizeof err) != 0)
-    return Status::success();
-  if (cutlass_->create(&d, &gr.cutlass, err, sizeof err) != 0)
-    return Status::error(pre_ + "step " + std::to_string(i) + ": " + err);
-  if (const char *c = std::getenv("TGC_GEMM_CUTLASS"); c && std::string(c) == "force")
-    gr.useCutlass = true, gr.mma = -1, gr.forced = true;
-  else if (!gr.useLt && gr.mma < 0)
-    gr.useCutlass = true; // rather than the fallback kernel
+  for (int tile = 0; tile < TGC_CUTLASS_TILES; ++tile) {
+    d.tile = tile;
+    void *h = nullptr;
+    if (cutlass_->check(&d, err, sizeof err) != 0)
+      continue;
+    if (cutlass_->create(&d, &h, err, sizeof err) != 0)
+      return Status::error(pre_ + "step " + std::to_string(i) + ": " + err);
+    gr.cutCands.push_back({h, tile});
+  }
+  // $TGC_GEMM_CUTLASS=force: the first tile that fits ("force1": the second), untuned.
+  const char *c = std::getenv("TGC_GEMM_CUTLASS");
+  const std::string force = c ? c : "";
+  for (size_t j = 0; j < gr.cutCands.size(); ++j)
+    if ((force == "force" && j == 0) || force == "force" + std::to_string(gr.cutCands[j].second))
+      gr.cut = (int)j, gr.mma = -1, gr.forced = true;
+  if (!gr.forced && !gr.useLt && gr.mma < 0 && !gr.cutCands.empty())
+    gr.cut = 0; // rather than the fallback kernel
   return Status::success();
 }
 
 std::string CudaSession::launchGemm(const RtStep &s) {
-  if (s.g.useCutlass) {
+  if (s.g.cut >= 0) {
     char err[512] = {0};
-    if (cutlass_->run(s.g.cutlass, stream_, pdl_ ? 1 : 0, err, sizeof err) != 0)
+    if (cutlass_->run(s.g.cutCands[(size_t)s.g.cut].first, stream_, pdl_ ? 1 : 0, err, sizeof err) != 0)
       return err;
     return "";
   }
@@ -919,7 +938,9 @@ Status CudaSession::tuneGemms() {
     const size_t nLt = s.g.useLt ? s.g.cands.size() : 0, nAll = candidateCount(s, nLt);
     auto select = [&](RtStep &x, size_t j) { selectGemm(x, nLt, j); };
     // The untuned choice.
-    const size_t first = s.g.mma >= 0 ? nLt + (size_t)s.g.mma : (s.g.useCutlass ? nAll - 1 : 0);
+    const size_t first = s.g.mma >= 0  ? nLt + (size_t)s.g.mma
+                         : s.g.cut >= 0 ? nLt + s.g.mmaCands.size() + (size_t)s.g.cut
+                                        : 0;
     std::vector<size_t> order = {first};
     for (size_t j = 0; j < nAll; ++j)
       if (j != first)
@@ -983,7 +1004,7 @@ Status CudaSession::tuneGemms() {
     tuneKeys_.push_back(std::move(tk));
     changed += bestJ != first ? (int)idx.size() : 0;
     toMma += bestJ >= nLt && bestJ - nLt < s.g.mmaCands.size() ? (int)idx.size() : 0;
-    toCutlass += bestJ == nAll - 1 && s.g.cutlass ? (int)idx.size() : 0;
+    toCutlass += isCutlass(s, nLt, bestJ) ? (int)idx.size() : 0;
     for (size_t i : idx)
       select(steps_[i], bestJ);
   }
@@ -1070,6 +1091,46 @@ Status CudaSession::graphTuneGemms() {
   if (best < 0)
     return fail(e);
   const double start = best;
+  // First, every key on its fastest isolated CUTLASS tile at once: a CUTLASS GEMM also lets the
+  // kernel after it start early, so their gains add up along the chain in a way one key at a time
+  // does not show. Kept as the starting point when the graph gets faster by more than 1%.
+  std::vector<size_t> before;
+  bool anyCutlass = false;
+  for (TuneKey &k : tuneKeys_) {
+    before.push_back(k.chosen);
+    std::vector<std::pair<double, size_t>> cands = k.timed;
+    std::stable_sort(cands.begin(), cands.end());
+    for (const auto &[us, j] : cands)
+      if (isCutlass(steps_[k.steps[0]], k.nLt, j)) {
+        k.chosen = j, anyCutlass = true;
+        break;
+      }
+    for (size_t i : k.steps)
+      selectGemm(steps_[i], k.nLt, k.chosen);
+  }
+  int graphs = 1, changed = 0;
+  if (anyCutlass) {
+    double t = timeCapturedGraph(e);
+    ++graphs;
+    if (t < 0)
+      return fail(e);
+    if (t < best * 0.99) {
+      best = t;
+      for (size_t q = 0; q < tuneKeys_.size(); ++q)
+        if (tuneKeys_[q].chosen != before[q])
+          tuneDetail_ += "  in the graph, all on CUTLASS: " + std::to_string(tuneKeys_[q].steps.size()) +
+                         " × " + tuneKeys_[q].shape + " -> " +
+                         candidateName(steps_[tuneKeys_[q].steps[0]], tuneKeys_[q].nLt,
+                                       tuneKeys_[q].chosen) + "\n",
+          ++changed;
+    } else {
+      for (size_t q = 0; q < tuneKeys_.size(); ++q) {
+        tuneKeys_[q].chosen = before[q];
+        for (size_t i : tuneKeys_[q].steps)
+          selectGemm(steps_[i], tuneKeys_[q].nLt, before[q]);
+      }
+    }
+  }
   std::vector<TuneKey *> order;
   for (TuneKey &k : tuneKeys_)
     if (k.timed.size() > 1)
@@ -1082,7 +1143,6 @@ Status CudaSession::graphTuneGemms() {
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](const TuneKey *a, const TuneKey *b) { return cost(a) > cost(b); });
-  int graphs = 1, changed = 0;
   for (TuneKey *k : order) {
     std::vector<std::pair<double, size_t>> cands = k->timed;
     std::stable_sort(cands.begin(), cands.end());
@@ -1091,7 +1151,10 @@ Status CudaSession::graphTuneGemms() {
     // The CUTLASS candidate is tried whatever its isolated rank: it starts early in the graph
     // (programmatic dependent launch), which isolated timing cannot show.
     const RtStep &first = steps_[k->steps[0]];
-    const size_t cutlassJ = first.g.cutlass ? candidateCount(first, k->nLt) - 1 : SIZE_MAX;
+    size_t cutlassJ = SIZE_MAX; // the fastest isolated CUTLASS tile
+    for (const auto &[us, j] : cands)
+      if (cutlassJ == SIZE_MAX && isCutlass(first, k->nLt, j))
+        cutlassJ = j;
     for (const auto &[us, j] : cands) {
       if (j == k->chosen || (tried >= kGraphTuneCandidates && j != cutlassJ))
         continue;
@@ -1160,7 +1223,7 @@ Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *om
     std::string e;
     if (skipped(i) || (omit && omitted(i, *omit))) {
       // The GEMM before applied the activation, or a diagnostic replay leaves the step out.
-    } else if (s.gemm && (s.g.useLt || s.g.mma >= 0 || s.g.useCutlass)) {
+    } else if (s.gemm && (s.g.useLt || s.g.mma >= 0 || s.g.cut >= 0)) {
       e = launchGemm(s);
     } else {
       e = launchKernel(s);
@@ -1351,17 +1414,21 @@ double CudaSession::replayMicros(int iters, const std::vector<std::string> &omit
 
 std::string CudaSession::describe() const {
   int gemms = 0, lt = 0, mma = 0, cut = 0;
-  std::map<std::string, int> configs;
+  std::map<std::string, int> configs, tiles;
   for (const RtStep &s : steps_) {
-    const bool onCutlass = s.gemm && s.g.useCutlass;
+    const bool onCutlass = s.gemm && s.g.cut >= 0;
+    if (onCutlass)
+      ++tiles[cutlassName(s.g.cutCands[(size_t)s.g.cut].second)];
     gemms += s.gemm, mma += s.gemm && s.g.mma >= 0, cut += onCutlass;
     lt += s.gemm && s.g.useLt && s.g.mma < 0 && !onCutlass;
     if (s.gemm && s.g.mma >= 0)
       ++configs[s.g.mmaCands[(size_t)s.g.mma].name()];
   }
-  std::string cfg;
+  std::string cfg, tileCfg;
   for (const auto &[c, n] : configs)
     cfg += (cfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
+  for (const auto &[c, n] : tiles)
+    tileCfg += (tileCfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
   int fusedActs = 0;
   for (size_t i = 0; i < steps_.size(); ++i)
     fusedActs += skipped(i);
@@ -1371,7 +1438,8 @@ std::string CudaSession::describe() const {
                   std::to_string(lt) + " through cuBLASLt" +
                   (ltHandle_ ? "" : ", cuBLASLt unavailable: " + ltError_) + "; " +
                   std::to_string(cut) + " on CUTLASS" +
-                  (cutlass_ ? " (" + cutlass_->path + ")" : ", CUTLASS unavailable: " + cutlassError_) +
+                  (cutlass_ ? " (" + cutlass_->path + ")" + tileCfg
+                            : ", CUTLASS unavailable: " + cutlassError_) +
                   ")\n" +
                   "gemm autotune: " + (tune_ ? tuneSummary_ : "off ($TGC_GEMM_TUNE=0)") + "\n" +
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +

@@ -92,6 +92,13 @@ inline void attrFloat(onnx::NodeProto *n, const std::string &name, float v) {
   a->set_f(v);
 }
 
+inline void attrString(onnx::NodeProto *n, const std::string &name, const std::string &v) {
+  auto *a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 inline void attrInts(onnx::NodeProto *n, const std::string &name, const std::vector<int64_t> &v) {
   auto *a = n->add_attribute();
   a->set_name(name);

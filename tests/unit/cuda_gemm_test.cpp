@@ -45,6 +45,9 @@ HostTensor hostTensor(const std::vector<int64_t> &shape, const std::vector<float
 }
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double geluTanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
 
 /// One GEMM model: Y[b] = act(X[b] (m×k) · W[b] (k×n) + bias) (+ R), W an initializer (a
 /// linear) unless `twoInputs` (then a second graph input: a batched MatMul).
@@ -52,7 +55,7 @@ struct GemmCase {
   const char *name;
   int64_t batch, m, k, n;
   bool bias, residual, twoInputs;
-  const char *act; // "", "Gelu", "Relu"
+  const char *act; // "", "Gelu", "GeluTanh" (Gelu, approximate="tanh"), "Relu"
   std::vector<std::string> fittingConfigs; ///< $TGC_GEMM_MMA values that must take effect
   int cutlassGemms; ///< GEMMs of the model (of 2) the CUTLASS plug-in runs when forced
   /// Split the result into 3 equal column blocks q, k, v and go on with q·k + v (the QKV GEMM
@@ -87,18 +90,19 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
   const std::vector<GemmCase> cases = {
       {"linear_bias_gelu_m197", 1, 197, 256, 192, true, false, false, "Gelu",
        {"64x32x1", "64x32x2", "64x32x4", "64x64x1", "64x64x2", "128x64x1", "128x64x4"}, 2},
+      {"linear_bias_gelu_tanh", 1, 128, 256, 192, true, false, false, "GeluTanh", {}, 2},
       {"linear_bias_residual", 1, 128, 512, 128, true, true, false, "",
        {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8"}, 2},
-      // Not on CUTLASS: a batched MatMul, ReLU (cuBLASLt applies it), the batched QKV GEMM.
+      // Not on CUTLASS: a batched MatMul (B is k×n), ReLU (cuBLASLt applies it).
       {"batched_matmul_nn", 4, 64, 96, 128, false, false, true, "", {"64x32x1", "64x32x3"}, 1},
       {"linear_relu", 1, 64, 128, 256, false, false, false, "Relu", {"64x32x4", "64x64x2", "128x64x2"},
        1},
       {"qkv_split_bias", 1, 197, 256, 192, true, false, false, "", {"64x32x1", "64x64x4", "128x64x2"},
-       1, true},
+       2, true},
   };
   const std::vector<std::string> configs = {
       "off",     "",        "64x32x1", "64x32x2",  "64x32x3",  "64x32x4",  "64x32x16", "64x64x1",
-      "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8", "cutlass"};
+      "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8", "cutlass0", "cutlass1"};
   for (const GemmCase &c : cases) {
     OnnxModel m(20);
     std::vector<int64_t> xs = {c.batch, c.m, c.k}, ws = {c.batch, c.k, c.n}, ys = {c.batch, c.m, c.n};
@@ -122,7 +126,10 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       m.node("Add", {y, "b"}, {"biased"});
       y = "biased";
     }
-    if (*c.act) {
+    if (std::string(c.act) == "GeluTanh") {
+      test::attrString(m.node("Gelu", {y}, {"activated"}), "approximate", "tanh");
+      y = "activated";
+    } else if (*c.act) {
       m.node(c.act, {y}, {"activated"});
       y = "activated";
     }
@@ -162,6 +169,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
             acc += b[(size_t)j];
           if (std::string(c.act) == "Gelu")
             acc = gelu(acc);
+          if (std::string(c.act) == "GeluTanh")
+            acc = geluTanh(acc);
           if (std::string(c.act) == "Relu")
             acc = std::max(acc, 0.0);
           const size_t o = (size_t)((bb * c.m + i) * c.n + j);
@@ -198,19 +207,23 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
                              << llvm::toString(res.takeError()) << "\n" << os.str();
       for (const std::string &cfg : configs) {
         SCOPED_TRACE(std::string(c.name) + " " + precision + " TGC_GEMM_MMA=" + cfg);
-        const bool cutlass = cfg == "cutlass";
+        const bool cutlass = cfg.rfind("cutlass", 0) == 0; // tile 0 or 1 forced
         setenv("TGC_GEMM_MMA", cutlass ? "off" : cfg.c_str(), 1);
-        setenv("TGC_GEMM_CUTLASS", cutlass ? "force" : "off", 1);
+        setenv("TGC_GEMM_CUTLASS", cutlass ? ("force" + cfg.substr(7)).c_str() : "off", 1);
         Status st;
         auto s = Session::load(o.outputPath, st);
         ASSERT_TRUE(s) << st.message;
         const std::string about = s->describe();
-        if (cutlass && arch_ == "sm_90")
-          EXPECT_NE(about.find("; " + std::to_string(c.cutlassGemms) + " on CUTLASS ("),
+        if (cutlass && arch_ == "sm_90") {
+          // All the GEMMs it can run, every one of them on the forced tile.
+          const std::string n = std::to_string(c.cutlassGemms);
+          EXPECT_NE(about.find("; " + n + " on CUTLASS ("), std::string::npos) << about;
+          EXPECT_NE(about.find(n + " × " + (cfg == "cutlass0" ? "cutlass64x64x128" : "cutlass64x128x64")),
                     std::string::npos) << about;
-        else if (cutlass)
+        } else if (cutlass) {
           EXPECT_NE(about.find("CUTLASS unavailable: its kernels are for sm_90 only"),
                     std::string::npos) << about;
+        }
         bool fits = false;
         for (const std::string &f : c.fittingConfigs)
           fits = fits || f == cfg;

@@ -32,7 +32,7 @@ const CutlassLib *plugin() {
 TgcCutlassGemmDesc ffn1() {
   TgcCutlassGemmDesc d{};
   d.abi = TGC_CUTLASS_ABI, d.dtype = 10, d.activation = 2;
-  d.m = 128, d.n = 3072, d.k = 768, d.lda = 768, d.ldb = 768, d.ldc = 3072;
+  d.m = 128, d.n = 3072, d.k = 768, d.lda = 768, d.ldb = 768, d.ldc = 3072, d.batch = 1;
   d.a = reinterpret_cast<const void *>(0x10000);
   d.b = reinterpret_cast<const void *>(0x20000);
   d.bias = reinterpret_cast<const void *>(0x30000);
@@ -53,7 +53,18 @@ TEST(CutlassPlugin, LoadsWithThisRuntimesAbi) {
 
 TEST(CutlassPlugin, AcceptsTheLinearsItImplements) {
   ASSERT_TRUE(plugin());
-  EXPECT_EQ(refusal(ffn1()), "");
+  for (int tile = 0; tile < TGC_CUTLASS_TILES; ++tile) {
+    TgcCutlassGemmDesc t = ffn1();
+    t.tile = tile;
+    EXPECT_EQ(refusal(t), "") << "tile " << tile;
+  }
+  TgcCutlassGemmDesc g = ffn1(); // GPT-2's FFN: tanh-GELU
+  g.activation = 3;
+  EXPECT_EQ(refusal(g), "");
+  TgcCutlassGemmDesc q = ffn1(); // the QKV GEMM: 3 batches of one A, per-batch weights and bias
+  q.activation = 0, q.n = 768, q.ldc = 768, q.batch = 3, q.stride_a = 0, q.stride_b = 768 * 768;
+  q.stride_c = 128 * 768, q.bias_stride = 768;
+  EXPECT_EQ(refusal(q), "");
   TgcCutlassGemmDesc d = ffn1(); // bf16, no activation, bias and residual, 197 tokens
   d.dtype = 16, d.activation = 0, d.m = 197, d.n = 768, d.ldc = 768;
   d.residual = reinterpret_cast<const void *>(0x50000);
@@ -71,10 +82,13 @@ TEST(CutlassPlugin, RefusesWithAReason) {
   const Case cases[] = {
       {"ABI", [](TgcCutlassGemmDesc &d) { d.abi = TGC_CUTLASS_ABI + 1; }},
       {"element type 1", [](TgcCutlassGemmDesc &d) { d.dtype = 1; }},
-      {"activation 3", [](TgcCutlassGemmDesc &d) { d.activation = 3; }},
+      {"activation 1", [](TgcCutlassGemmDesc &d) { d.activation = 1; }},
       {"activation with a residual",
        [](TgcCutlassGemmDesc &d) { d.residual = reinterpret_cast<const void *>(0x50000); }},
       {"extent", [](TgcCutlassGemmDesc &d) { d.k = 0; }},
+      {"extent", [](TgcCutlassGemmDesc &d) { d.batch = 0; }},
+      {"tile 2", [](TgcCutlassGemmDesc &d) { d.tile = TGC_CUTLASS_TILES; }},
+      {"batch strides", [](TgcCutlassGemmDesc &d) { d.batch = 2, d.stride_c = 100; }},
       {"row pitches", [](TgcCutlassGemmDesc &d) { d.lda = 770; }},
       {"row pitches", [](TgcCutlassGemmDesc &d) { d.ldc = 3000; }},
       {"16-byte aligned", [](TgcCutlassGemmDesc &d) { d.bias = reinterpret_cast<const void *>(0x30008); }},

@@ -1,8 +1,9 @@
 // CutlassGemm.cu — libtgc_cutlass_sm90.so (see CutlassGemm.h). Row-major C = A·Bᵀ is run as
 // column-major Cᵀ = B·Aᵀ, so the weights B are CUTLASS's operand A: the operand example 63's
 // kernel prefetches into L2 while it waits for the previous kernel (perf-log, seventh session).
-// One tile (64 weight rows × 64 tokens × 128 deep), f16 and bf16, with and without erf-GELU:
-// four instantiations, about a minute of nvcc.
+// Two tiles (64 weight rows × 64 or 128 tokens), f16 and bf16, no activation, erf-GELU or
+// tanh-GELU (CUTLASS's GELU_taylor, tanh.approx inside): twelve instantiations, about two
+// minutes of nvcc on two cores.
 #include "runtime/cuda/cutlass/CutlassGemm.h"
 
 #include <cstdio>
@@ -30,14 +31,17 @@ namespace {
 
 using namespace cute;
 
-template <class T, bool Gelu> struct Config {
-  using Tile = Shape<_64, _64, _128>;
+template <class T, template <class> class Act>
+using WithAct = cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<Act, T, float, T, T, float>;
+
+/// Act: 0 none, 2 erf-GELU, 3 tanh-GELU (plan.proto's codes).
+template <class T, int Act, int TileId> struct Config {
+  using Tile = std::conditional_t<TileId == 0, Shape<_64, _64, _128>, Shape<_64, _128, _64>>;
   using Cluster = Shape<_1, _1, _1>;
   using Fusion = std::conditional_t<
-      Gelu,
-      cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<cutlass::epilogue::thread::GELU, T, float,
-                                                         T, T, float>,
-      cutlass::epilogue::fusion::LinCombPerRowBias<T, float, T, T, float>>;
+      Act == 2, WithAct<T, cutlass::epilogue::thread::GELU>,
+      std::conditional_t<Act == 3, WithAct<T, cutlass::epilogue::thread::GELU_taylor>,
+                         cutlass::epilogue::fusion::LinCombPerRowBias<T, float, T, T, float>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float, T,
@@ -74,26 +78,27 @@ template <class G> struct OpT : Op {
 template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDesc &d, int sms) {
   using K = typename C::Gemm::GemmKernel;
   using E = typename C::Gemm::ElementA;
-  const int n = (int)d.n, m = (int)d.m, k = (int)d.k;
-  auto dA = cutlass::make_cute_packed_stride(typename K::StrideA{}, cute::make_shape(n, k, 1));
-  get<0>(dA) = d.ldb;
-  auto dB = cutlass::make_cute_packed_stride(typename K::StrideB{}, cute::make_shape(m, k, 1));
-  get<0>(dB) = d.lda;
-  auto dC = cutlass::make_cute_packed_stride(typename K::StrideC{}, cute::make_shape(n, m, 1));
-  get<1>(dC) = d.ldc;
-  auto dD = cutlass::make_cute_packed_stride(typename K::StrideD{}, cute::make_shape(n, m, 1));
-  get<1>(dD) = d.ldc;
+  const int n = (int)d.n, m = (int)d.m, k = (int)d.k, l = (int)d.batch;
+  auto dA = cutlass::make_cute_packed_stride(typename K::StrideA{}, cute::make_shape(n, k, l));
+  get<0>(dA) = d.ldb, get<2>(dA) = d.stride_b;
+  auto dB = cutlass::make_cute_packed_stride(typename K::StrideB{}, cute::make_shape(m, k, l));
+  get<0>(dB) = d.lda, get<2>(dB) = d.stride_a;
+  auto dC = cutlass::make_cute_packed_stride(typename K::StrideC{}, cute::make_shape(n, m, l));
+  get<1>(dC) = d.ldc, get<2>(dC) = d.stride_c;
+  auto dD = cutlass::make_cute_packed_stride(typename K::StrideD{}, cute::make_shape(n, m, l));
+  get<1>(dD) = d.ldc, get<2>(dD) = d.stride_c;
   cutlass::KernelHardwareInfo hw;
   hw.sm_count = sms;
   typename C::Gemm::Arguments args{
-      cutlass::gemm::GemmUniversalMode::kGemm,
-      {n, m, k, 1},
+      l > 1 ? cutlass::gemm::GemmUniversalMode::kBatched : cutlass::gemm::GemmUniversalMode::kGemm,
+      {n, m, k, l},
       {static_cast<const E *>(d.b), dA, static_cast<const E *>(d.a), dB},
       {{}, static_cast<const E *>(d.residual), dC, static_cast<E *>(d.c), dD},
       hw};
   args.epilogue.thread.alpha = 1.f;
   args.epilogue.thread.beta = d.residual ? 1.f : 0.f;
   args.epilogue.thread.bias_ptr = static_cast<const E *>(d.bias);
+  get<2>(args.epilogue.thread.dBias) = d.bias_stride;
   // Example 63's knobs: trigger the next kernel's launch after half the k tiles are loaded;
   // prefetch weights until the other loads are past the wait.
   args.mainloop.overlap_ratio = 0.5f;
@@ -102,10 +107,10 @@ template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDes
 }
 
 std::string describe(const TgcCutlassGemmDesc &d) {
-  char b[160];
-  std::snprintf(b, sizeof b, "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld dtype %d",
+  char b[200];
+  std::snprintf(b, sizeof b, "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d",
                 (long long)d.m, (long long)d.n, (long long)d.k, (long long)d.lda,
-                (long long)d.ldb, (long long)d.ldc, d.dtype);
+                (long long)d.ldb, (long long)d.ldc, (long long)d.batch, d.dtype, d.tile);
   return b;
 }
 
@@ -115,12 +120,18 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
     return "ABI " + std::to_string(d.abi) + " (this library: " + std::to_string(TGC_CUTLASS_ABI) + ")";
   if (d.dtype != 10 && d.dtype != 16)
     return "element type " + std::to_string(d.dtype) + " (f16 and bf16 only)";
-  if (d.activation != 0 && d.activation != 2)
-    return "activation " + std::to_string(d.activation) + " (none and erf-GELU only)";
+  if (d.activation != 0 && d.activation != 2 && d.activation != 3)
+    return "activation " + std::to_string(d.activation) + " (none, erf-GELU and tanh-GELU only)";
   if (d.activation && d.residual)
     return "an activation with a residual";
-  if (d.m < 1 || d.n < 1 || d.k < 1 || d.m > INT32_MAX || d.n > INT32_MAX || d.k > INT32_MAX)
+  if (d.tile < 0 || d.tile >= TGC_CUTLASS_TILES)
+    return "tile " + std::to_string(d.tile);
+  if (d.m < 1 || d.n < 1 || d.k < 1 || d.batch < 1 || d.m > INT32_MAX || d.n > INT32_MAX ||
+      d.k > INT32_MAX || d.batch > INT32_MAX)
     return "extent out of range";
+  if (d.stride_a % 8 || d.stride_b % 8 || d.stride_c % 8 || d.bias_stride % 8 || d.stride_a < 0 ||
+      d.stride_b < 0 || d.stride_c < 0 || d.bias_stride < 0)
+    return "batch strides must be non-negative multiples of 8 elements";
   // TMA: 16-byte aligned bases and row pitches.
   if (d.lda % 8 || d.ldb % 8 || d.ldc % 8 || d.lda < d.k || d.ldb < d.k || d.ldc < d.n)
     return "row pitches must be multiples of 8 elements and cover the rows";
@@ -161,13 +172,21 @@ template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *
   return 0;
 }
 
-/// Calls F<Config<element, gelu>>(args...) for the descriptor's element type and activation.
+/// Calls F<Config<element, activation, tile>>(args...) for the descriptor's element type,
+/// activation and tile.
+template <template <class> class F, class T, int Tile, class... A>
+int dispatchAct(const TgcCutlassGemmDesc &d, A... a) {
+  return d.activation == 2   ? F<Config<T, 2, Tile>>::call(d, a...)
+         : d.activation == 3 ? F<Config<T, 3, Tile>>::call(d, a...)
+                             : F<Config<T, 0, Tile>>::call(d, a...);
+}
+template <template <class> class F, int Tile, class... A>
+int dispatchTile(const TgcCutlassGemmDesc &d, A... a) {
+  return d.dtype == 10 ? dispatchAct<F, cutlass::half_t, Tile>(d, a...)
+                       : dispatchAct<F, cutlass::bfloat16_t, Tile>(d, a...);
+}
 template <template <class> class F, class... A> int dispatch(const TgcCutlassGemmDesc &d, A... a) {
-  if (d.dtype == 10)
-    return d.activation ? F<Config<cutlass::half_t, true>>::call(d, a...)
-                        : F<Config<cutlass::half_t, false>>::call(d, a...);
-  return d.activation ? F<Config<cutlass::bfloat16_t, true>>::call(d, a...)
-                      : F<Config<cutlass::bfloat16_t, false>>::call(d, a...);
+  return d.tile == 0 ? dispatchTile<F, 0>(d, a...) : dispatchTile<F, 1>(d, a...);
 }
 template <class C> struct Check {
   static int call(const TgcCutlassGemmDesc &d, char *err, size_t len) { return check<C>(d, err, len); }

@@ -3,8 +3,8 @@
 // tgc builds, runs and tests without it). One kernel: CUTLASS 4.2 example 63's warp-specialized
 // TMA GEMM, which requests its weight tiles into L2 before `griddepcontrol.wait` and is launched
 // with programmatic dependent launch — the one thing cuBLASLt's kernels do not do. Epilogues:
-// per-output bias, a residual added after it (C = A·Bᵀ + bias + R), or erf-GELU (C = gelu(A·Bᵀ +
-// bias)), which cuBLASLt cannot apply. Plain C types only: the runtime and the plug-in share no
+// per-output bias, a residual added after it (C = A·Bᵀ + bias + R), or GELU (C = gelu(A·Bᵀ +
+// bias); erf form, which cuBLASLt cannot apply, or tanh form). Plain C types only: the runtime and the plug-in share no
 // C++ ABI.
 #ifndef TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
 #define TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
@@ -16,18 +16,25 @@
 extern "C" {
 #endif
 
-#define TGC_CUTLASS_ABI 1
+#define TGC_CUTLASS_ABI 2
 
-/// Row-major C (m×n, row pitch ldc) = act(A (m×k, pitch lda) · Bᵀ (B n×k, pitch ldb) + bias[n])
-/// + R (m×n, pitch ldc). bias and residual may be null; activation with a residual is refused.
+/// For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
+/// B_iᵀ (B_i n×k, pitch ldb) + bias_i[n]) + R_i (m×n, pitch ldc), where X_i = X + i·stride_x
+/// (elements; stride_a may be 0: one A for every batch, as the QKV GEMM has). bias and residual
+/// may be null; an activation with a residual is refused.
 typedef struct TgcCutlassGemmDesc {
   int abi;        /* TGC_CUTLASS_ABI */
   int dtype;      /* ONNX element type of A, B, C, bias and R: 10 (f16) or 16 (bf16) */
-  int activation; /* 0: none, 2: GELU (erf form); plan.proto GemmDesc.Activation codes */
+  int activation; /* 0: none, 2: GELU (erf form), 3: GELU (tanh form); plan.proto's codes */
+  int tile;       /* 0: 64 weight rows × 64 tokens × 128 deep; 1: 64 × 128 × 64 */
   int64_t m, n, k, lda, ldb, ldc;
+  int64_t batch, stride_a, stride_b, stride_c, bias_stride;
   const void *a, *b, *bias, *residual;
   void *c;
 } TgcCutlassGemmDesc;
+
+/// Number of tile configurations (TgcCutlassGemmDesc.tile < this).
+#define TGC_CUTLASS_TILES 2
 
 /// TGC_CUTLASS_ABI of the library.
 int tgc_cutlass_abi(void);
