@@ -16,7 +16,8 @@
 // skips it); $TGC_GEMM_TUNE=0 keeps cuBLASLt's first heuristic algorithm (the
 // tensor-core kernel with a split count that fills the GPU, for GEMMs cuBLASLt cannot run).
 // On sm_90, f16/bf16 linears may also run on the CUTLASS plug-in (libtgc_cutlass_sm90.so beside
-// the executable; cutlass/CutlassGemm.h): one more candidate per tile configuration, launched with
+// the executable; cutlass/CutlassGemm.h): one more candidate per tile and split-K configuration
+// (kCutlassConfigs), launched with
 // programmatic dependent launch and applying erf-GELU itself; the fastest isolated one is always
 // tried in the graph (its advantage, an early start, does not show in isolation). $TGC_GEMM_CUTLASS=off leaves it out, =force uses it
 // wherever it fits.
@@ -59,8 +60,16 @@ constexpr int kGraphTuneRounds = 3;     // in-graph: timed rounds (median kept)
 constexpr int kSplitCounts[] = {1, 2, 3, 4, 6, 8, 12, 16}; // split-K counts of tgk_mma_gemm_*
 constexpr int64_t kMmaWorkspaceMax = 64ll << 20;           // split-K partials, bytes
 
-/// A CUTLASS plug-in tile (TgcCutlassGemmDesc.tile) as weight rows × tokens × depth.
-std::string cutlassName(int tile) { return tile == 0 ? "cutlass64x64x128" : "cutlass64x128x64"; }
+/// A CUTLASS plug-in configuration: tile (TgcCutlassGemmDesc.tile) as weight rows × tokens ×
+/// depth, and "/sN" for N-way split-K.
+std::string cutlassName(int tile, int splits) {
+  return std::string(tile == 0 ? "cutlass64x64x128" : "cutlass64x128x64") +
+         (splits > 1 ? "/s" + std::to_string(splits) : "");
+}
+/// The plug-in configurations offered per GEMM as (tile, splits); split-K only where every
+/// slice is at least 256 deep (bert_base's FFN down-projection: 2, 3 or 4 slices of 3072).
+constexpr std::pair<int, int> kCutlassConfigs[] = {{0, 1}, {1, 1}, {0, 2}, {0, 3}, {0, 4}};
+constexpr int64_t kCutlassMinSliceK = 256;
 
 std::string fmtUs(double ms) {
   char b[32];
@@ -207,7 +216,12 @@ private:
     CUdeviceptr bias = 0, residual = 0;
     // The CUTLASS plug-in's handles for the tiles that fit (index = candidate), and the chosen
     // one (-1: none; then mma < 0).
-    std::vector<std::pair<void *, int>> cutCands; ///< (handle, tile)
+    struct Cut {
+      void *h;
+      int tile, splits;
+      std::string name() const { return cutlassName(tile, splits); }
+    };
+    std::vector<Cut> cutCands;
     int cut = -1;
   };
   struct RtStep {
@@ -243,7 +257,7 @@ private:
       return "cuBLASLt algorithm " + std::to_string(j);
     if (j - nLt < s.g.mmaCands.size())
       return s.g.mmaCands[j - nLt].name();
-    return cutlassName(s.g.cutCands[j - nLt - s.g.mmaCands.size()].second);
+    return s.g.cutCands[j - nLt - s.g.mmaCands.size()].name();
   }
   std::string launchGemm(const RtStep &s);
   std::string launchKernel(const RtStep &s);
@@ -282,8 +296,8 @@ CudaSession::~CudaSession() {
   if (pinned_)
     d_->cuMemFreeHost(pinned_);
   for (RtStep &s : steps_)
-    for (auto &[h, tile] : s.g.cutCands)
-      cutlass_->destroy(h);
+    for (auto &c : s.g.cutCands)
+      cutlass_->destroy(c.h);
   for (RtStep &s : steps_) {
     if (!lt_)
       break;
@@ -826,20 +840,22 @@ Status CudaSession::setupCutlass(size_t i) {
   d.bias = reinterpret_cast<const void *>(gr.bias);
   d.residual = reinterpret_cast<const void *>(gr.residual);
   char err[512] = {0};
-  for (int tile = 0; tile < TGC_CUTLASS_TILES; ++tile) {
-    d.tile = tile;
+  for (auto [tile, splits] : kCutlassConfigs) {
+    d.tile = tile, d.splits = splits;
     void *h = nullptr;
-    if (cutlass_->check(&d, err, sizeof err) != 0)
+    if ((splits > 1 && (g.k() % splits || g.k() / splits < kCutlassMinSliceK)) ||
+        cutlass_->check(&d, err, sizeof err) != 0)
       continue;
     if (cutlass_->create(&d, &h, err, sizeof err) != 0)
       return Status::error(pre_ + "step " + std::to_string(i) + ": " + err);
-    gr.cutCands.push_back({h, tile});
+    gr.cutCands.push_back({h, tile, splits});
   }
-  // $TGC_GEMM_CUTLASS=force: the first tile that fits ("force1": the second), untuned.
+  // $TGC_GEMM_CUTLASS=force: the first configuration that fits; =<name> (e.g.
+  // cutlass64x64x128/s2): that one where it fits. Untuned.
   const char *c = std::getenv("TGC_GEMM_CUTLASS");
   const std::string force = c ? c : "";
   for (size_t j = 0; j < gr.cutCands.size(); ++j)
-    if ((force == "force" && j == 0) || force == "force" + std::to_string(gr.cutCands[j].second))
+    if ((force == "force" && j == 0) || force == gr.cutCands[j].name())
       gr.cut = (int)j, gr.mma = -1, gr.forced = true;
   if (!gr.forced && !gr.useLt && gr.mma < 0 && !gr.cutCands.empty())
     gr.cut = 0; // rather than the fallback kernel
@@ -849,7 +865,7 @@ Status CudaSession::setupCutlass(size_t i) {
 std::string CudaSession::launchGemm(const RtStep &s) {
   if (s.g.cut >= 0) {
     char err[512] = {0};
-    if (cutlass_->run(s.g.cutCands[(size_t)s.g.cut].first, stream_, pdl_ ? 1 : 0, err, sizeof err) != 0)
+    if (cutlass_->run(s.g.cutCands[(size_t)s.g.cut].h, stream_, pdl_ ? 1 : 0, err, sizeof err) != 0)
       return err;
     return "";
   }
@@ -1418,7 +1434,7 @@ std::string CudaSession::describe() const {
   for (const RtStep &s : steps_) {
     const bool onCutlass = s.gemm && s.g.cut >= 0;
     if (onCutlass)
-      ++tiles[cutlassName(s.g.cutCands[(size_t)s.g.cut].second)];
+      ++tiles[s.g.cutCands[(size_t)s.g.cut].name()];
     gemms += s.gemm, mma += s.gemm && s.g.mma >= 0, cut += onCutlass;
     lt += s.gemm && s.g.useLt && s.g.mma < 0 && !onCutlass;
     if (s.gemm && s.g.mma >= 0)

@@ -33,6 +33,7 @@ TgcCutlassGemmDesc ffn1() {
   TgcCutlassGemmDesc d{};
   d.abi = TGC_CUTLASS_ABI, d.dtype = 10, d.activation = 2;
   d.m = 128, d.n = 3072, d.k = 768, d.lda = 768, d.ldb = 768, d.ldc = 3072, d.batch = 1;
+  d.splits = 1;
   d.a = reinterpret_cast<const void *>(0x10000);
   d.b = reinterpret_cast<const void *>(0x20000);
   d.bias = reinterpret_cast<const void *>(0x30000);
@@ -61,6 +62,10 @@ TEST(CutlassPlugin, AcceptsTheLinearsItImplements) {
   TgcCutlassGemmDesc g = ffn1(); // GPT-2's FFN: tanh-GELU
   g.activation = 3;
   EXPECT_EQ(refusal(g), "");
+  TgcCutlassGemmDesc f2 = ffn1(); // the FFN down-projection in 4 slices of 768, with a residual
+  f2.activation = 0, f2.n = 768, f2.k = 3072, f2.lda = 3072, f2.ldb = 3072, f2.ldc = 768;
+  f2.splits = 4, f2.residual = reinterpret_cast<const void *>(0x50000);
+  EXPECT_EQ(refusal(f2), "");
   TgcCutlassGemmDesc q = ffn1(); // the QKV GEMM: 3 batches of one A, per-batch weights and bias
   q.activation = 0, q.n = 768, q.ldc = 768, q.batch = 3, q.stride_a = 0, q.stride_b = 768 * 768;
   q.stride_c = 128 * 768, q.bias_stride = 768;
@@ -89,6 +94,10 @@ TEST(CutlassPlugin, RefusesWithAReason) {
       {"extent", [](TgcCutlassGemmDesc &d) { d.batch = 0; }},
       {"tile 2", [](TgcCutlassGemmDesc &d) { d.tile = TGC_CUTLASS_TILES; }},
       {"batch strides", [](TgcCutlassGemmDesc &d) { d.batch = 2, d.stride_c = 100; }},
+      {"splits 0", [](TgcCutlassGemmDesc &d) { d.splits = 0; }},
+      {"split-K needs", [](TgcCutlassGemmDesc &d) { d.splits = 5; }},         // 768 / 5
+      {"split-K needs", [](TgcCutlassGemmDesc &d) { d.splits = 2, d.tile = 1; }},
+      {"split-K needs", [](TgcCutlassGemmDesc &d) { d.splits = 2, d.batch = 3; }},
       {"row pitches", [](TgcCutlassGemmDesc &d) { d.lda = 770; }},
       {"row pitches", [](TgcCutlassGemmDesc &d) { d.ldc = 3000; }},
       {"16-byte aligned", [](TgcCutlassGemmDesc &d) { d.bias = reinterpret_cast<const void *>(0x30008); }},

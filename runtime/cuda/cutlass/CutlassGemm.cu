@@ -27,6 +27,45 @@
 #include "collective/dispatch_policy_extra.hpp"
 #include "kernel/sm90_gemm_tma_warpspecialized_with_prefetch.hpp"
 
+// A __global__ template must not live in an anonymous namespace next to CUTLASS's (nvcc's
+// generated stubs name it ambiguously).
+namespace tgc_cutlass {
+
+__device__ inline float activate(float x, int act) {
+  if (act == 2)
+    return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+  if (act == 3)
+    return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  return x;
+}
+
+/// Split-K's second kernel: C = act(Σ_s P_s + bias) + R, 4 columns per thread (n % 8 == 0). It
+/// waits for the partial GEMM (programmatic dependent launch) before reading.
+template <class T>
+__global__ void splitReduce(const float *__restrict__ P, int S, int m, int n, int ldc,
+                            const T *__restrict__ bias, const T *__restrict__ res, T *C, int act) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+  const long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 4, mn = (long long)m * n;
+  if (i >= mn)
+    return;
+  const int r = (int)(i / n), c = (int)(i % n);
+  float4 a = *reinterpret_cast<const float4 *>(P + i);
+  for (int s = 1; s < S; ++s) {
+    const float4 b = *reinterpret_cast<const float4 *>(P + s * mn + i);
+    a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+  }
+  float v[4] = {a.x, a.y, a.z, a.w};
+  for (int q = 0; q < 4; ++q) {
+    float x = activate(v[q] + (bias ? float(bias[c + q]) : 0.f), act);
+    if (res)
+      x += float(res[(long long)r * ldc + c + q]);
+    C[(long long)r * ldc + c + q] = T(x);
+  }
+}
+
+} // namespace tgc_cutlass
+
 namespace {
 
 using namespace cute;
@@ -34,19 +73,24 @@ using namespace cute;
 template <class T, template <class> class Act>
 using WithAct = cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<Act, T, float, T, T, float>;
 
-/// Act: 0 none, 2 erf-GELU, 3 tanh-GELU (plan.proto's codes).
-template <class T, int Act, int TileId> struct Config {
+/// Act: 0 none, 2 erf-GELU, 3 tanh-GELU (plan.proto's codes). Partial: the split-K form, which
+/// writes float partial sums of k-slices (no C, bias or activation; splitReduce applies them).
+template <class T, int Act, int TileId, bool Partial = false> struct Config {
   using Tile = std::conditional_t<TileId == 0, Shape<_64, _64, _128>, Shape<_64, _128, _64>>;
   using Cluster = Shape<_1, _1, _1>;
+  using Out = std::conditional_t<Partial, float, T>;
+  using Src = std::conditional_t<Partial, void, T>;
   using Fusion = std::conditional_t<
-      Act == 2, WithAct<T, cutlass::epilogue::thread::GELU>,
-      std::conditional_t<Act == 3, WithAct<T, cutlass::epilogue::thread::GELU_taylor>,
-                         cutlass::epilogue::fusion::LinCombPerRowBias<T, float, T, T, float>>>;
+      Partial, cutlass::epilogue::fusion::LinearCombination<float, float, void, float>,
+      std::conditional_t<
+          Act == 2, WithAct<T, cutlass::epilogue::thread::GELU>,
+          std::conditional_t<Act == 3, WithAct<T, cutlass::epilogue::thread::GELU_taylor>,
+                             cutlass::epilogue::fusion::LinCombPerRowBias<T, float, T, T, float>>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, T,
-      cutlass::layout::ColumnMajor, 8, T, cutlass::layout::ColumnMajor, 8,
-      cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, Src,
+      cutlass::layout::ColumnMajor, 16 / sizeof(Out), Out, cutlass::layout::ColumnMajor,
+      16 / sizeof(Out), cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, T, cutlass::layout::RowMajor, 8, T,
       cutlass::layout::ColumnMajor, 8, float, Tile, Cluster,
@@ -72,6 +116,34 @@ template <class G> struct OpT : Op {
   G gemm;
   cutlass::Status run(cudaStream_t stream, bool pdl) override {
     return gemm.run(stream, nullptr, pdl);
+  }
+};
+
+/// A split-K GEMM: the partial GEMM over `splits` k-slices into a float workspace, then
+/// splitReduce, both with programmatic dependent launch.
+template <class G, class T> struct SplitOp : Op {
+  G gemm;
+  float *ws = nullptr;
+  TgcCutlassGemmDesc d{};
+  ~SplitOp() override { cudaFree(ws); }
+  cutlass::Status run(cudaStream_t stream, bool pdl) override {
+    cutlass::Status s = gemm.run(stream, nullptr, pdl);
+    if (s != cutlass::Status::kSuccess)
+      return s;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)((d.m * d.n / 4 + 255) / 256));
+    cfg.blockDim = dim3(256);
+    cfg.stream = stream;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    cudaError_t e = cudaLaunchKernelEx(
+        &cfg, tgc_cutlass::splitReduce<T>, static_cast<const float *>(ws), d.splits, (int)d.m, (int)d.n,
+        (int)d.ldc, static_cast<const T *>(d.bias), static_cast<const T *>(d.residual),
+        static_cast<T *>(d.c), d.activation);
+    return e == cudaSuccess ? cutlass::Status::kSuccess : cutlass::Status::kErrorInternal;
   }
 };
 
@@ -106,11 +178,37 @@ template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDes
   return args;
 }
 
+/// The partial GEMM of split-K: slice s (k/S deep) writes P_s (n×m column-major, P + s·m·n).
+template <class C>
+typename C::Gemm::Arguments partialArguments(const TgcCutlassGemmDesc &d, float *ws, int sms) {
+  using K = typename C::Gemm::GemmKernel;
+  using E = typename C::Gemm::ElementA;
+  const int n = (int)d.n, m = (int)d.m, S = d.splits, ks = (int)(d.k / S);
+  auto dA = cutlass::make_cute_packed_stride(typename K::StrideA{}, cute::make_shape(n, ks, S));
+  get<0>(dA) = d.ldb, get<2>(dA) = ks;
+  auto dB = cutlass::make_cute_packed_stride(typename K::StrideB{}, cute::make_shape(m, ks, S));
+  get<0>(dB) = d.lda, get<2>(dB) = ks;
+  auto dD = cutlass::make_cute_packed_stride(typename K::StrideD{}, cute::make_shape(n, m, S));
+  cutlass::KernelHardwareInfo hw;
+  hw.sm_count = sms;
+  typename C::Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kBatched,
+                                   {n, m, ks, S},
+                                   {static_cast<const E *>(d.b), dA, static_cast<const E *>(d.a), dB},
+                                   {{}, nullptr, {}, ws, dD},
+                                   hw};
+  args.epilogue.thread.alpha = 1.f;
+  args.epilogue.thread.beta = 0.f;
+  args.mainloop.overlap_ratio = 0.5f;
+  args.mainloop.prefetch_ratio = -1.f;
+  return args;
+}
+
 std::string describe(const TgcCutlassGemmDesc &d) {
   char b[200];
-  std::snprintf(b, sizeof b, "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d",
+  std::snprintf(b, sizeof b,
+                "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d splits %d",
                 (long long)d.m, (long long)d.n, (long long)d.k, (long long)d.lda,
-                (long long)d.ldb, (long long)d.ldc, (long long)d.batch, d.dtype, d.tile);
+                (long long)d.ldb, (long long)d.ldc, (long long)d.batch, d.dtype, d.tile, d.splits);
   return b;
 }
 
@@ -129,6 +227,11 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
   if (d.m < 1 || d.n < 1 || d.k < 1 || d.batch < 1 || d.m > INT32_MAX || d.n > INT32_MAX ||
       d.k > INT32_MAX || d.batch > INT32_MAX)
     return "extent out of range";
+  if (d.splits < 1 || d.splits > 16)
+    return "splits " + std::to_string(d.splits) + " (1 to 16)";
+  if (d.splits > 1 && (d.batch != 1 || d.tile != 0 || d.k % d.splits || (d.k / d.splits) % 8 ||
+                       d.n % 8))
+    return "split-K needs one batch, tile 0, k a multiple of 8·splits and n of 8";
   if (d.stride_a % 8 || d.stride_b % 8 || d.stride_c % 8 || d.bias_stride % 8 || d.stride_a < 0 ||
       d.stride_b < 0 || d.stride_c < 0 || d.bias_stride < 0)
     return "batch strides must be non-negative multiples of 8 elements";
@@ -143,9 +246,12 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
   return "";
 }
 
+template <class C> using PartialOf = Config<typename C::Gemm::ElementA, 0, 0, true>;
+
 template <class C> int check(const TgcCutlassGemmDesc &d, char *err, size_t len) {
-  auto args = arguments<C>(d, 1);
-  cutlass::Status s = C::Gemm::can_implement(args);
+  cutlass::Status s = d.splits > 1
+                          ? PartialOf<C>::Gemm::can_implement(partialArguments<PartialOf<C>>(d, nullptr, 1))
+                          : C::Gemm::can_implement(arguments<C>(d, 1));
   if (s != cutlass::Status::kSuccess)
     return fail(err, len, std::string("CUTLASS refuses ") + describe(d) + ": " +
                               cutlassGetStatusString(s));
@@ -159,11 +265,27 @@ template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *
     ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (ce != cudaSuccess)
     return fail(err, len, std::string("CUDA runtime: ") + cudaGetErrorString(ce));
-  auto op = std::make_unique<OpT<typename C::Gemm>>();
-  auto args = arguments<C>(d, sms);
-  cutlass::Status s = op->gemm.can_implement(args);
-  if (s == cutlass::Status::kSuccess)
-    s = op->gemm.initialize(args, nullptr);
+  cutlass::Status s;
+  std::unique_ptr<Op> op;
+  if (d.splits > 1) {
+    using E = typename C::Gemm::ElementA;
+    auto sp = std::make_unique<SplitOp<typename PartialOf<C>::Gemm, E>>();
+    sp->d = d;
+    if ((ce = cudaMalloc(&sp->ws, (size_t)d.splits * d.m * d.n * sizeof(float))) != cudaSuccess)
+      return fail(err, len, std::string("cudaMalloc(split-K partials): ") + cudaGetErrorString(ce));
+    auto args = partialArguments<PartialOf<C>>(d, sp->ws, sms);
+    s = sp->gemm.can_implement(args);
+    if (s == cutlass::Status::kSuccess)
+      s = sp->gemm.initialize(args, nullptr);
+    op = std::move(sp);
+  } else {
+    auto one = std::make_unique<OpT<typename C::Gemm>>();
+    auto args = arguments<C>(d, sms);
+    s = one->gemm.can_implement(args);
+    if (s == cutlass::Status::kSuccess)
+      s = one->gemm.initialize(args, nullptr);
+    op = std::move(one);
+  }
   if (s != cutlass::Status::kSuccess)
     return fail(err, len, std::string("CUTLASS initialize ") + describe(d) + ": " +
                               cutlassGetStatusString(s) + " (" +

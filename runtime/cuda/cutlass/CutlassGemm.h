@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define TGC_CUTLASS_ABI 2
+#define TGC_CUTLASS_ABI 3
 
 /// For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
 /// B_iᵀ (B_i n×k, pitch ldb) + bias_i[n]) + R_i (m×n, pitch ldc), where X_i = X + i·stride_x
@@ -27,6 +27,9 @@ typedef struct TgcCutlassGemmDesc {
   int dtype;      /* ONNX element type of A, B, C, bias and R: 10 (f16) or 16 (bf16) */
   int activation; /* 0: none, 2: GELU (erf form), 3: GELU (tanh form); plan.proto's codes */
   int tile;       /* 0: 64 weight rows × 64 tokens × 128 deep; 1: 64 × 128 × 64 */
+  int splits;     /* split-K: > 1 runs k/splits-deep slices into float partials, then a second
+                     kernel sums them and applies bias, activation and residual (tile 0, one
+                     batch); 1: none */
   int64_t m, n, k, lda, ldb, ldc;
   int64_t batch, stride_a, stride_b, stride_c, bias_stride;
   const void *a, *b, *bias, *residual;
