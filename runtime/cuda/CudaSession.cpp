@@ -217,7 +217,7 @@ private:
     // The CUTLASS plug-in's handles for the tiles that fit (index = candidate), and the chosen
     // one (-1: none; then mma < 0).
     struct Cut {
-      void *h;
+      void *h; ///< freed (null) after tuning when not chosen
       int tile, splits;
       std::string name() const { return cutlassName(tile, splits); }
     };
@@ -297,7 +297,8 @@ CudaSession::~CudaSession() {
     d_->cuMemFreeHost(pinned_);
   for (RtStep &s : steps_)
     for (auto &c : s.g.cutCands)
-      cutlass_->destroy(c.h);
+      if (c.h)
+        cutlass_->destroy(c.h);
   for (RtStep &s : steps_) {
     if (!lt_)
       break;
@@ -646,6 +647,13 @@ Status CudaSession::setupGpu() {
     if (!ts.ok)
       return ts;
   }
+  // The CUTLASS configurations not chosen are not needed any more (split-K ones hold partials).
+  for (RtStep &rs : steps_)
+    for (size_t j = 0; j < rs.g.cutCands.size(); ++j)
+      if ((int)j != rs.g.cut && rs.g.cutCands[j].h) {
+        cutlass_->destroy(rs.g.cutCands[j].h);
+        rs.g.cutCands[j].h = nullptr;
+      }
   const char *pin = std::getenv("TGC_CUDA_PINNED");
   if (!(pin && std::string(pin) == "0")) {
     int64_t total = inOffsets_.empty() ? 0 : inOffsets_.back() + inBytes_.back();
@@ -819,10 +827,10 @@ void CudaSession::setupMma(size_t i) {
       gr.mma = (int)j, gr.forced = true;
 }
 
-// A linear (B is n×k) at f16/bf16, one batch, with no activation or erf-GELU, and not both an
-// activation and a residual: what the plug-in's kernels implement. Anything else, or a GEMM the
-// plug-in's own checks refuse (alignment), keeps the other candidates; a GEMM it accepts but
-// cannot prepare on the device is an error.
+// A linear (B is n×k) at f16/bf16, batched or not, with no activation, erf- or tanh-GELU, and not
+// both an activation and a residual: what the plug-in's kernels implement (it checks the rest:
+// alignment, split-K's limits). Every configuration it accepts becomes a candidate; one it
+// accepts but cannot prepare on the device is an error.
 Status CudaSession::setupCutlass(size_t i) {
   const plan::GemmDesc &g = plan_.steps((int)i).gemm();
   RtStep &rs = steps_[i];
@@ -1132,13 +1140,14 @@ Status CudaSession::graphTuneGemms() {
       return fail(e);
     if (t < best * 0.99) {
       best = t;
-      for (size_t q = 0; q < tuneKeys_.size(); ++q)
-        if (tuneKeys_[q].chosen != before[q])
-          tuneDetail_ += "  in the graph, all on CUTLASS: " + std::to_string(tuneKeys_[q].steps.size()) +
-                         " × " + tuneKeys_[q].shape + " -> " +
-                         candidateName(steps_[tuneKeys_[q].steps[0]], tuneKeys_[q].nLt,
-                                       tuneKeys_[q].chosen) + "\n",
-          ++changed;
+      for (size_t q = 0; q < tuneKeys_.size(); ++q) {
+        const TuneKey &k = tuneKeys_[q];
+        if (k.chosen == before[q])
+          continue;
+        ++changed;
+        tuneDetail_ += "  in the graph, all on CUTLASS: " + std::to_string(k.steps.size()) + " × " +
+                       k.shape + " -> " + candidateName(steps_[k.steps[0]], k.nLt, k.chosen) + "\n";
+      }
     } else {
       for (size_t q = 0; q < tuneKeys_.size(); ++q) {
         tuneKeys_[q].chosen = before[q];
