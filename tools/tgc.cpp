@@ -6,6 +6,7 @@
 #include "compiler/Compile.h"
 #include "frontends/onnx/TensorIO.h"
 #include "runtime/Session.h"
+#include "runtime/cuda/CudaSession.h"
 
 #include <CLI/CLI.hpp>
 
@@ -385,6 +386,18 @@ int tgcMain(int argc, char **argv) {
     return 0;
   }
 
+  // A CUDA package on a machine without a usable GPU can still be inspected (its plan).
+  if (*inspect && tgc::cuda::isCudaPackage(pkg)) {
+    std::string why, arch;
+    if (!tgc::cuda::cudaDeviceAvailable(why, arch)) {
+      tgc::Status st;
+      std::string text = tgc::cuda::describeCudaPackageWithoutGpu(pkg, why, st);
+      if (!st.ok)
+        return fail(st.message);
+      std::cout << text;
+      return 0;
+    }
+  }
   auto session = loadSession(pkg, threads, err);
   if (!session)
     return fail(err);

@@ -88,6 +88,9 @@ class CudaSession final : public Session {
 public:
   ~CudaSession() override;
   Status init(const std::string &path);
+  /// init's checks of the package alone (no GPU touched).
+  Status validateOnly(const std::string &path);
+  std::string planText() const { return plan::formatPlan(plan_); }
   const std::vector<TensorSpec> &inputs() const override { return inputs_; }
   const std::vector<TensorSpec> &outputs() const override { return outputs_; }
   Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
@@ -1262,6 +1265,12 @@ Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *om
   return Status::success();
 }
 
+Status CudaSession::validateOnly(const std::string &path) {
+  path_ = path;
+  pre_ = "package '" + path + "': ";
+  return validate();
+}
+
 Status CudaSession::init(const std::string &path) {
   path_ = path;
   pre_ = "package '" + path + "': ";
@@ -1494,6 +1503,20 @@ bool cudaDeviceAvailable(std::string &why, std::string &arch) {
   d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   arch = "sm_" + std::to_string(major) + std::to_string(minor);
   return true;
+}
+
+std::string describeCudaPackageWithoutGpu(const std::string &path, const std::string &why,
+                                          Status &st) {
+  CudaSession s;
+  try {
+    st = s.validateOnly(path);
+  } catch (const std::exception &e) {
+    st = Status::error("package '" + path + "': " + e.what());
+  }
+  if (!st.ok)
+    return "";
+  return "package: " + path + "\ndevice: none usable here (" + why +
+         "); GEMM kernels are chosen when the package loads on a GPU\n" + s.planText();
 }
 
 bool isCudaPackage(const std::string &path) {

@@ -22,6 +22,13 @@ bool isCudaPackage(const std::string &path);
 /// (e.g. "cuInit: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)").
 std::unique_ptr<Session> loadCudaSession(const std::string &path, Status &st);
 
+/// `tgc inspect` without a GPU: validates the package like loadCudaSession (plan, weights,
+/// kernels, every argument's range) and describes its plan; the GPU-side choices (GEMM
+/// candidates, graph) are made only when a session loads on a GPU. `why` says why there is none.
+/// Empty with `st` set when the package is invalid.
+std::string describeCudaPackageWithoutGpu(const std::string &path, const std::string &why,
+                                          Status &st);
+
 } // namespace tgc::cuda
 
 #endif // TGC_RUNTIME_CUDA_CUDASESSION_H

@@ -71,6 +71,20 @@ r = tgc("bench", pkg, "--iters", "3", "--warmup", "1", "--omit", "gemm")
 check("bench --omit refuses a CPU package", 0 < r.returncode < 128 and "--omit 'gemm'" in r.stderr
       and "GPU package" in r.stderr, r.stdout + r.stderr)
 
+# inspect of a CUDA package works on any machine: the full description on a GPU, the validated
+# plan without one; a damaged package is refused either way.
+cpkg = os.path.join(TMP, "bert_cuda.tgpkg")
+r = tgc("compile", model("bert_tiny"), "-o", cpkg, "--target=cuda:sm_90", "--precision=fp16")
+check("compile CUDA package", r.returncode == 0, r.stderr)
+r = tgc("inspect", cpkg)
+check("inspect CUDA package", r.returncode == 0 and "gemm[" in r.stdout and "arena" in r.stdout.lower()
+      and ("device: none usable here" in r.stdout or "gemm autotune" in r.stdout), r.stdout + r.stderr)
+with open(os.path.join(cpkg, "weights.bin"), "r+b") as f:
+    f.truncate(16)
+r = tgc("inspect", cpkg)
+check("inspect refuses a damaged CUDA package", 0 < r.returncode < 128 and "weights" in r.stderr
+      and cpkg in r.stderr, r.stdout + r.stderr)
+
 # --dump-dir: readable IR per stage, kernels and plan.
 dump = os.path.join(TMP, "dump")
 r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "b2"), "--dump-dir", dump)
