@@ -90,7 +90,9 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
   const std::vector<GemmCase> cases = {
       {"linear_bias_gelu_m197", 1, 197, 256, 192, true, false, false, "Gelu",
        {"64x32x1", "64x32x2", "64x32x4", "64x64x1", "64x64x2", "128x64x1", "128x64x4"}, 2},
-      {"linear_bias_gelu_tanh", 1, 128, 256, 192, true, false, false, "GeluTanh", {}, 2},
+      // k = 512: split-K in 2 fits (slices of 256), so its sum kernel applies the GELU.
+      {"linear_bias_gelu_tanh", 1, 128, 512, 192, true, false, false, "GeluTanh", {}, 2},
+      {"linear_bias_gelu_k512_m197", 1, 197, 512, 192, true, false, false, "Gelu", {}, 2},
       {"linear_bias_residual", 1, 128, 512, 128, true, true, false, "",
        {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8"}, 2},
       // Not on CUTLASS: a batched MatMul (B is k×n), ReLU (cuBLASLt applies it).
