@@ -58,7 +58,7 @@ constexpr int kGraphTuneCandidates = 3; // in-graph: next-fastest isolated candi
 constexpr int kGraphTuneReplays = 20;   // in-graph: replays per timed round
 constexpr int kGraphTuneRounds = 3;     // in-graph: timed rounds (median kept)
 constexpr int kSplitCounts[] = {1, 2, 3, 4, 6, 8, 12, 16}; // split-K counts of tgk_mma_gemm_*
-constexpr int64_t kMmaWorkspaceMax = 64ll << 20;           // split-K partials, bytes
+constexpr int64_t kMmaWorkspaceMax = 64ll << 20; // split-K partials (tgc kernels; per CUTLASS config)
 
 /// A CUTLASS plug-in configuration: tile (TgcCutlassGemmDesc.tile) as weight rows × tokens ×
 /// depth, and "/sN" for N-way split-K.
@@ -174,6 +174,7 @@ private:
   cublasLtHandle_t ltHandle_ = nullptr;
   const CutlassLib *cutlass_ = nullptr; ///< the plug-in, on sm_90 when found
   std::string cutlassError_ = "not needed";
+  std::string cutlassSetupError_; ///< the first configuration the plug-in could not prepare
   std::string deviceName_, moduleFrom_;
   std::string tuneSummary_ = "off";
   std::string graphTuneSummary_ = "off";
@@ -830,15 +831,19 @@ void CudaSession::setupMma(size_t i) {
       gr.mma = (int)j, gr.forced = true;
 }
 
-// A linear (B is n×k) at f16/bf16, batched or not, with no activation, erf- or tanh-GELU, and not
-// both an activation and a residual: what the plug-in's kernels implement (it checks the rest:
-// alignment, split-K's limits). Every configuration it accepts becomes a candidate; one it
-// accepts but cannot prepare on the device is an error.
+// A linear (B is n×k) at f16/bf16 whose B is a weight, batched or not, with no activation, erf- or
+// tanh-GELU, and not both an activation and a residual: what the plug-in's kernels implement (it
+// checks the rest: alignment, split-K's limits). B must be a weight because the kernel fetches it
+// before it waits for the kernel ahead (programmatic dependent launch): a B computed by that
+// kernel would be read stale. Every configuration the plug-in accepts and can prepare becomes a
+// candidate; one it cannot prepare on the device (e.g. no memory for split-K partials) is left
+// out and named in the tuning report, and the GEMM keeps its other candidates.
 Status CudaSession::setupCutlass(size_t i) {
   const plan::GemmDesc &g = plan_.steps((int)i).gemm();
   RtStep &rs = steps_[i];
   GemmRt &gr = rs.g;
-  if (!cutlass_ || !g.trans_b() || g.dtype() == 1)
+  if (!cutlass_ || !g.trans_b() || g.dtype() == 1 ||
+      plan_.steps((int)i).args(1).kind() != plan::WEIGHT)
     return Status::success();
   TgcCutlassGemmDesc d{};
   d.abi = TGC_CUTLASS_ABI, d.dtype = g.dtype(), d.activation = g.activation();
@@ -854,11 +859,15 @@ Status CudaSession::setupCutlass(size_t i) {
   for (auto [tile, splits] : kCutlassConfigs) {
     d.tile = tile, d.splits = splits;
     void *h = nullptr;
-    if ((splits > 1 && (g.k() % splits || g.k() / splits < kCutlassMinSliceK)) ||
+    if ((splits > 1 && (g.k() % splits || g.k() / splits < kCutlassMinSliceK ||
+                        splits * g.m() * g.n() * 4 > kMmaWorkspaceMax)) ||
         cutlass_->check(&d, err, sizeof err) != 0)
       continue;
-    if (cutlass_->create(&d, &h, err, sizeof err) != 0)
-      return Status::error(pre_ + "step " + std::to_string(i) + ": " + err);
+    if (cutlass_->create(&d, &h, err, sizeof err) != 0) {
+      if (cutlassSetupError_.empty())
+        cutlassSetupError_ = "step " + std::to_string(i) + " " + cutlassName(tile, splits) + ": " + err;
+      continue;
+    }
     gr.cutCands.push_back({h, tile, splits});
   }
   // $TGC_GEMM_CUTLASS=force: the first configuration that fits; =<name> (e.g.
@@ -930,7 +939,8 @@ Status CudaSession::tuneGemms() {
                       g.stride_a(), g.stride_b(), g.stride_c(), g.batch(), (int64_t)g.trans_b(),
                       (int64_t)g.bias(), g.bias_stride(), (int64_t)g.residual(),
                       (int64_t)g.activation(),
-                      (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align})
+                      (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align,
+                      (int64_t)(plan_.steps((int)i).args(1).kind() == plan::WEIGHT)})
       key += std::to_string(v) + ",";
     keys[key].push_back(i);
   }
@@ -1474,6 +1484,7 @@ std::string CudaSession::describe() const {
                   std::to_string(cut) + " on CUTLASS" +
                   (cutlass_ ? " (" + cutlass_->path + ")" + tileCfg
                             : ", CUTLASS unavailable: " + cutlassError_) +
+                  (cutlassSetupError_.empty() ? "" : "; not prepared: " + cutlassSetupError_) +
                   ")\n" +
                   "gemm autotune: " + (tune_ ? tuneSummary_ : "off ($TGC_GEMM_TUNE=0)") + "\n" +
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +

@@ -1,6 +1,6 @@
 // CutlassGemm.h — the C interface of libtgc_cutlass_sm90.so, tgc's plug-in of CUTLASS GEMMs for
 // sm_90 (built by nvcc at build time from CutlassGemm.cu; the runtime loads it with dlopen, so
-// tgc builds, runs and tests without it). One kernel: CUTLASS 4.2 example 63's warp-specialized
+// tgc runs without it, and CPU packages never touch it). One kernel: CUTLASS 4.2 example 63's warp-specialized
 // TMA GEMM, which requests its weight tiles into L2 before `griddepcontrol.wait` and is launched
 // with programmatic dependent launch — the one thing cuBLASLt's kernels do not do. Epilogues:
 // per-output bias, a residual added after it (C = A·Bᵀ + bias + R), or GELU (C = gelu(A·Bᵀ +
@@ -18,7 +18,8 @@ extern "C" {
 
 #define TGC_CUTLASS_ABI 3
 
-/// For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
+/// B must not change while the previous kernel runs (a weight): the kernel prefetches it before
+/// waiting for that kernel. For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
 /// B_iᵀ (B_i n×k, pitch ldb) + bias_i[n]) + R_i (m×n, pitch ldc), where X_i = X + i·stride_x
 /// (elements; stride_a may be 0: one A for every batch, as the QKV GEMM has). bias and residual
 /// may be null; an activation with a residual is refused.
