@@ -15,12 +15,14 @@
 // itself and kept when the whole graph replays faster (graphTuneGemms; $TGC_GEMM_GRAPH_TUNE=0
 // skips it); $TGC_GEMM_TUNE=0 keeps cuBLASLt's first heuristic algorithm (the
 // tensor-core kernel with a split count that fills the GPU, for GEMMs cuBLASLt cannot run).
-// On sm_90, f16/bf16 linears may also run on the CUTLASS plug-in (libtgc_cutlass_sm90.so beside
-// the executable; cutlass/CutlassGemm.h): one more candidate per tile and split-K configuration
-// (kCutlassConfigs), launched with
-// programmatic dependent launch and applying erf-GELU itself; the fastest isolated one is always
-// tried in the graph (its advantage, an early start, does not show in isolation). $TGC_GEMM_CUTLASS=off leaves it out, =force uses it
-// wherever it fits.
+// On sm_90, f16/bf16 linears whose B is a weight may also run on the CUTLASS plug-in
+// (libtgc_cutlass_sm90.so beside the executable; cutlass/CutlassGemm.h): one more candidate per
+// tile and split-K configuration (kCutlassConfigs), launched with programmatic dependent launch
+// and applying bias, residual and GELU itself. The in-graph pass first puts every GEMM on its
+// fastest isolated CUTLASS configuration at once, then tries each GEMM shape's next candidates
+// and all its CUTLASS configurations (their advantage, an early start, does not show in
+// isolation). $TGC_GEMM_CUTLASS=off leaves it out, =force uses it wherever it fits, =<name> that
+// configuration.
 // Run: inputs are copied into their fixed device buffers, the plan is launched — captured into a
 // CUDA graph on the first run and replayed after — and outputs are copied back, all on the
 // stream, then one synchronize. Every CUDA call is checked; errors come back as Status naming the
@@ -1186,15 +1188,12 @@ Status CudaSession::graphTuneGemms() {
     std::stable_sort(cands.begin(), cands.end());
     const size_t was = k->chosen;
     int tried = 0;
-    // The CUTLASS candidate is tried whatever its isolated rank: it starts early in the graph
-    // (programmatic dependent launch), which isolated timing cannot show.
+    // Every CUTLASS configuration is tried whatever its isolated rank: they start early in the
+    // graph (programmatic dependent launch) and split-K's sum kernel overlaps differently there,
+    // which isolated timing cannot show.
     const RtStep &first = steps_[k->steps[0]];
-    size_t cutlassJ = SIZE_MAX; // the fastest isolated CUTLASS tile
-    for (const auto &[us, j] : cands)
-      if (cutlassJ == SIZE_MAX && isCutlass(first, k->nLt, j))
-        cutlassJ = j;
     for (const auto &[us, j] : cands) {
-      if (j == k->chosen || (tried >= kGraphTuneCandidates && j != cutlassJ))
+      if (j == k->chosen || (tried >= kGraphTuneCandidates && !isCutlass(first, k->nLt, j)))
         continue;
       ++tried;
       for (size_t i : k->steps)
