@@ -121,7 +121,7 @@ private:
   Status setupGpu();
   Status setupGemm(size_t i);
   void setupMma(size_t i);
-  /// Prepares step i's GEMM on the CUTLASS plug-in's tiles that fit (GemmRt::cutCands).
+  /// Prepares step i's GEMM on the CUTLASS plug-in's configurations that fit (GemmRt::cutCands).
   Status setupCutlass(size_t i);
   Status tuneGemms();
   Status graphTuneGemms();
@@ -183,7 +183,7 @@ private:
   std::string tuneDetail_; ///< per GEMM shape: each candidate's median µs and the choice
   /// What the isolated tuning left for the in-graph pass: per GEMM key, its steps, the number of
   /// cuBLASLt candidates (candidate j < nLt is cuBLASLt algorithm j, then the tensor-core
-  /// configurations, then the CUTLASS kernel; see selectGemm), every timed candidate as
+  /// configurations, then the CUTLASS configurations; see selectGemm), every timed candidate as
   /// (isolated µs, j), and the choice.
   struct TuneKey {
     std::vector<size_t> steps;
@@ -220,8 +220,8 @@ private:
     int transB = 0, act = 0;
     int mmaFlags = 0; ///< tgk_mma_gemm flags: 1 B is a weight, 2 the bias is
     CUdeviceptr bias = 0, residual = 0;
-    // The CUTLASS plug-in's handles for the tiles that fit (index = candidate), and the chosen
-    // one (-1: none; then mma < 0).
+    // The CUTLASS plug-in's configurations that fit (in candidate order), and the chosen one (-1:
+    // none; then mma < 0).
     struct Cut {
       void *h; ///< freed (null) after tuning when not chosen
       int tile, splits;
@@ -241,7 +241,7 @@ private:
   };
   std::vector<RtStep> steps_;
   /// Runs step `s`'s GEMM on candidate j of its key: cuBLASLt algorithm j (j < nLt), tensor-core
-  /// configuration j - nLt, or, after those, the CUTLASS kernel.
+  /// configuration j - nLt, or, after those, a CUTLASS configuration.
   static void selectGemm(RtStep &s, size_t nLt, size_t j) {
     s.g.cut = -1;
     if (j < nLt)
@@ -861,7 +861,8 @@ Status CudaSession::setupCutlass(size_t i) {
   for (auto [tile, splits] : kCutlassConfigs) {
     d.tile = tile, d.splits = splits;
     void *h = nullptr;
-    if ((splits > 1 && (g.k() % splits || g.k() / splits < kCutlassMinSliceK ||
+    // The plug-in checks split-K's divisibility; the runtime limits slice depth and memory.
+    if ((splits > 1 && (g.k() / splits < kCutlassMinSliceK ||
                         splits * g.m() * g.n() * 4 > kMmaWorkspaceMax)) ||
         cutlass_->check(&d, err, sizeof err) != 0)
       continue;

@@ -76,6 +76,7 @@ using WithAct = cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<Act, T, float
 /// Act: 0 none, 2 erf-GELU, 3 tanh-GELU (plan.proto's codes). Partial: the split-K form, which
 /// writes float partial sums of k-slices (no C, bias or activation; splitReduce applies them).
 template <class T, int Act, int TileId, bool Partial = false> struct Config {
+  static constexpr bool kPartial = Partial;
   using Tile = std::conditional_t<TileId == 0, Shape<_64, _64, _128>, Shape<_64, _128, _64>>;
   using Cluster = Shape<_1, _1, _1>;
   using Out = std::conditional_t<Partial, float, T>;
@@ -147,9 +148,13 @@ template <class G, class T> struct SplitOp : Op {
   }
 };
 
+/// CUTLASS's arguments for `d` (its pointers baked in).
 template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDesc &d, int sms) {
+  using Args = typename C::Gemm::Arguments;
   using K = typename C::Gemm::GemmKernel;
   using E = typename C::Gemm::ElementA;
+  using PtrC = decltype(Args{}.epilogue.ptr_C);
+  using PtrD = decltype(Args{}.epilogue.ptr_D);
   const int n = (int)d.n, m = (int)d.m, k = (int)d.k, l = (int)d.batch;
   auto dA = cutlass::make_cute_packed_stride(typename K::StrideA{}, cute::make_shape(n, k, l));
   get<0>(dA) = d.ldb, get<2>(dA) = d.stride_b;
@@ -161,16 +166,18 @@ template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDes
   get<1>(dD) = d.ldc, get<2>(dD) = d.stride_c;
   cutlass::KernelHardwareInfo hw;
   hw.sm_count = sms;
-  typename C::Gemm::Arguments args{
+  Args args{
       l > 1 ? cutlass::gemm::GemmUniversalMode::kBatched : cutlass::gemm::GemmUniversalMode::kGemm,
       {n, m, k, l},
       {static_cast<const E *>(d.b), dA, static_cast<const E *>(d.a), dB},
-      {{}, static_cast<const E *>(d.residual), dC, static_cast<E *>(d.c), dD},
+      {{}, static_cast<PtrC>(d.residual), dC, static_cast<PtrD>(d.c), dD},
       hw};
   args.epilogue.thread.alpha = 1.f;
   args.epilogue.thread.beta = d.residual ? 1.f : 0.f;
-  args.epilogue.thread.bias_ptr = static_cast<const E *>(d.bias);
-  get<2>(args.epilogue.thread.dBias) = d.bias_stride;
+  if constexpr (!C::kPartial) {
+    args.epilogue.thread.bias_ptr = static_cast<const E *>(d.bias);
+    get<2>(args.epilogue.thread.dBias) = d.bias_stride;
+  }
   // Example 63's knobs: trigger the next kernel's launch after half the k tiles are loaded;
   // prefetch weights until the other loads are past the wait.
   args.mainloop.overlap_ratio = 0.5f;
@@ -178,29 +185,16 @@ template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDes
   return args;
 }
 
-/// The partial GEMM of split-K: slice s (k/S deep) writes P_s (n×m column-major, P + s·m·n).
-template <class C>
-typename C::Gemm::Arguments partialArguments(const TgcCutlassGemmDesc &d, float *ws, int sms) {
-  using K = typename C::Gemm::GemmKernel;
-  using E = typename C::Gemm::ElementA;
-  const int n = (int)d.n, m = (int)d.m, S = d.splits, ks = (int)(d.k / S);
-  auto dA = cutlass::make_cute_packed_stride(typename K::StrideA{}, cute::make_shape(n, ks, S));
-  get<0>(dA) = d.ldb, get<2>(dA) = ks;
-  auto dB = cutlass::make_cute_packed_stride(typename K::StrideB{}, cute::make_shape(m, ks, S));
-  get<0>(dB) = d.lda, get<2>(dB) = ks;
-  auto dD = cutlass::make_cute_packed_stride(typename K::StrideD{}, cute::make_shape(n, m, S));
-  cutlass::KernelHardwareInfo hw;
-  hw.sm_count = sms;
-  typename C::Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kBatched,
-                                   {n, m, ks, S},
-                                   {static_cast<const E *>(d.b), dA, static_cast<const E *>(d.a), dB},
-                                   {{}, nullptr, {}, ws, dD},
-                                   hw};
-  args.epilogue.thread.alpha = 1.f;
-  args.epilogue.thread.beta = 0.f;
-  args.mainloop.overlap_ratio = 0.5f;
-  args.mainloop.prefetch_ratio = -1.f;
-  return args;
+/// Split-K's partial GEMM as a batched GEMM of its own: slice s (k/S deep) of A and B writes the
+/// float partial P_s (m×n, row pitch n) at ws + s·m·n; splitReduce applies bias, activation and
+/// residual.
+TgcCutlassGemmDesc partialDesc(const TgcCutlassGemmDesc &d, float *ws) {
+  TgcCutlassGemmDesc p = d;
+  p.k = d.k / d.splits, p.batch = d.splits, p.splits = 1;
+  p.stride_a = p.stride_b = p.k;
+  p.ldc = d.n, p.stride_c = d.m * d.n;
+  p.c = ws, p.bias = p.residual = nullptr, p.activation = 0, p.bias_stride = 0;
+  return p;
 }
 
 std::string describe(const TgcCutlassGemmDesc &d) {
@@ -249,15 +243,16 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
 template <class C> using PartialOf = Config<typename C::Gemm::ElementA, 0, 0, true>;
 
 template <class C> int check(const TgcCutlassGemmDesc &d, char *err, size_t len) {
-  cutlass::Status s = d.splits > 1
-                          ? PartialOf<C>::Gemm::can_implement(partialArguments<PartialOf<C>>(d, nullptr, 1))
-                          : C::Gemm::can_implement(arguments<C>(d, 1));
+  using P = PartialOf<C>;
+  cutlass::Status s = d.splits > 1 ? P::Gemm::can_implement(arguments<P>(partialDesc(d, nullptr), 1))
+                                   : C::Gemm::can_implement(arguments<C>(d, 1));
   if (s != cutlass::Status::kSuccess)
     return fail(err, len, std::string("CUTLASS refuses ") + describe(d) + ": " +
                               cutlassGetStatusString(s));
   return 0;
 }
 
+/// After check (tgc_cutlass_gemm_create runs it): the operation, initialized for this device.
 template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *err, size_t len) {
   int dev = 0, sms = 0;
   cudaError_t ce = cudaGetDevice(&dev);
@@ -273,17 +268,11 @@ template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *
     sp->d = d;
     if ((ce = cudaMalloc(&sp->ws, (size_t)d.splits * d.m * d.n * sizeof(float))) != cudaSuccess)
       return fail(err, len, std::string("cudaMalloc(split-K partials): ") + cudaGetErrorString(ce));
-    auto args = partialArguments<PartialOf<C>>(d, sp->ws, sms);
-    s = sp->gemm.can_implement(args);
-    if (s == cutlass::Status::kSuccess)
-      s = sp->gemm.initialize(args, nullptr);
+    s = sp->gemm.initialize(arguments<PartialOf<C>>(partialDesc(d, sp->ws), sms), nullptr);
     op = std::move(sp);
   } else {
     auto one = std::make_unique<OpT<typename C::Gemm>>();
-    auto args = arguments<C>(d, sms);
-    s = one->gemm.can_implement(args);
-    if (s == cutlass::Status::kSuccess)
-      s = one->gemm.initialize(args, nullptr);
+    s = one->gemm.initialize(arguments<C>(d, sms), nullptr);
     op = std::move(one);
   }
   if (s != cutlass::Status::kSuccess)
