@@ -187,6 +187,19 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
     ++stats.kernels;
   }
 
+  // Norm kernels right after a GEMM that writes their input: marked for the runtime, which may
+  // have the GEMM apply the norm (plan.proto Step.norm); the others keep no NormDesc.
+  for (size_t i = 0; i < steps.size(); ++i) {
+    plan::Step *s = p.mutable_steps((int)i);
+    if (steps[i].norm.kind() == plan::NormDesc::NONE)
+      continue;
+    *s->mutable_norm() = steps[i].norm;
+    if (i > 0 && plan::gemmNormProblem(p.steps((int)i - 1), *s).empty())
+      s->set_skip_if_gemm_fused(true);
+    else
+      s->clear_norm();
+  }
+
   // Outputs: where each result lies after the last step (the arena, an input or a weight).
   Operation *ret = body.getTerminator();
   for (unsigned i = 0; i < ret->getNumOperands(); ++i) {

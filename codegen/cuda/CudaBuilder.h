@@ -104,6 +104,8 @@ struct KernelBuilder {
   int64_t sharedBytes = 0;
   /// Elements per thread of the last elementwise() loop (16-byte vectors: 8 f16/bf16, 4 f32).
   int64_t vecWidth = 1;
+  /// The norm this kernel computes, when a GEMM might apply it instead (EmittedStep::norm).
+  plan::NormDesc norm;
 
   std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
   /// Whether `v` lives in the weights blob (never written by any step: may be read before the

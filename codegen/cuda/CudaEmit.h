@@ -46,6 +46,10 @@ struct EmittedStep {
   plan::GemmDesc desc;
   /// The activation kernel after a GEMM step that carries the same activation (see plan.proto).
   bool skipIfGemmFused = false;
+  /// A norm kernel a GEMM might apply (plan.proto Step.norm): f16/bf16 rows normalized as they
+  /// are read, stored in the same type; the package writer keeps it only right after a GEMM
+  /// step writing its input (plan::gemmNormProblem).
+  plan::NormDesc norm;
 };
 
 /// Emits CUDA C++ for the top-level ops of @main: each op becomes one kernel, except GEMMs,

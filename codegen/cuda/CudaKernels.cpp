@@ -182,6 +182,8 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   s.grid = grid;
   s.block = block;
   s.sharedBytes = sharedBytes;
+  s.norm = norm;
+  norm.Clear();
   std::string ps;
   for (size_t i = 0; i < params.size(); ++i)
     ps += (i ? ", " : "") + params[i];

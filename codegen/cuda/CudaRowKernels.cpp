@@ -752,6 +752,20 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     em.appliedByNorm_.insert(epi);
     return st;
   };
+  // A norm the GEMM before it might apply (EmittedStep::norm): f16/bf16 stored as read (no
+  // epilogue op), a scale and a bias that are absent or one value per column.
+  auto gemmMayApply = [&](plan::NormDesc::Kind kind, double eps, int64_t D,
+                          const std::string &scale, const std::string &bias, const NormStore &st) {
+    const bool perColumn = (scale.empty() || scale == inPtr[1] + "[j]") &&
+                           (bias.empty() || bias == inPtr[scale.empty() ? 1 : 2] + "[j]");
+    if (!ct.lowp || st.epi != "t" || st.ot.name != ct.name || !perColumn)
+      return;
+    norm.set_kind(kind);
+    norm.set_epsilon((float)eps);
+    norm.set_scale(!scale.empty());
+    norm.set_bias(!bias.empty());
+    norm.set_cols(D);
+  };
   const std::string &T = ct.name;
   const std::string A = T == "double" ? "double" : "float"; // accumulator of softmax
 
@@ -819,6 +833,8 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     auto st = normStore(op, ct);
     if (!st)
       return st.takeError();
+    gemmMayApply(plan::NormDesc::LAYER_NORM, ln.getEpsilon().convertToDouble(), D, scale, bias,
+                 *st);
     rowNorm(*this, ct, R, D, ln.getEpsilon().convertToDouble(), true, scale,
             ln.getScale() && isWeight(ln.getScale()), bias, ln.getBias() && isWeight(ln.getBias()),
             simple(scale, 1) && simple(bias, ln.getScale() ? 2 : 1), *st, code);
@@ -848,6 +864,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     auto st = normStore(op, ct);
     if (!st)
       return st.takeError();
+    gemmMayApply(plan::NormDesc::RMS_NORM, rn.getEpsilon().convertToDouble(), D, scale, "", *st);
     rowNorm(*this, ct, R, D, rn.getEpsilon().convertToDouble(), false, scale,
             rn.getScale() && isWeight(rn.getScale()), "", false, true, *st, code);
     return llvm::Error::success();

@@ -41,6 +41,11 @@ std::string formatPlan(const Plan &p);
 /// "[1, 32]"
 std::string formatShape(const std::vector<int64_t> &shape);
 
+/// Why the KERNEL step `norm` (its Step.norm set) cannot be applied by the GEMM step `gemm` right
+/// before it, or "" when it can (plan.proto Step.norm): the compiler marks only such pairs, the
+/// CUDA runtime refuses a plan that marks any other.
+std::string gemmNormProblem(const Step &gemm, const Step &norm);
+
 } // namespace tgc::plan
 
 #endif // TGC_CODEGEN_PLAN_PLANUTIL_H

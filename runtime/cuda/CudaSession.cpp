@@ -18,7 +18,9 @@
 // On sm_90, f16/bf16 linears whose B is a weight may also run on the CUTLASS plug-in
 // (libtgc_cutlass_sm90.so beside the executable; cutlass/CutlassGemm.h): one more candidate per
 // tile and split-K configuration (kCutlassConfigs), launched with programmatic dependent launch
-// and applying bias, residual and GELU itself. The in-graph pass first puts every GEMM on its
+// and applying bias, residual and GELU itself; with split-K its sum kernel also applies the norm
+// step after the GEMM (plan.proto Step.norm), which is then skipped ($TGC_GEMM_NORM=off: never).
+// The in-graph pass first puts every GEMM on its
 // fastest isolated CUTLASS configuration at once, then tries each GEMM shape's next candidates
 // and all its CUTLASS configurations (their advantage, an early start, does not show in
 // isolation). $TGC_GEMM_CUTLASS=off leaves it out, =force uses it wherever it fits, =<name> that
@@ -117,6 +119,8 @@ private:
   Status validate();
   Status checkArg(const BufferArg &a, const std::string &where) const;
   Status checkGemm(const plan::Step &s, const std::string &where) const;
+  /// Step i's norm (plan.proto Step.norm) against the GEMM step before it.
+  Status checkNorm(int i, const std::string &where) const;
   Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
   Status setupGpu();
   Status setupGemm(size_t i);
@@ -138,11 +142,15 @@ private:
   /// `omit` (see Session::replayMicros) are left out.
   Status enqueueSteps(bool events, const std::vector<std::string> *omit = nullptr);
   bool omitted(size_t i, const std::vector<std::string> &omit) const;
-  /// Step i is an activation kernel whose GEMM (step i - 1) applies the activation itself.
+  /// Step i is an activation or norm kernel whose GEMM (step i - 1) applies its work itself
+  /// (every kernel but cuBLASLt's applies an activation; only CUTLASS split-K sums a norm).
   bool skipped(size_t i) const {
-    const GemmRt &g = steps_[i - (i > 0)].g;
-    return steps_[i].skipIfFused && i > 0 &&
-           (g.mma >= 0 || g.cut >= 0 || !g.useLt || g.ltAct);
+    if (i == 0 || !steps_[i].skipIfFused)
+      return false;
+    const GemmRt &g = steps_[i - 1].g;
+    if (steps_[i].norm)
+      return g.cut >= 0 && g.cutCands[(size_t)g.cut].norm;
+    return g.mma >= 0 || g.cut >= 0 || !g.useLt || g.ltAct;
   }
   CUdeviceptr ptrOf(const BufferArg &a) const;
   std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }
@@ -225,6 +233,7 @@ private:
     struct Cut {
       void *h; ///< freed (null) after tuning when not chosen
       int tile, splits;
+      bool norm; ///< applies the norm of the step after the GEMM (skipped then)
       std::string name() const { return cutlassName(tile, splits); }
     };
     std::vector<Cut> cutCands;
@@ -233,6 +242,7 @@ private:
   struct RtStep {
     bool gemm = false;
     bool skipIfFused = false; ///< plan.proto Step.skip_if_gemm_fused
+    bool norm = false;        ///< ...for the norm in plan.proto Step.norm
     CUfunction fn = nullptr;
     unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, shared = 0;
     std::vector<CUdeviceptr> ptrs;
@@ -457,11 +467,16 @@ Status CudaSession::validate() {
       }
       if (threads > 1024 || s.grid(1) > 65535 || s.grid(2) > 65535)
         return Status::error(where + ": launch shape exceeds the device limits");
-      if (s.skip_if_gemm_fused() &&
-          (i == 0 || plan_.steps(i - 1).kind() != plan::Step::GEMM ||
-           plan_.steps(i - 1).gemm().activation() == plan::GemmDesc::NONE))
+      if (s.norm().kind() != plan::NormDesc::NONE) {
+        st = checkNorm(i, where);
+        if (!st.ok)
+          return st;
+      } else if (s.skip_if_gemm_fused() &&
+                 (i == 0 || plan_.steps(i - 1).kind() != plan::Step::GEMM ||
+                  plan_.steps(i - 1).gemm().activation() == plan::GemmDesc::NONE)) {
         return Status::error(where + ": skip_if_gemm_fused needs a GEMM step with an "
                                      "activation right before it");
+      }
     } else {
       return Status::error(where + ": step kind " + std::to_string((int)s.kind()) +
                            " is not valid in a CUDA package");
@@ -470,6 +485,15 @@ Status CudaSession::validate() {
   return checkOutputSources(plan_, outBytes_, pre_, [&](const BufferArg &a, const std::string &w) {
     return checkArg(a, w);
   });
+}
+
+Status CudaSession::checkNorm(int i, const std::string &where) const {
+  const plan::Step &s = plan_.steps(i);
+  if (!s.skip_if_gemm_fused() || i == 0)
+    return Status::error(where + ": a norm step needs skip_if_gemm_fused and a GEMM step right "
+                                 "before it");
+  const std::string why = plan::gemmNormProblem(plan_.steps(i - 1), s);
+  return why.empty() ? Status::success() : Status::error(where + ": " + why);
 }
 
 CUdeviceptr CudaSession::ptrOf(const BufferArg &a) const {
@@ -601,11 +625,16 @@ Status CudaSession::setupGpu() {
     cutlass_ = loadCutlass(cutlassError_);
   // Steps.
   steps_.resize(plan_.steps_size());
+  for (int i = 0; i < plan_.steps_size(); ++i) { // (a GEMM's setup reads the next step's too)
+    const plan::Step &s = plan_.steps(i);
+    for (const BufferArg &a : s.args())
+      steps_[i].ptrs.push_back(ptrOf(a));
+    steps_[i].skipIfFused = s.skip_if_gemm_fused();
+    steps_[i].norm = s.norm().kind() != plan::NormDesc::NONE;
+  }
   for (int i = 0; i < plan_.steps_size(); ++i) {
     const plan::Step &s = plan_.steps(i);
     RtStep &rs = steps_[i];
-    for (const BufferArg &a : s.args())
-      rs.ptrs.push_back(ptrOf(a));
     if (s.kind() == plan::Step::GEMM) {
       rs.gemm = true;
       Status gs = setupGemm(i);
@@ -630,7 +659,6 @@ Status CudaSession::setupGpu() {
                   std::to_string(rs.shared) + " bytes of shared memory: " + e);
     for (CUdeviceptr &p : rs.ptrs)
       rs.params.push_back(&p);
-    rs.skipIfFused = s.skip_if_gemm_fused();
   }
   if ((mmaWsBytes_ && !(e = alloc(mmaWs_, mmaWsBytes_, "split-K workspace")).empty()) ||
       (mmaCntBytes_ && !(e = alloc(mmaCnt_, mmaCntBytes_, "split-K counters")).empty()))
@@ -857,9 +885,26 @@ Status CudaSession::setupCutlass(size_t i) {
   d.c = reinterpret_cast<void *>(rs.ptrs[2]);
   d.bias = reinterpret_cast<const void *>(gr.bias);
   d.residual = reinterpret_cast<const void *>(gr.residual);
+  // The norm step after it (validated: checkNorm): split-K's sum kernel applies it where the
+  // plug-in accepts its buffers (its output equal to or clear of C and the residual), else the
+  // norm step runs after the GEMM.
+  // $TGC_GEMM_NORM=off leaves every norm to its own kernel.
+  const char *normEnv = std::getenv("TGC_GEMM_NORM");
+  const plan::NormDesc *nd = nullptr;
+  if (i + 1 < steps_.size() && steps_[i + 1].norm && !(normEnv && std::string(normEnv) == "off")) {
+    nd = &plan_.steps((int)i + 1).norm();
+    const std::vector<CUdeviceptr> &p = steps_[i + 1].ptrs;
+    d.eps = nd->epsilon();
+    d.gamma = nd->scale() ? reinterpret_cast<const void *>(p[1]) : nullptr;
+    d.beta = nd->bias() ? reinterpret_cast<const void *>(p[1 + nd->scale()]) : nullptr;
+    d.norm_out = reinterpret_cast<void *>(p.back());
+  }
   char err[512] = {0};
   for (auto [tile, splits] : kCutlassConfigs) {
     d.tile = tile, d.splits = splits;
+    d.norm = splits > 1 && nd ? (int)nd->kind() : 0;
+    if (d.norm && cutlass_->check(&d, err, sizeof err) != 0)
+      d.norm = 0;
     void *h = nullptr;
     // The plug-in checks split-K's divisibility; the runtime limits slice depth and memory.
     if ((splits > 1 && (g.k() / splits < kCutlassMinSliceK ||
@@ -871,7 +916,7 @@ Status CudaSession::setupCutlass(size_t i) {
         cutlassSetupError_ = "step " + std::to_string(i) + " " + cutlassName(tile, splits) + ": " + err;
       continue;
     }
-    gr.cutCands.push_back({h, tile, splits});
+    gr.cutCands.push_back({h, tile, splits, d.norm != 0});
   }
   // $TGC_GEMM_CUTLASS=force: the first configuration that fits; =<name> (e.g.
   // cutlass64x64x128/s2): that one where it fits. Untuned.
@@ -943,7 +988,8 @@ Status CudaSession::tuneGemms() {
                       (int64_t)g.bias(), g.bias_stride(), (int64_t)g.residual(),
                       (int64_t)g.activation(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align,
-                      (int64_t)(plan_.steps((int)i).args(1).kind() == plan::WEIGHT)})
+                      (int64_t)(plan_.steps((int)i).args(1).kind() == plan::WEIGHT),
+                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm)})
       key += std::to_string(v) + ",";
     keys[key].push_back(i);
   }
@@ -1002,9 +1048,10 @@ Status CudaSession::tuneGemms() {
         if (!(e = ck(d_->cuEventRecord(ev[2 * r], stream_), "cuEventRecord")).empty())
           return cleanup(), fail(e);
         ok = launchGemm(s).empty();
-        // Through cuBLASLt, an activation costs the kernel after the GEMM: time them together.
-        if (ok && j < nLt && s.g.act && !s.g.ltAct && idx[0] + 1 < steps_.size() &&
-            steps_[idx[0] + 1].skipIfFused)
+        // An activation or norm this candidate leaves to the kernel after the GEMM (cuBLASLt's
+        // GELU, a norm off CUTLASS split-K) costs that kernel: time them together.
+        if (ok && idx[0] + 1 < steps_.size() && steps_[idx[0] + 1].skipIfFused &&
+            !skipped(idx[0] + 1))
           ok = launchKernel(steps_[idx[0] + 1]).empty();
         if (!(e = ck(d_->cuEventRecord(ev[2 * r + 1], stream_), "cuEventRecord")).empty())
           return cleanup(), fail(e);
@@ -1473,9 +1520,14 @@ std::string CudaSession::describe() const {
     cfg += (cfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
   for (const auto &[c, n] : tiles)
     tileCfg += (tileCfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
-  int fusedActs = 0;
+  int fusedActs = 0, fusedNorms = 0;
   for (size_t i = 0; i < steps_.size(); ++i)
-    fusedActs += skipped(i);
+    (steps_[i].norm ? fusedNorms : fusedActs) += skipped(i);
+  std::string fused;
+  if (fusedActs)
+    fused = std::to_string(fusedActs) + " activation steps";
+  if (fusedNorms)
+    fused += (fused.empty() ? "" : " and ") + std::to_string(fusedNorms) + " norm steps";
   std::string s = "package: " + path_ + "\n" + "device: " + deviceName_ + ", module from " +
                   moduleFrom_ + "\n" + "gemms: " + std::to_string(gemms) + " (" +
                   std::to_string(mma) + " on tgc tensor-core kernels (BMxBKxsplits)" + cfg + "; " +
@@ -1490,7 +1542,7 @@ std::string CudaSession::describe() const {
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +
                   tuneDetail_ +
                   "launches per run: " + std::to_string(launchesPerRun()) +
-                  (fusedActs ? " (" + std::to_string(fusedActs) + " activation steps fused into GEMMs)" : "") +
+                  (fused.empty() ? "" : " (" + fused + " fused into GEMMs)") +
                   (useGraph_ ? " (one CUDA graph" : " (no graph") +
                   (pdl_ ? ", programmatic dependent launch)\n" : ")\n");
   return s + plan::formatPlan(plan_);

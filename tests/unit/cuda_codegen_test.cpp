@@ -240,17 +240,32 @@ TEST_P(NvrtcAllKernels, Compiles) {
     // followed by the activation step the runtime skips when that GEMM applies it.
     EXPECT_NE(cubin.find(std::string("tgk_mma_gemm_") + (std::string(precision) == "fp16" ? "f16" : "bf16")),
               std::string::npos);
-    int fused = 0;
+    // Norm steps right after the GEMM that writes their input carry the norm (the CUTLASS
+    // plug-in's split-K may apply it): every transformer layer has two residual GEMMs each
+    // followed by a norm, less the model's last norm, which also converts to the f32 output.
+    int fused = 0, norms = 0;
     for (int i = 1; i < p.steps_size(); ++i)
       if (p.steps(i).skip_if_gemm_fused()) {
-        ++fused;
         EXPECT_EQ(p.steps(i - 1).kind(), plan::Step::GEMM);
-        EXPECT_NE(p.steps(i - 1).gemm().activation(), plan::GemmDesc::NONE);
+        if (p.steps(i).norm().kind() != plan::NormDesc::NONE) {
+          ++norms;
+          EXPECT_EQ(plan::gemmNormProblem(p.steps(i - 1), p.steps(i)), "");
+          EXPECT_TRUE(p.steps(i - 1).gemm().residual());
+        } else {
+          ++fused;
+          EXPECT_NE(p.steps(i - 1).gemm().activation(), plan::GemmDesc::NONE);
+        }
+      } else {
+        EXPECT_EQ(p.steps(i).norm().kind(), plan::NormDesc::NONE);
       }
     const std::string m = model;
     if (m.find("bert") != std::string::npos || m.find("gpt2") != std::string::npos ||
         m.find("vit") != std::string::npos)
       EXPECT_EQ(fused, 2) << "one GELU GEMM per layer";
+    if (m.find("parallel_mlp") == std::string::npos)
+      EXPECT_EQ(norms, 3) << "two layers";
+    else
+      EXPECT_EQ(norms, 0) << "its norms apply tanh";
     const char *type = std::string(precision) == "fp16" ? "__half" : "__nv_bfloat16";
     EXPECT_NE(src.find("#include <cuda_fp16.h>"), std::string::npos);
     EXPECT_NE(src.find(std::string("const ") + type + " *in0"), std::string::npos);
@@ -525,6 +540,47 @@ TEST(CudaRuntimeNoGpu, RefusesSkipIfFusedWithoutActivationGemm) {
   EXPECT_NE(st.message.find("skip_if_gemm_fused needs a GEMM step with an activation"),
             std::string::npos)
       << st.message;
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// A plan whose norm step (Step.norm) does not read exactly what the GEMM before it writes is
+// refused before any GPU work, naming the step.
+TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
+  std::string dir = tempDir("normflag");
+  std::string pkg = dir + "/pkg";
+  auto r = compileModel("gpt2_tiny", "cuda:sm_90", pkg, "", "bf16");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  plan::Plan p;
+  ASSERT_TRUE(p.ParseFromString(readAll(pkg + "/plan.pb")));
+  int norm = -1;
+  for (int i = 1; i < p.steps_size() && norm < 0; ++i)
+    if (p.steps(i).norm().kind() == plan::NormDesc::RMS_NORM ||
+        p.steps(i).norm().kind() == plan::NormDesc::LAYER_NORM)
+      norm = i;
+  ASSERT_GE(norm, 0);
+  EXPECT_TRUE(p.steps(norm).skip_if_gemm_fused());
+  const plan::Plan good = p;
+  auto refused = [&](const plan::Plan &bad, const std::string &why) {
+    std::string bytes;
+    ASSERT_TRUE(plan::serializePlan(bad, bytes));
+    std::ofstream(pkg + "/plan.pb", std::ios::binary | std::ios::trunc) << bytes;
+    Status st;
+    auto s = Session::load(pkg, st);
+    EXPECT_FALSE(s);
+    EXPECT_NE(st.message.find("step " + std::to_string(norm)), std::string::npos) << st.message;
+    EXPECT_NE(st.message.find(why), std::string::npos) << st.message;
+  };
+  p.mutable_steps(norm)->mutable_args(0)->set_offset(p.steps(norm).args(0).offset() + 64);
+  refused(p, "the norm must read exactly the GEMM's result");
+  p = good;
+  p.mutable_steps(norm)->mutable_norm()->set_cols(p.steps(norm).norm().cols() / 2);
+  refused(p, "rows of n = cols");
+  p = good;
+  p.mutable_steps(norm)->set_skip_if_gemm_fused(false);
+  refused(p, "a norm step needs skip_if_gemm_fused");
+  p = good;
+  p.mutable_steps(norm - 1)->mutable_gemm()->set_activation(plan::GemmDesc::GELU);
+  refused(p, "without an activation");
   llvm::sys::fs::remove_directories(dir);
 }
 

@@ -78,6 +78,64 @@ TEST(CutlassPlugin, AcceptsTheLinearsItImplements) {
   EXPECT_EQ(refusal(d), "");
 }
 
+/// bert_base's FFN2 in 4 slices with its residual, followed by a layer norm into its own buffer.
+TgcCutlassGemmDesc ffn2Norm() {
+  TgcCutlassGemmDesc d = ffn1();
+  d.activation = 0, d.n = 768, d.k = 3072, d.lda = 3072, d.ldb = 3072, d.ldc = 768, d.splits = 4;
+  d.residual = reinterpret_cast<const void *>(0x100000);
+  d.norm = 1, d.eps = 1e-12f;
+  d.gamma = reinterpret_cast<const void *>(0x300000);
+  d.beta = reinterpret_cast<const void *>(0x310000);
+  d.norm_out = reinterpret_cast<void *>(0x200000);
+  return d;
+}
+
+TEST(CutlassPlugin, AcceptsNormsAfterSplitK) {
+  ASSERT_TRUE(plugin());
+  TgcCutlassGemmDesc d = ffn2Norm();
+  EXPECT_EQ(refusal(d), "");
+  d.norm = 2, d.beta = nullptr; // RMS norm (LLaMA), 3 slices
+  d.splits = 3;
+  EXPECT_EQ(refusal(d), "");
+  d.gamma = nullptr; // no scale
+  EXPECT_EQ(refusal(d), "");
+  d = ffn2Norm(); // the norm written over the residual (the planner may reuse a dead buffer)...
+  d.norm_out = const_cast<void *>(d.residual);
+  EXPECT_EQ(refusal(d), "");
+  d.norm_out = d.c; // ... or over C
+  EXPECT_EQ(refusal(d), "");
+}
+
+TEST(CutlassPlugin, RefusesNormsItCannotApply) {
+  ASSERT_TRUE(plugin());
+  struct Case {
+    const char *why;
+    void (*edit)(TgcCutlassGemmDesc &);
+  };
+  const Case cases[] = {
+      {"norm 3", [](TgcCutlassGemmDesc &d) { d.norm = 3; }},
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.splits = 1; }},
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.norm_out = nullptr; }},
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.eps = -1.f; }},
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) {
+         d.n = 8200, d.ldc = 8200, d.norm_out = reinterpret_cast<void *>(0x10000000);
+       }},
+      {"partly overlaps C", [](TgcCutlassGemmDesc &d) {
+         d.norm_out = static_cast<char *>(d.c) + 1536; // one row on
+       }},
+      {"partly overlaps C", [](TgcCutlassGemmDesc &d) {
+         d.norm_out = static_cast<char *>(const_cast<void *>(d.residual)) - 1536;
+       }},
+      {"16-byte aligned", [](TgcCutlassGemmDesc &d) { d.gamma = reinterpret_cast<const void *>(0x300004); }},
+  };
+  for (const Case &c : cases) {
+    TgcCutlassGemmDesc d = ffn2Norm();
+    c.edit(d);
+    const std::string why = refusal(d);
+    EXPECT_NE(why.find(c.why), std::string::npos) << c.why << ": got '" << why << "'";
+  }
+}
+
 TEST(CutlassPlugin, RefusesWithAReason) {
   ASSERT_TRUE(plugin());
   struct Case {

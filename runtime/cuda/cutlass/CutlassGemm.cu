@@ -2,7 +2,8 @@
 // column-major Cᵀ = B·Aᵀ, so the weights B are CUTLASS's operand A: the operand example 63's
 // kernel prefetches into L2 while it waits for the previous kernel (perf-log, seventh session).
 // Two tiles (64 weight rows × 64 or 128 tokens), f16 and bf16, no activation, erf-GELU or
-// tanh-GELU (CUTLASS's GELU_taylor, tanh.approx inside): twelve instantiations, about two
+// tanh-GELU (CUTLASS's GELU_taylor, tanh.approx inside); split-K's sum kernel also applies a
+// layer or RMS norm (splitReduceNorm): twelve instantiations, about two
 // minutes of nvcc on two cores.
 #include "runtime/cuda/cutlass/CutlassGemm.h"
 
@@ -62,6 +63,94 @@ __global__ void splitReduce(const float *__restrict__ P, int S, int m, int n, in
       x += float(res[(long long)r * ldc + c + q]);
     C[(long long)r * ldc + c + q] = T(x);
   }
+}
+
+/// Sum of `v` over the block (at most 32 warps); every thread gets it. `red` holds 33 floats.
+__device__ inline float blockSum(float v, float *red) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+  __syncthreads(); // red is free (an earlier sum has been read)
+  if ((threadIdx.x & 31) == 0)
+    red[w] = v;
+  __syncthreads();
+  float t = 0.f;
+  for (int i = 0; i < nw; ++i)
+    t += red[i];
+  return t;
+}
+
+/// Split-K's second kernel with the norm after the GEMM: one block per row, 8 columns per thread
+/// (n % 8 == 0, n <= 8192). C = Σ_s P_s + bias + R as splitReduce computes it, then Y = the
+/// norm of the row of C as stored (rounded to T), in two passes over registers like tgc's norm
+/// kernels: layer norm (norm 1) y = (c - mean) / sqrt(mean((c - mean)²) + eps) · γ + β, RMS
+/// norm (norm 2) y = c / sqrt(mean(c²) + eps) · γ. Each block reads its row of R before it
+/// writes its row of Y, so Y may be R (or C) itself.
+template <class T>
+__global__ void splitReduceNorm(const float *__restrict__ P, int S, int m, int n, int ldc,
+                                const T *__restrict__ bias, const T *res, T *C, int norm,
+                                float eps, const T *__restrict__ gamma, const T *__restrict__ beta,
+                                T *Y) {
+  __shared__ float red[33];
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+  const int r = blockIdx.x, c = threadIdx.x * 8;
+  const bool in = c < n;
+  const long long mn = (long long)m * n, i = (long long)r * n + c;
+  float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  auto load8 = [](const T *p, float *out) {
+    const uint4 raw = *reinterpret_cast<const uint4 *>(p);
+    const T *t = reinterpret_cast<const T *>(&raw);
+    for (int q = 0; q < 8; ++q)
+      out[q] = float(t[q]);
+  };
+  if (in) {
+    for (int s = 0; s < S; ++s)
+      for (int h = 0; h < 2; ++h) {
+        const float4 b = *reinterpret_cast<const float4 *>(P + s * mn + i + 4 * h);
+        v[4 * h] += b.x, v[4 * h + 1] += b.y, v[4 * h + 2] += b.z, v[4 * h + 3] += b.w;
+      }
+    float t[8];
+    if (bias) {
+      load8(bias + c, t);
+      for (int q = 0; q < 8; ++q)
+        v[q] += t[q];
+    }
+    if (res) {
+      load8(res + (long long)r * ldc + c, t);
+      for (int q = 0; q < 8; ++q)
+        v[q] += t[q];
+    }
+    uint4 raw;
+    T *o = reinterpret_cast<T *>(&raw);
+    for (int q = 0; q < 8; ++q) {
+      o[q] = T(v[q]);
+      v[q] = float(o[q]);
+    }
+    *reinterpret_cast<uint4 *>(C + (long long)r * ldc + c) = raw;
+  }
+  float s = 0.f;
+  for (int q = 0; q < 8; ++q)
+    s += v[q];
+  const float mean = norm == 1 ? blockSum(s, red) / n : 0.f;
+  float sq = 0.f;
+  for (int q = 0; q < 8; ++q)
+    sq += in ? (v[q] - mean) * (v[q] - mean) : 0.f;
+  const float rstd = 1.f / sqrtf(blockSum(sq, red) / n + eps);
+  if (!in)
+    return;
+  float g[8], b[8];
+  for (int q = 0; q < 8; ++q)
+    g[q] = 1.f, b[q] = 0.f;
+  if (gamma)
+    load8(gamma + c, g);
+  if (beta)
+    load8(beta + c, b);
+  uint4 raw;
+  T *o = reinterpret_cast<T *>(&raw);
+  for (int q = 0; q < 8; ++q)
+    o[q] = T((v[q] - mean) * rstd * g[q] + b[q]);
+  *reinterpret_cast<uint4 *>(Y + (long long)r * n + c) = raw;
 }
 
 } // namespace tgc_cutlass
@@ -132,18 +221,29 @@ template <class G, class T> struct SplitOp : Op {
     if (s != cutlass::Status::kSuccess)
       return s;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)((d.m * d.n / 4 + 255) / 256));
-    cfg.blockDim = dim3(256);
     cfg.stream = stream;
     cudaLaunchAttribute attr;
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = &attr;
     cfg.numAttrs = pdl ? 1 : 0;
-    cudaError_t e = cudaLaunchKernelEx(
-        &cfg, tgc_cutlass::splitReduce<T>, static_cast<const float *>(ws), d.splits, (int)d.m, (int)d.n,
-        (int)d.ldc, static_cast<const T *>(d.bias), static_cast<const T *>(d.residual),
-        static_cast<T *>(d.c), d.activation);
+    const float *p = ws;
+    const T *bias = static_cast<const T *>(d.bias), *res = static_cast<const T *>(d.residual);
+    T *c = static_cast<T *>(d.c);
+    cudaError_t e;
+    if (d.norm) {
+      cfg.gridDim = dim3((unsigned)d.m);
+      cfg.blockDim = dim3((unsigned)((d.n / 8 + 31) / 32 * 32));
+      e = cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduceNorm<T>, p, d.splits, (int)d.m,
+                             (int)d.n, (int)d.ldc, bias, res, c, d.norm, d.eps,
+                             static_cast<const T *>(d.gamma), static_cast<const T *>(d.beta),
+                             static_cast<T *>(d.norm_out));
+    } else {
+      cfg.gridDim = dim3((unsigned)((d.m * d.n / 4 + 255) / 256));
+      cfg.blockDim = dim3(256);
+      e = cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduce<T>, p, d.splits, (int)d.m, (int)d.n,
+                             (int)d.ldc, bias, res, c, d.activation);
+    }
     return e == cudaSuccess ? cutlass::Status::kSuccess : cutlass::Status::kErrorInternal;
   }
 };
@@ -194,15 +294,17 @@ TgcCutlassGemmDesc partialDesc(const TgcCutlassGemmDesc &d, float *ws) {
   p.stride_a = p.stride_b = p.k;
   p.ldc = d.n, p.stride_c = d.m * d.n;
   p.c = ws, p.bias = p.residual = nullptr, p.activation = 0, p.bias_stride = 0;
+  p.norm = 0, p.gamma = p.beta = nullptr, p.norm_out = nullptr;
   return p;
 }
 
 std::string describe(const TgcCutlassGemmDesc &d) {
   char b[200];
   std::snprintf(b, sizeof b,
-                "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d splits %d",
+                "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d splits %d%s",
                 (long long)d.m, (long long)d.n, (long long)d.k, (long long)d.lda,
-                (long long)d.ldb, (long long)d.ldc, (long long)d.batch, d.dtype, d.tile, d.splits);
+                (long long)d.ldb, (long long)d.ldc, (long long)d.batch, d.dtype, d.tile, d.splits,
+                d.norm == 1 ? " + layer norm" : d.norm == 2 ? " + RMS norm" : "");
   return b;
 }
 
@@ -229,10 +331,27 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
   if (d.stride_a % 8 || d.stride_b % 8 || d.stride_c % 8 || d.bias_stride % 8 || d.stride_a < 0 ||
       d.stride_b < 0 || d.stride_c < 0 || d.bias_stride < 0)
     return "batch strides must be non-negative multiples of 8 elements";
+  if (d.norm < 0 || d.norm > 2)
+    return "norm " + std::to_string(d.norm) + " (none, layer norm and RMS norm only)";
+  if (d.norm && (d.splits < 2 || d.activation || d.n > 8192 || !d.norm_out ||
+                 !(d.eps >= 0.f && d.eps < 1e30f)))
+    return "a norm needs split-K, no activation, n <= 8192, an output and a finite eps >= 0";
+  if (d.norm) {
+    // Y rows are n apart: equal to or clear of C and R (rows ldc apart), which each block reads
+    // or writes one row of.
+    const auto bytes = [&](int64_t ld) { return (uint64_t)((d.m - 1) * ld + d.n) * 2; };
+    const auto clear = [&](const void *p, int64_t ld) {
+      const uint64_t y = (uintptr_t)d.norm_out, x = (uintptr_t)p;
+      return !p || (x == y && ld == d.n) || x + bytes(ld) <= y || y + bytes(d.n) <= x;
+    };
+    if (!clear(d.c, d.ldc) || !clear(d.residual, d.ldc))
+      return "the norm's output partly overlaps C or the residual";
+  }
   // TMA: 16-byte aligned bases and row pitches.
   if (d.lda % 8 || d.ldb % 8 || d.ldc % 8 || d.lda < d.k || d.ldb < d.k || d.ldc < d.n)
     return "row pitches must be multiples of 8 elements and cover the rows";
-  for (const void *p : {d.a, d.b, d.bias, d.residual, (const void *)d.c})
+  for (const void *p : {d.a, d.b, d.bias, d.residual, (const void *)d.c, d.gamma, d.beta,
+                        (const void *)d.norm_out})
     if ((uintptr_t)p % 16)
       return "pointers must be 16-byte aligned";
   if (!d.a || !d.b || !d.c)

@@ -4,8 +4,9 @@
 // TMA GEMM, which requests its weight tiles into L2 before `griddepcontrol.wait` and is launched
 // with programmatic dependent launch — the one thing cuBLASLt's kernels do not do. Epilogues:
 // per-output bias, a residual added after it (C = A·Bᵀ + bias + R), or GELU (C = gelu(A·Bᵀ +
-// bias); erf form, which cuBLASLt cannot apply, or tanh form). Plain C types only: the runtime and the plug-in share no
-// C++ ABI.
+// bias); erf form, which cuBLASLt cannot apply, or tanh form); with split-K also a layer or RMS
+// norm of each row of the result (the sum kernel then does the norm kernel's work). Plain C
+// types only: the runtime and the plug-in share no C++ ABI.
 #ifndef TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
 #define TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
 
@@ -16,7 +17,7 @@
 extern "C" {
 #endif
 
-#define TGC_CUTLASS_ABI 3
+#define TGC_CUTLASS_ABI 4
 
 /// B must not change while the previous kernel runs (a weight): the kernel prefetches it before
 /// waiting for that kernel. For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
@@ -35,6 +36,14 @@ typedef struct TgcCutlassGemmDesc {
   int64_t batch, stride_a, stride_b, stride_c, bias_stride;
   const void *a, *b, *bias, *residual;
   void *c;
+  /* With splits > 1, one batch and no activation, the sum kernel may also normalize each row of
+     C (as stored, rounded to dtype) into Y (m×n, row pitch n): 1 layer norm, Y = (C - mean) /
+     sqrt(var + eps) · gamma + beta; 2 RMS norm, Y = C / sqrt(mean(C²) + eps) · gamma; gamma and
+     beta (n each) may be null. 0: none. Y must equal or be clear of C and the residual. */
+  int norm;
+  float eps;
+  const void *gamma, *beta;
+  void *norm_out;
 } TgcCutlassGemmDesc;
 
 /// Number of tile configurations (TgcCutlassGemmDesc.tile < this).
