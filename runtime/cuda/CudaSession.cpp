@@ -67,12 +67,13 @@ constexpr int64_t kMmaWorkspaceMax = 64ll << 20; // split-K partials (tgc kernel
 /// A CUTLASS plug-in configuration: tile (TgcCutlassGemmDesc.tile) as weight rows × tokens ×
 /// depth, and "/sN" for N-way split-K.
 std::string cutlassName(int tile, int splits) {
-  return std::string(tile == 0 ? "cutlass64x64x128" : "cutlass64x128x64") +
+  static const char *const names[] = {"cutlass64x64x128", "cutlass64x128x64", "cutlass64x32x128"};
+  return std::string(names[tile]) +
          (splits > 1 ? "/s" + std::to_string(splits) : "");
 }
 /// The plug-in configurations offered per GEMM as (tile, splits); split-K only where every
 /// slice is at least 256 deep (bert_base's FFN down-projection: 2, 3 or 4 slices of 3072).
-constexpr std::pair<int, int> kCutlassConfigs[] = {{0, 1}, {1, 1}, {0, 2}, {0, 3}, {0, 4}};
+constexpr std::pair<int, int> kCutlassConfigs[] = {{0, 1}, {1, 1}, {2, 1}, {0, 2}, {0, 3}, {0, 4}};
 constexpr int64_t kCutlassMinSliceK = 256;
 
 std::string fmtUs(double ms) {
