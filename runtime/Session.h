@@ -75,8 +75,9 @@ public:
   /// the last run stay on the device and `iters` replays are enqueued back to back between two
   /// device events; µs per replay. -1 where not supported (CPU, or no run yet).
   /// `omit` (diagnostics: where the time goes inside the graph) leaves steps out of a separate
-  /// graph timed the same way: "gemm" names every GEMM step, any other word the kernel steps whose
-  /// symbol contains it ("attention", "norm"). Such a graph computes wrong outputs; only its time
+  /// graph timed the same way: "gemm" names every GEMM step, "gemm:<words>" the GEMM steps whose
+  /// label contains them, any other word the kernel steps whose symbol contains it ("attention",
+  /// "norm"). Such a graph computes wrong outputs; only its time
   /// is reported, and the package's own graph is not touched.
   virtual double replayMicros(int iters, const std::vector<std::string> &omit) { return -1; }
   /// The package's --precision ("fp32", "fp16", "bf16"): f16/bf16 inside, whatever the edges.

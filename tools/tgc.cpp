@@ -285,7 +285,8 @@ int tgcMain(int argc, char **argv) {
   std::vector<std::string> omits;
   bench->add_option("--omit", omits,
                     "GPU diagnostics, repeatable: also time the graph without these steps "
-                    "(comma list: 'gemm', or words of kernel names such as attention, norm)");
+                    "(comma list: 'gemm', 'gemm:<words of GEMM labels>' such as "
+                    "gemm:attn/c_proj, or words of kernel names such as attention, norm)");
 
   auto *inspect = app.add_subcommand("inspect", "print a package's plan, kernels, arena and weights");
   inspect->add_option("package", pkg, "package directory")->required();

@@ -1296,10 +1296,16 @@ std::string CudaSession::launchKernel(const RtStep &s) {
 }
 
 bool CudaSession::omitted(size_t i, const std::vector<std::string> &omit) const {
-  for (const std::string &w : omit)
-    if (w == "gemm" ? steps_[i].gemm
-                    : !steps_[i].gemm && plan_.steps((int)i).symbol().find(w) != std::string::npos)
+  const plan::Step &s = plan_.steps((int)i);
+  for (const std::string &w : omit) {
+    // "gemm": every GEMM step; "gemm:<words>": the GEMM steps whose label has them (e.g.
+    // gemm:attn/c_proj, GPT-2's attention-output GEMMs); other words: kernels named so.
+    const bool gemmLabel = w.rfind("gemm:", 0) == 0;
+    if (w == "gemm"  ? steps_[i].gemm
+        : gemmLabel ? steps_[i].gemm && s.label().find(w.substr(5)) != std::string::npos
+                    : !steps_[i].gemm && s.symbol().find(w) != std::string::npos)
       return true;
+  }
   return false;
 }
 
