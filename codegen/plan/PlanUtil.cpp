@@ -151,6 +151,8 @@ std::string gemmNormProblem(const Step &gemm, const Step &norm) {
     return "a norm step needs a GEMM step right before it";
   if (nd.kind() != NormDesc::LAYER_NORM && nd.kind() != NormDesc::RMS_NORM)
     return "unknown norm kind " + std::to_string((int)nd.kind());
+  if (nd.kind() == NormDesc::RMS_NORM && nd.bias())
+    return "an RMS norm has no bias";
   const GemmDesc &g = gemm.gemm();
   if (g.activation() != GemmDesc::NONE || g.batch() != 1 || (g.dtype() != 10 && g.dtype() != 16) ||
       g.ldc() != g.n() || nd.cols() != g.n() || !(nd.epsilon() >= 0.f && nd.epsilon() < 1e30f))
@@ -161,7 +163,8 @@ std::string gemmNormProblem(const Step &gemm, const Step &norm) {
   if (norm.args_size() != want || gemm.args_size() < 3)
     return "the norm needs " + std::to_string(want) + " arguments";
   const BufferArg &x = norm.args(0), &c = gemm.args(2), &y = norm.args(want - 1);
-  if (x.kind() != c.kind() || x.offset() != c.offset() || x.bytes() != all ||
+  if (x.kind() != c.kind() || x.index() != c.index() || x.offset() != c.offset() ||
+      x.bytes() != all ||
       c.bytes() != all || y.bytes() != all)
     return "the norm must read exactly the GEMM's result (" + std::to_string(all) +
            " bytes) and write as many";

@@ -454,6 +454,8 @@ Status CudaSession::validate() {
         return st;
     }
     if (s.kind() == plan::Step::GEMM) {
+      if (s.skip_if_gemm_fused() || s.norm().kind() != plan::NormDesc::NONE)
+        return Status::error(where + ": skip_if_gemm_fused and norm are for kernel steps");
       st = checkGemm(s, where);
       if (!st.ok)
         return st;
@@ -630,8 +632,10 @@ Status CudaSession::setupGpu() {
     const plan::Step &s = plan_.steps(i);
     for (const BufferArg &a : s.args())
       steps_[i].ptrs.push_back(ptrOf(a));
-    steps_[i].skipIfFused = s.skip_if_gemm_fused();
-    steps_[i].norm = s.norm().kind() != plan::NormDesc::NONE;
+    if (s.kind() == plan::Step::KERNEL) { // (validate refuses them on other steps)
+      steps_[i].skipIfFused = s.skip_if_gemm_fused();
+      steps_[i].norm = s.norm().kind() != plan::NormDesc::NONE;
+    }
   }
   for (int i = 0; i < plan_.steps_size(); ++i) {
     const plan::Step &s = plan_.steps(i);
@@ -906,13 +910,16 @@ Status CudaSession::setupCutlass(size_t i) {
     d.norm = splits > 1 && nd ? (int)nd->kind() : 0;
     if (d.norm && cutlass_->check(&d, err, sizeof err) != 0)
       d.norm = 0;
+    TgcCutlassGemmDesc plain = d; // the norm's buffers only where it is applied
+    if (!d.norm)
+      plain.gamma = plain.beta = plain.norm_out = nullptr, plain.eps = 0.f;
     void *h = nullptr;
     // The plug-in checks split-K's divisibility; the runtime limits slice depth and memory.
     if ((splits > 1 && (g.k() / splits < kCutlassMinSliceK ||
                         splits * g.m() * g.n() * 4 > kMmaWorkspaceMax)) ||
-        cutlass_->check(&d, err, sizeof err) != 0)
+        cutlass_->check(&plain, err, sizeof err) != 0)
       continue;
-    if (cutlass_->create(&d, &h, err, sizeof err) != 0) {
+    if (cutlass_->create(&plain, &h, err, sizeof err) != 0) {
       if (cutlassSetupError_.empty())
         cutlassSetupError_ = "step " + std::to_string(i) + " " + cutlassName(tile, splits) + ": " + err;
       continue;

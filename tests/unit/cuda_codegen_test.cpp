@@ -570,8 +570,11 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
     EXPECT_NE(st.message.find("step " + std::to_string(norm)), std::string::npos) << st.message;
     EXPECT_NE(st.message.find(why), std::string::npos) << st.message;
   };
-  p.mutable_steps(norm)->mutable_args(0)->set_offset(p.steps(norm).args(0).offset() + 64);
+  p.mutable_steps(norm)->mutable_args(0)->set_bytes(p.steps(norm).args(0).bytes() - 64);
   refused(p, "the norm must read exactly the GEMM's result");
+  p = good;
+  p.mutable_steps(norm)->mutable_norm()->set_kind(plan::NormDesc::RMS_NORM); // with gpt2's bias
+  refused(p, "an RMS norm has no bias");
   p = good;
   p.mutable_steps(norm)->mutable_norm()->set_cols(p.steps(norm).norm().cols() / 2);
   refused(p, "rows of n = cols");
@@ -581,6 +584,18 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   p = good;
   p.mutable_steps(norm - 1)->mutable_gemm()->set_activation(plan::GemmDesc::GELU);
   refused(p, "without an activation");
+  // A norm (or the skip flag) on the GEMM step itself: the runtime would take the GEMM's own
+  // arguments for the norm's.
+  p = good;
+  *p.mutable_steps(norm - 1)->mutable_norm() = p.steps(norm).norm();
+  std::string bytes;
+  ASSERT_TRUE(plan::serializePlan(p, bytes));
+  std::ofstream(pkg + "/plan.pb", std::ios::binary | std::ios::trunc) << bytes;
+  Status st;
+  EXPECT_FALSE(Session::load(pkg, st));
+  EXPECT_NE(st.message.find("step " + std::to_string(norm - 1)), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("skip_if_gemm_fused and norm are for kernel steps"), std::string::npos)
+      << st.message;
   llvm::sys::fs::remove_directories(dir);
 }
 

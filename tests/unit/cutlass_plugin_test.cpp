@@ -104,6 +104,10 @@ TEST(CutlassPlugin, AcceptsNormsAfterSplitK) {
   EXPECT_EQ(refusal(d), "");
   d.norm_out = d.c; // ... or over C
   EXPECT_EQ(refusal(d), "");
+  d = ffn2Norm(); // without the norm its buffers are not looked at
+  d.norm = 0, d.gamma = reinterpret_cast<const void *>(0x300004);
+  d.norm_out = static_cast<char *>(d.c) + 8;
+  EXPECT_EQ(refusal(d), "");
 }
 
 TEST(CutlassPlugin, RefusesNormsItCannotApply) {
@@ -127,6 +131,10 @@ TEST(CutlassPlugin, RefusesNormsItCannotApply) {
          d.norm_out = static_cast<char *>(const_cast<void *>(d.residual)) - 1536;
        }},
       {"16-byte aligned", [](TgcCutlassGemmDesc &d) { d.gamma = reinterpret_cast<const void *>(0x300004); }},
+      {"overlaps the bias", [](TgcCutlassGemmDesc &d) { d.bias = d.norm_out; }},
+      {"overlaps the bias", [](TgcCutlassGemmDesc &d) {
+         d.beta = static_cast<char *>(d.norm_out) + 128 * 768 * 2 - 16;
+       }},
   };
   for (const Case &c : cases) {
     TgcCutlassGemmDesc d = ffn2Norm();

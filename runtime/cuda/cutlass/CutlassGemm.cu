@@ -348,14 +348,24 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
     };
     if (!clear(d.c, d.ldc) || !clear(d.residual, d.ldc))
       return "the norm's output partly overlaps C or the residual";
+    // Every block reads all of the bias, gamma and beta while others write Y.
+    const auto apart = [&](const void *p) {
+      const uint64_t y = (uintptr_t)d.norm_out, x = (uintptr_t)p;
+      return !p || x + (uint64_t)d.n * 2 <= y || y + bytes(d.n) <= x;
+    };
+    if (!apart(d.bias) || !apart(d.gamma) || !apart(d.beta))
+      return "the norm's output overlaps the bias, gamma or beta";
   }
   // TMA: 16-byte aligned bases and row pitches.
   if (d.lda % 8 || d.ldb % 8 || d.ldc % 8 || d.lda < d.k || d.ldb < d.k || d.ldc < d.n)
     return "row pitches must be multiples of 8 elements and cover the rows";
-  for (const void *p : {d.a, d.b, d.bias, d.residual, (const void *)d.c, d.gamma, d.beta,
-                        (const void *)d.norm_out})
+  for (const void *p : {d.a, d.b, d.bias, d.residual, (const void *)d.c})
     if ((uintptr_t)p % 16)
       return "pointers must be 16-byte aligned";
+  if (d.norm)
+    for (const void *p : {d.gamma, d.beta, (const void *)d.norm_out})
+      if ((uintptr_t)p % 16)
+        return "pointers must be 16-byte aligned";
   if (!d.a || !d.b || !d.c)
     return "null operand";
   return "";
