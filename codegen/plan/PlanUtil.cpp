@@ -164,8 +164,7 @@ std::string gemmNormProblem(const Step &gemm, const Step &norm) {
     return "the norm needs " + std::to_string(want) + " arguments";
   const BufferArg &x = norm.args(0), &c = gemm.args(2), &y = norm.args(want - 1);
   if (x.kind() != c.kind() || x.index() != c.index() || x.offset() != c.offset() ||
-      x.bytes() != all ||
-      c.bytes() != all || y.bytes() != all)
+      x.bytes() != all || c.bytes() != all || y.bytes() != all)
     return "the norm must read exactly the GEMM's result (" + std::to_string(all) +
            " bytes) and write as many";
   for (int j = 1; j + 1 < want; ++j)

@@ -1,4 +1,5 @@
-// CudaApi.cpp — dlopen + dlsym of the driver API and cuBLASLt, once per process.
+// CudaApi.cpp — dlopen + dlsym of the driver API, cuBLASLt and the CUTLASS plug-in, once per
+// process.
 #include "runtime/cuda/CudaApi.h"
 
 #include <cstdlib>
@@ -37,169 +38,143 @@ std::vector<std::string> candidates(const char *env, std::initializer_list<const
   return out;
 }
 
+/// The library table T, filled once per process by `load` (which returns "" or why it could
+/// not); every call returns it, or null with `error` set to that reason.
+template <class T> const T *loadOnce(std::string &error, std::string (*load)(T &)) {
+  static T t;
+  static std::string err;
+  static std::once_flag once;
+  std::call_once(once, [&] { err = load(t); });
+  if (!err.empty())
+    error = err;
+  return err.empty() ? &t : nullptr;
+}
+
+/// Loads Driver for loadOnce: "" or why not.
+std::string openDriver(Driver &d) {
+  void *dl = openFirst(candidates("TGC_LIBCUDA", {"libcuda.so.1", "libcuda.so"}));
+  if (!dl)
+    return "cannot load the CUDA driver (libcuda.so.1): no NVIDIA driver on this machine?";
+  std::string missing;
+  resolve(dl, d.cuInit, {"cuInit"}, missing);
+  resolve(dl, d.cuGetErrorName, {"cuGetErrorName"}, missing);
+  resolve(dl, d.cuGetErrorString, {"cuGetErrorString"}, missing);
+  resolve(dl, d.cuDeviceGetCount, {"cuDeviceGetCount"}, missing);
+  resolve(dl, d.cuDeviceGet, {"cuDeviceGet"}, missing);
+  resolve(dl, d.cuDeviceGetName, {"cuDeviceGetName"}, missing);
+  resolve(dl, d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing);
+  resolve(dl, d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing);
+  resolve(dl, d.cuDevicePrimaryCtxRelease,
+          {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, missing);
+  resolve(dl, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing);
+  resolve(dl, d.cuModuleLoadData, {"cuModuleLoadData"}, missing);
+  resolve(dl, d.cuModuleUnload, {"cuModuleUnload"}, missing);
+  resolve(dl, d.cuModuleGetFunction, {"cuModuleGetFunction"}, missing);
+  resolve(dl, d.cuMemAlloc, {"cuMemAlloc_v2"}, missing);
+  resolve(dl, d.cuMemFree, {"cuMemFree_v2"}, missing);
+  resolve(dl, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing);
+  resolve(dl, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing);
+  resolve(dl, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing);
+  resolve(dl, d.cuMemsetD8, {"cuMemsetD8_v2"}, missing);
+  resolve(dl, d.cuMemsetD32Async, {"cuMemsetD32Async"}, missing);
+  resolve(dl, d.cuMemAllocHost, {"cuMemAllocHost_v2"}, missing);
+  resolve(dl, d.cuMemFreeHost, {"cuMemFreeHost"}, missing);
+  resolve(dl, d.cuLaunchKernel, {"cuLaunchKernel"}, missing);
+  resolve(dl, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing);
+  resolve(dl, d.cuStreamCreate, {"cuStreamCreate"}, missing);
+  resolve(dl, d.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing);
+  resolve(dl, d.cuStreamSynchronize, {"cuStreamSynchronize"}, missing);
+  resolve(dl, d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing);
+  resolve(dl, d.cuStreamEndCapture, {"cuStreamEndCapture"}, missing);
+  resolve(dl, d.cuGraphInstantiate, {"cuGraphInstantiateWithFlags"}, missing);
+  resolve(dl, d.cuGraphLaunch, {"cuGraphLaunch"}, missing);
+  resolve(dl, d.cuGraphDestroy, {"cuGraphDestroy"}, missing);
+  resolve(dl, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing);
+  resolve(dl, d.cuEventCreate, {"cuEventCreate"}, missing);
+  resolve(dl, d.cuEventDestroy, {"cuEventDestroy_v2"}, missing);
+  resolve(dl, d.cuEventRecord, {"cuEventRecord"}, missing);
+  resolve(dl, d.cuEventSynchronize, {"cuEventSynchronize"}, missing);
+  resolve(dl, d.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing);
+  if (!missing.empty())
+    return "the CUDA driver lacks " + missing + " (driver too old?)";
+  std::string optional;
+  resolve(dl, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, optional);
+  return "";
+}
+
+/// Loads BlasLt for loadOnce: "" or why not.
+std::string openBlasLt(BlasLt &b) {
+  if (const char *off = std::getenv("TGC_NO_CUBLASLT"); off && *off && *off != '0')
+    return "cuBLASLt disabled by $TGC_NO_CUBLASLT";
+  void *dl = openFirst(candidates(
+      "TGC_CUBLASLT", {"libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13"}));
+  if (!dl)
+    return "cannot load cuBLASLt (libcublasLt.so.13; set $TGC_CUBLASLT)";
+  std::string missing;
+  resolve(dl, b.create, {"cublasLtCreate"}, missing);
+  resolve(dl, b.destroy, {"cublasLtDestroy"}, missing);
+  resolve(dl, b.statusString, {"cublasLtGetStatusString"}, missing);
+  resolve(dl, b.descCreate, {"cublasLtMatmulDescCreate"}, missing);
+  resolve(dl, b.descDestroy, {"cublasLtMatmulDescDestroy"}, missing);
+  resolve(dl, b.descSet, {"cublasLtMatmulDescSetAttribute"}, missing);
+  resolve(dl, b.layoutCreate, {"cublasLtMatrixLayoutCreate"}, missing);
+  resolve(dl, b.layoutDestroy, {"cublasLtMatrixLayoutDestroy"}, missing);
+  resolve(dl, b.layoutSet, {"cublasLtMatrixLayoutSetAttribute"}, missing);
+  resolve(dl, b.prefCreate, {"cublasLtMatmulPreferenceCreate"}, missing);
+  resolve(dl, b.prefDestroy, {"cublasLtMatmulPreferenceDestroy"}, missing);
+  resolve(dl, b.prefSet, {"cublasLtMatmulPreferenceSetAttribute"}, missing);
+  resolve(dl, b.heuristic, {"cublasLtMatmulAlgoGetHeuristic"}, missing);
+  resolve(dl, b.matmul, {"cublasLtMatmul"}, missing);
+  if (!missing.empty())
+    return "cuBLASLt lacks " + missing;
+  return "";
+}
+
+/// Loads CutlassLib for loadOnce: "" or why not.
+std::string openCutlass(CutlassLib &c) {
+  const char *env = std::getenv("TGC_CUTLASS");
+  std::string path;
+  if (env && *env) {
+    path = env;
+  } else {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void *>(&openCutlass), &info) || !info.dli_fname)
+      return "cannot locate the runtime's own module (dladdr) to find libtgc_cutlass_sm90.so";
+    // The executable's name is argv[0]: without a '/' it was found through $PATH.
+    std::string self = info.dli_fname;
+    char buf[4096] = {0};
+    if (self.find('/') == std::string::npos)
+      self = readlink("/proc/self/exe", buf, sizeof buf - 1) > 0 ? buf : self;
+    else if (realpath(self.c_str(), buf))
+      self = buf;
+    path = self.substr(0, self.rfind('/') + 1) + "libtgc_cutlass_sm90.so";
+  }
+  void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    const char *why = dlerror();
+    return "cannot load the CUTLASS GEMM plug-in " + path + ": " + (why ? why : "?") +
+           " (set $TGC_CUTLASS)";
+  }
+  std::string missing;
+  resolve(dl, c.abi, {"tgc_cutlass_abi"}, missing);
+  resolve(dl, c.check, {"tgc_cutlass_gemm_check"}, missing);
+  resolve(dl, c.create, {"tgc_cutlass_gemm_create"}, missing);
+  resolve(dl, c.run, {"tgc_cutlass_gemm_run"}, missing);
+  resolve(dl, c.destroy, {"tgc_cutlass_gemm_destroy"}, missing);
+  if (!missing.empty())
+    return path + " lacks " + missing;
+  if (c.abi() != TGC_CUTLASS_ABI)
+    return path + " has ABI " + std::to_string(c.abi()) + ", this runtime needs " +
+           std::to_string(TGC_CUTLASS_ABI);
+  c.path = path;
+  return "";
+}
+
 } // namespace
 
-const Driver *loadDriver(std::string &error) {
-  static Driver d;
-  static std::string err;
-  static bool ok = false;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void *dl = openFirst(candidates("TGC_LIBCUDA", {"libcuda.so.1", "libcuda.so"}));
-    if (!dl) {
-      err = "cannot load the CUDA driver (libcuda.so.1): no NVIDIA driver on this machine?";
-      return;
-    }
-    std::string missing;
-    resolve(dl, d.cuInit, {"cuInit"}, missing);
-    resolve(dl, d.cuGetErrorName, {"cuGetErrorName"}, missing);
-    resolve(dl, d.cuGetErrorString, {"cuGetErrorString"}, missing);
-    resolve(dl, d.cuDeviceGetCount, {"cuDeviceGetCount"}, missing);
-    resolve(dl, d.cuDeviceGet, {"cuDeviceGet"}, missing);
-    resolve(dl, d.cuDeviceGetName, {"cuDeviceGetName"}, missing);
-    resolve(dl, d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing);
-    resolve(dl, d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing);
-    resolve(dl, d.cuDevicePrimaryCtxRelease,
-            {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, missing);
-    resolve(dl, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing);
-    resolve(dl, d.cuModuleLoadData, {"cuModuleLoadData"}, missing);
-    resolve(dl, d.cuModuleUnload, {"cuModuleUnload"}, missing);
-    resolve(dl, d.cuModuleGetFunction, {"cuModuleGetFunction"}, missing);
-    resolve(dl, d.cuMemAlloc, {"cuMemAlloc_v2"}, missing);
-    resolve(dl, d.cuMemFree, {"cuMemFree_v2"}, missing);
-    resolve(dl, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing);
-    resolve(dl, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing);
-    resolve(dl, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing);
-    resolve(dl, d.cuMemsetD8, {"cuMemsetD8_v2"}, missing);
-    resolve(dl, d.cuMemsetD32Async, {"cuMemsetD32Async"}, missing);
-    resolve(dl, d.cuMemAllocHost, {"cuMemAllocHost_v2"}, missing);
-    resolve(dl, d.cuMemFreeHost, {"cuMemFreeHost"}, missing);
-    resolve(dl, d.cuLaunchKernel, {"cuLaunchKernel"}, missing);
-    resolve(dl, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing);
-    resolve(dl, d.cuStreamCreate, {"cuStreamCreate"}, missing);
-    resolve(dl, d.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing);
-    resolve(dl, d.cuStreamSynchronize, {"cuStreamSynchronize"}, missing);
-    resolve(dl, d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing);
-    resolve(dl, d.cuStreamEndCapture, {"cuStreamEndCapture"}, missing);
-    resolve(dl, d.cuGraphInstantiate, {"cuGraphInstantiateWithFlags"}, missing);
-    resolve(dl, d.cuGraphLaunch, {"cuGraphLaunch"}, missing);
-    resolve(dl, d.cuGraphDestroy, {"cuGraphDestroy"}, missing);
-    resolve(dl, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing);
-    resolve(dl, d.cuEventCreate, {"cuEventCreate"}, missing);
-    resolve(dl, d.cuEventDestroy, {"cuEventDestroy_v2"}, missing);
-    resolve(dl, d.cuEventRecord, {"cuEventRecord"}, missing);
-    resolve(dl, d.cuEventSynchronize, {"cuEventSynchronize"}, missing);
-    resolve(dl, d.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing);
-    if (!missing.empty()) {
-      err = "the CUDA driver lacks " + missing + " (driver too old?)";
-      return;
-    }
-    std::string optional;
-    resolve(dl, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, optional);
-    ok = true;
-  });
-  if (!ok)
-    error = err;
-  return ok ? &d : nullptr;
-}
-
-const BlasLt *loadBlasLt(std::string &error) {
-  static BlasLt b;
-  static std::string err;
-  static bool ok = false;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (const char *off = std::getenv("TGC_NO_CUBLASLT"); off && *off && *off != '0') {
-      err = "cuBLASLt disabled by $TGC_NO_CUBLASLT";
-      return;
-    }
-    void *dl = openFirst(candidates(
-        "TGC_CUBLASLT", {"libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13"}));
-    if (!dl) {
-      err = "cannot load cuBLASLt (libcublasLt.so.13; set $TGC_CUBLASLT)";
-      return;
-    }
-    std::string missing;
-    resolve(dl, b.create, {"cublasLtCreate"}, missing);
-    resolve(dl, b.destroy, {"cublasLtDestroy"}, missing);
-    resolve(dl, b.statusString, {"cublasLtGetStatusString"}, missing);
-    resolve(dl, b.descCreate, {"cublasLtMatmulDescCreate"}, missing);
-    resolve(dl, b.descDestroy, {"cublasLtMatmulDescDestroy"}, missing);
-    resolve(dl, b.descSet, {"cublasLtMatmulDescSetAttribute"}, missing);
-    resolve(dl, b.layoutCreate, {"cublasLtMatrixLayoutCreate"}, missing);
-    resolve(dl, b.layoutDestroy, {"cublasLtMatrixLayoutDestroy"}, missing);
-    resolve(dl, b.layoutSet, {"cublasLtMatrixLayoutSetAttribute"}, missing);
-    resolve(dl, b.prefCreate, {"cublasLtMatmulPreferenceCreate"}, missing);
-    resolve(dl, b.prefDestroy, {"cublasLtMatmulPreferenceDestroy"}, missing);
-    resolve(dl, b.prefSet, {"cublasLtMatmulPreferenceSetAttribute"}, missing);
-    resolve(dl, b.heuristic, {"cublasLtMatmulAlgoGetHeuristic"}, missing);
-    resolve(dl, b.matmul, {"cublasLtMatmul"}, missing);
-    if (!missing.empty()) {
-      err = "cuBLASLt lacks " + missing;
-      return;
-    }
-    ok = true;
-  });
-  if (!ok)
-    error = err;
-  return ok ? &b : nullptr;
-}
-
-const CutlassLib *loadCutlass(std::string &error) {
-  static CutlassLib c;
-  static std::string err;
-  static bool ok = false;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char *env = std::getenv("TGC_CUTLASS");
-    std::string path;
-    if (env && *env) {
-      path = env;
-    } else {
-      Dl_info info{};
-      if (!dladdr(reinterpret_cast<void *>(&loadCutlass), &info) || !info.dli_fname) {
-        err = "cannot locate the runtime's own module (dladdr) to find libtgc_cutlass_sm90.so";
-        return;
-      }
-      // The executable's name is argv[0]: without a '/' it was found through $PATH.
-      std::string self = info.dli_fname;
-      char buf[4096] = {0};
-      if (self.find('/') == std::string::npos)
-        self = readlink("/proc/self/exe", buf, sizeof buf - 1) > 0 ? buf : self;
-      else if (realpath(self.c_str(), buf))
-        self = buf;
-      path = self.substr(0, self.rfind('/') + 1) + "libtgc_cutlass_sm90.so";
-    }
-    void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-      const char *why = dlerror();
-      err = "cannot load the CUTLASS GEMM plug-in " + path + ": " + (why ? why : "?") +
-            " (set $TGC_CUTLASS)";
-      return;
-    }
-    std::string missing;
-    resolve(dl, c.abi, {"tgc_cutlass_abi"}, missing);
-    resolve(dl, c.check, {"tgc_cutlass_gemm_check"}, missing);
-    resolve(dl, c.create, {"tgc_cutlass_gemm_create"}, missing);
-    resolve(dl, c.run, {"tgc_cutlass_gemm_run"}, missing);
-    resolve(dl, c.destroy, {"tgc_cutlass_gemm_destroy"}, missing);
-    if (!missing.empty()) {
-      err = path + " lacks " + missing;
-      return;
-    }
-    if (c.abi() != TGC_CUTLASS_ABI) {
-      err = path + " has ABI " + std::to_string(c.abi()) + ", this runtime needs " +
-            std::to_string(TGC_CUTLASS_ABI);
-      return;
-    }
-    c.path = path;
-    ok = true;
-  });
-  if (!ok)
-    error = err;
-  return ok ? &c : nullptr;
-}
-
+const Driver *loadDriver(std::string &error) { return loadOnce(error, openDriver); }
+const BlasLt *loadBlasLt(std::string &error) { return loadOnce(error, openBlasLt); }
+const CutlassLib *loadCutlass(std::string &error) { return loadOnce(error, openCutlass); }
 std::string check(const Driver &d, CUresult r, const char *call) {
   if (r == CUDA_SUCCESS)
     return "";

@@ -1343,12 +1343,8 @@ Status CudaSession::validateOnly(const std::string &path) {
 }
 
 Status CudaSession::init(const std::string &path) {
-  path_ = path;
-  pre_ = "package '" + path + "': ";
-  Status st = validate();
-  if (!st.ok)
-    return st;
-  return setupGpu();
+  Status st = validateOnly(path);
+  return st.ok ? setupGpu() : st;
 }
 
 Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) const {

@@ -515,6 +515,18 @@ TEST(CudaRuntimeNoGpu, RefusesCorruptPackagesAndReportsMissingGpu) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+/// Writes `p` as `pkg`'s plan and expects the load to be refused naming step `step` and `why`.
+void expectPlanRefused(const std::string &pkg, const plan::Plan &p, int step,
+                       const std::string &why) {
+  std::string bytes;
+  ASSERT_TRUE(plan::serializePlan(p, bytes));
+  std::ofstream(pkg + "/plan.pb", std::ios::binary | std::ios::trunc) << bytes;
+  Status st;
+  EXPECT_FALSE(Session::load(pkg, st));
+  EXPECT_NE(st.message.find("step " + std::to_string(step)), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find(why), std::string::npos) << st.message;
+}
+
 // A well-formed plan (checksum recomputed) whose activation step does not follow a GEMM that
 // carries an activation is refused before any GPU work, naming the step.
 TEST(CudaRuntimeNoGpu, RefusesSkipIfFusedWithoutActivationGemm) {
@@ -530,16 +542,7 @@ TEST(CudaRuntimeNoGpu, RefusesSkipIfFusedWithoutActivationGemm) {
       flagged = i;
   ASSERT_GE(flagged, 0);
   p.mutable_steps(flagged)->set_skip_if_gemm_fused(true);
-  std::string bytes;
-  ASSERT_TRUE(plan::serializePlan(p, bytes));
-  std::ofstream(pkg + "/plan.pb", std::ios::binary) << bytes;
-  Status st;
-  auto s = Session::load(pkg, st);
-  EXPECT_FALSE(s);
-  EXPECT_NE(st.message.find("step " + std::to_string(flagged)), std::string::npos) << st.message;
-  EXPECT_NE(st.message.find("skip_if_gemm_fused needs a GEMM step with an activation"),
-            std::string::npos)
-      << st.message;
+  expectPlanRefused(pkg, p, flagged, "skip_if_gemm_fused needs a GEMM step with an activation");
   llvm::sys::fs::remove_directories(dir);
 }
 
@@ -561,14 +564,7 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   EXPECT_TRUE(p.steps(norm).skip_if_gemm_fused());
   const plan::Plan good = p;
   auto refused = [&](const plan::Plan &bad, const std::string &why) {
-    std::string bytes;
-    ASSERT_TRUE(plan::serializePlan(bad, bytes));
-    std::ofstream(pkg + "/plan.pb", std::ios::binary | std::ios::trunc) << bytes;
-    Status st;
-    auto s = Session::load(pkg, st);
-    EXPECT_FALSE(s);
-    EXPECT_NE(st.message.find("step " + std::to_string(norm)), std::string::npos) << st.message;
-    EXPECT_NE(st.message.find(why), std::string::npos) << st.message;
+    expectPlanRefused(pkg, bad, norm, why);
   };
   p.mutable_steps(norm)->mutable_args(0)->set_bytes(p.steps(norm).args(0).bytes() - 64);
   refused(p, "the norm must read exactly the GEMM's result");
@@ -588,14 +584,7 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   // arguments for the norm's.
   p = good;
   *p.mutable_steps(norm - 1)->mutable_norm() = p.steps(norm).norm();
-  std::string bytes;
-  ASSERT_TRUE(plan::serializePlan(p, bytes));
-  std::ofstream(pkg + "/plan.pb", std::ios::binary | std::ios::trunc) << bytes;
-  Status st;
-  EXPECT_FALSE(Session::load(pkg, st));
-  EXPECT_NE(st.message.find("step " + std::to_string(norm - 1)), std::string::npos) << st.message;
-  EXPECT_NE(st.message.find("skip_if_gemm_fused and norm are for kernel steps"), std::string::npos)
-      << st.message;
+  expectPlanRefused(pkg, p, norm - 1, "skip_if_gemm_fused and norm are for kernel steps");
   llvm::sys::fs::remove_directories(dir);
 }
 

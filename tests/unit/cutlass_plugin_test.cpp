@@ -46,6 +46,26 @@ std::string refusal(const TgcCutlassGemmDesc &d) {
   return plugin()->check(&d, err, sizeof err) == 0 ? std::string() : std::string(err);
 }
 
+/// A descriptor edit and the words its refusal must contain.
+struct Refusal {
+  const char *why;
+  void (*edit)(TgcCutlassGemmDesc &);
+};
+
+/// Each case applied to `base()` is refused with its words (and, with `namesGemm`, the GEMM's
+/// extents).
+void expectRefusals(TgcCutlassGemmDesc (*base)(), std::initializer_list<Refusal> cases,
+                    bool namesGemm) {
+  for (const Refusal &c : cases) {
+    TgcCutlassGemmDesc d = base();
+    c.edit(d);
+    const std::string why = refusal(d);
+    EXPECT_NE(why.find(c.why), std::string::npos) << c.why << ": got '" << why << "'";
+    if (namesGemm)
+      EXPECT_NE(why.find("m=128 n="), std::string::npos) << why;
+  }
+}
+
 TEST(CutlassPlugin, LoadsWithThisRuntimesAbi) {
   ASSERT_TRUE(plugin());
   EXPECT_EQ(plugin()->abi(), TGC_CUTLASS_ABI);
@@ -112,11 +132,7 @@ TEST(CutlassPlugin, AcceptsNormsAfterSplitK) {
 
 TEST(CutlassPlugin, RefusesNormsItCannotApply) {
   ASSERT_TRUE(plugin());
-  struct Case {
-    const char *why;
-    void (*edit)(TgcCutlassGemmDesc &);
-  };
-  const Case cases[] = {
+  expectRefusals(ffn2Norm, {
       {"norm 3", [](TgcCutlassGemmDesc &d) { d.norm = 3; }},
       {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.splits = 1; }},
       {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.norm_out = nullptr; }},
@@ -135,22 +151,12 @@ TEST(CutlassPlugin, RefusesNormsItCannotApply) {
       {"overlaps the bias", [](TgcCutlassGemmDesc &d) {
          d.beta = static_cast<char *>(d.norm_out) + 128 * 768 * 2 - 16;
        }},
-  };
-  for (const Case &c : cases) {
-    TgcCutlassGemmDesc d = ffn2Norm();
-    c.edit(d);
-    const std::string why = refusal(d);
-    EXPECT_NE(why.find(c.why), std::string::npos) << c.why << ": got '" << why << "'";
-  }
+  }, false);
 }
 
 TEST(CutlassPlugin, RefusesWithAReason) {
   ASSERT_TRUE(plugin());
-  struct Case {
-    const char *why;
-    void (*edit)(TgcCutlassGemmDesc &);
-  };
-  const Case cases[] = {
+  expectRefusals(ffn1, {
       {"ABI", [](TgcCutlassGemmDesc &d) { d.abi = TGC_CUTLASS_ABI + 1; }},
       {"element type 1", [](TgcCutlassGemmDesc &d) { d.dtype = 1; }},
       {"activation 1", [](TgcCutlassGemmDesc &d) { d.activation = 1; }},
@@ -168,14 +174,7 @@ TEST(CutlassPlugin, RefusesWithAReason) {
       {"row pitches", [](TgcCutlassGemmDesc &d) { d.ldc = 3000; }},
       {"16-byte aligned", [](TgcCutlassGemmDesc &d) { d.bias = reinterpret_cast<const void *>(0x30008); }},
       {"null operand", [](TgcCutlassGemmDesc &d) { d.a = nullptr; }},
-  };
-  for (const Case &c : cases) {
-    TgcCutlassGemmDesc d = ffn1();
-    c.edit(d);
-    const std::string why = refusal(d);
-    EXPECT_NE(why.find(c.why), std::string::npos) << c.why << ": got '" << why << "'";
-    EXPECT_NE(why.find("m=128 n="), std::string::npos) << why; // names the GEMM
-  }
+  }, true); // each refusal names the GEMM
   char err[64] = {0};
   EXPECT_NE(plugin()->check(nullptr, err, sizeof err), 0);
   void *h = reinterpret_cast<void *>(1);
