@@ -71,6 +71,12 @@ struct Code {
   }
 };
 
+/// The body of a rotary's grid loop over its input's shape, with `q` the offsets of (result, x,
+/// cos, sin) (CudaKernels.cpp).
+void rotaryElement(Code &c, tg::RotaryOp ro, const std::string &it, const std::string &out,
+                   const std::string &x, const std::string &cs, const std::string &sn,
+                   const std::vector<std::string> &q);
+
 /// A value read by elementwise code: a buffer (kernel parameter or constant array) or a splat
 /// literal.
 struct Leaf {

@@ -1309,32 +1309,6 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
              });
     return llvm::Error::success();
   }
-  if (auto ro = dyn_cast<tg::RotaryOp>(op)) {
-    if (!ct.isFloat)
-      return opError(op, "rotary needs a float type");
-    // One thread per element; cos/sin through broadcast strides.
-    Shape x = shapeOf(ro.getInput());
-    gridLoop(x, {contiguousStrides(x), contiguousStrides(x),
-                 broadcastStrides(shapeOf(ro.getCos()), x), broadcastStrides(shapeOf(ro.getSin()), x)},
-             {"0", "0", "0", "0"}, [&](Code &c, const std::vector<std::string> &q) {
-               rotaryElement(c, ro, it, "out0", "in0", "in1", "in2", q);
-             });
-    return llvm::Error::success();
-  }
-  if (isa<tg::SwigluOp>(op)) {
-    if (!ct.isFloat)
-      return opError(op, "swiglu needs a float type");
-    // y[r, k] = silu(x[r, k]) * x[r, N + k], one thread per output element.
-    Shape y = shapeOf(op->getResult(0));
-    int64_t N = y.back();
-    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-           str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-    c.line("const " + it + " r = i / " + str(N) + ", k = i % " + str(N) + ";");
-    c.line("out0[i] = (" + T + ")(tg_silu<" + T + ">(in0[r * " + str(2 * N) + " + k]) * in0[r * " +
-           str(2 * N) + " + " + str(N) + " + k]);");
-    c.close();
-    return llvm::Error::success();
-  }
   return opError(op, "op not supported by the CUDA backend");
 }
 

@@ -1092,35 +1092,14 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   if (auto ro = dyn_cast<tg::RotaryOp>(op)) {
     if (!ct.isFloat)
       return opError(op, "rotary needs a float type");
-    // One thread per element: y = x * cos + rotate(x) * sin, the partner element of x read in
-    // place; cos/sin through broadcast strides. x and y are contiguous, so o0 indexes both.
+    // One thread per element; cos/sin through broadcast strides (rotaryElement).
     Shape x = shapeOf(ro.getInput());
-    int64_t D = x.back(), H = D / 2;
     if (product(x) == 0)
       return llvm::Error::success();
-    auto cs = ctypeOf(ro.getCos(), op), sn = ctypeOf(ro.getSin(), op);
-    if (!cs)
-      return cs.takeError();
-    if (!sn)
-      return sn.takeError();
-    gridLoop(x,
-             {contiguousStrides(x), broadcastStrides(shapeOf(ro.getCos()), x),
-              broadcastStrides(shapeOf(ro.getSin()), x)},
-             {"0", "0", "0"}, [&](Code &c, const std::vector<std::string> &o) {
-               c.line("const " + it + " k = " + o[0] + " % " + str(D) + ";");
-               if (ro.getInterleaved())
-                 c.line("const " + A + " r = (k & 1) == 0 ? -(" + A + ")" +
-                        ct.ld("in0[" + o[0] + " + 1]") + " : (" + A + ")" +
-                        ct.ld("in0[" + o[0] + " - 1]") + ";");
-               else
-                 c.line("const " + A + " r = k < " + str(H) + " ? -(" + A + ")" +
-                        ct.ld("in0[" + o[0] + " + " + str(H) + "]") + " : (" + A + ")" +
-                        ct.ld("in0[" + o[0] + " - " + str(H) + "]") + ";");
-               c.line("out0[" + o[0] + "] = " +
-                      ct.st("(" + A + ")" + ct.ld("in0[" + o[0] + "]") + " * (" + A + ")" +
-                            cs->ld("in1[" + o[1] + "]") + " + r * (" + A + ")" +
-                            sn->ld("in2[" + o[2] + "]")) +
-                      ";");
+    gridLoop(x, {contiguousStrides(x), contiguousStrides(x),
+                 broadcastStrides(shapeOf(ro.getCos()), x), broadcastStrides(shapeOf(ro.getSin()), x)},
+             {"0", "0", "0", "0"}, [&](Code &c, const std::vector<std::string> &q) {
+               rotaryElement(c, ro, it, "out0", "in0", "in1", "in2", q);
              });
     endKernel(code, gridFor(product(x)), kBlock);
     return llvm::Error::success();
