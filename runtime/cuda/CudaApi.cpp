@@ -99,6 +99,7 @@ std::string openDriver(Driver &d) {
     return "the CUDA driver lacks " + missing + " (driver too old?)";
   std::string optional;
   resolve(dl, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, optional);
+  resolve(dl, d.cuDriverGetVersion, {"cuDriverGetVersion"}, optional);
   return "";
 }
 

@@ -45,6 +45,8 @@ struct Driver {
   /// Optional (null on drivers before CUDA 12): launches with attributes (programmatic
   /// dependent launch).
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **) = nullptr;
+  /// Optional: the driver's CUDA version (keys the GEMM tuning cache).
+  CUresult (*cuDriverGetVersion)(int *) = nullptr;
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);

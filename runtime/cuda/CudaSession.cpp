@@ -37,8 +37,10 @@
 #include "codegen/cuda/CudaMmaGemm.h"
 #include "codegen/plan/PlanUtil.h"
 #include "runtime/cuda/CudaApi.h"
+#include "runtime/cuda/TuneCache.h"
 
 #include <algorithm>
+#include <dlfcn.h>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -130,6 +132,12 @@ private:
   Status setupCutlass(size_t i);
   Status tuneGemms();
   Status graphTuneGemms();
+  /// The GEMM tuning cache's key for this package on this device (TuneCache.h): the plan, the
+  /// device, driver, plug-in and runtime builds, and the settings that change the choices.
+  uint64_t tuneKey(int major, int minor) const;
+  /// Applies the cached choices for `key`; false (nothing changed) when there are none that fit.
+  bool loadTuneCache(uint64_t key);
+  void saveTuneCache(uint64_t key);
   /// Zeroes the arena on the stream and waits: after the tuners' launches, it holds what it held
   /// at load. "" or the failed call.
   std::string zeroArena();
@@ -190,6 +198,7 @@ private:
   std::string tuneSummary_ = "off";
   std::string graphTuneSummary_ = "off";
   std::string tuneDetail_; ///< per GEMM shape: each candidate's median µs and the choice
+  std::string tuneCacheNote_; ///< where the choices came from or went (describe)
   /// What the isolated tuning left for the in-graph pass: per GEMM key, its steps, the number of
   /// cuBLASLt candidates (candidate j < nLt is cuBLASLt algorithm j, then the tensor-core
   /// configurations, then the CUTLASS configurations; see selectGemm), every timed candidate as
@@ -276,6 +285,12 @@ private:
       return s.g.mmaCands[j - nLt].name();
     return s.g.cutCands[j - nLt - s.g.mmaCands.size()].name();
   }
+  /// Candidate j of a GEMM step as the tuning cache names it (TuneCache.h): "lt:<algorithm
+  /// bytes>", "mma:<config>" or "cutlass:<config>"; the step's current choice ("none": the
+  /// fallback kernel); and the candidate a name selects (false: none here).
+  static std::string choiceName(const RtStep &s, size_t nLt, size_t j);
+  static std::string choiceOf(const RtStep &s);
+  static bool applyChoice(RtStep &s, const std::string &choice);
   std::string launchGemm(const RtStep &s);
   std::string launchKernel(const RtStep &s);
   /// cuLaunchKernel, or cuLaunchKernelEx with programmatic stream serialization when pdl_.
@@ -671,21 +686,27 @@ Status CudaSession::setupGpu() {
   if (mmaCnt_ && !(e = ck(d_->cuMemsetD8(mmaCnt_, 0, (size_t)mmaCntBytes_), "cuMemsetD8(counters)"))
                       .empty())
     return fail(e);
-  if (tune_) {
+  if (const char *g = std::getenv("TGC_CUDA_GRAPH"); g && std::string(g) == "0")
+    useGraph_ = false;
+  // The tuning cache: this package's choices on this GPU from an earlier load, else tune and
+  // keep what the tuners chose.
+  const uint64_t key = tuneKey(major, minor);
+  const bool cached = tune_ && loadTuneCache(key);
+  if (tune_ && !cached) {
     Status ts = tuneGemms();
     if (!ts.ok)
       return ts;
   }
-  if (const char *g = std::getenv("TGC_CUDA_GRAPH"); g && std::string(g) == "0")
-    useGraph_ = false;
   for (CUevent *ev : {&runStart_, &runEnd_})
     if (!(e = ck(d_->cuEventCreate(ev, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
       return fail(e);
-  if (tune_ && useGraph_) {
+  if (tune_ && useGraph_ && !cached) {
     Status ts = graphTuneGemms();
     if (!ts.ok)
       return ts;
   }
+  if (tune_ && !cached)
+    saveTuneCache(key);
   // The CUTLASS configurations not chosen are not needed any more (split-K ones hold partials).
   for (RtStep &rs : steps_)
     for (size_t j = 0; j < rs.g.cutCands.size(); ++j)
@@ -1513,6 +1534,124 @@ double CudaSession::replayMicros(int iters, const std::vector<std::string> &omit
   return us;
 }
 
+uint64_t CudaSession::tuneKey(int major, int minor) const {
+  int driver = 0;
+  if (d_->cuDriverGetVersion)
+    d_->cuDriverGetVersion(&driver);
+  // A rebuilt runtime or plug-in may offer other candidates: their files' size and time count.
+  auto stamp = [](const std::string &path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0
+               ? path + ":" + std::to_string((long long)st.st_size) + ":" +
+                     std::to_string((long long)st.st_mtime)
+               : path + ":missing";
+  };
+  Dl_info self{};
+  const std::string runtimePath =
+      dladdr(reinterpret_cast<void *>(&cudaDeviceAvailable), &self) && self.dli_fname
+          ? self.dli_fname
+          : "?";
+  std::string k = plan_.SerializeAsString();
+  k += "\n" + deviceName_ + " " + std::to_string(major) + "." + std::to_string(minor) +
+       " driver " + std::to_string(driver) + " sms " + std::to_string(sms_) + "\n" +
+       stamp(runtimePath) + "\n" + (cutlass_ ? stamp(cutlass_->path) : "no CUTLASS") + "\n" +
+       (ltHandle_ ? "cuBLASLt" : "no cuBLASLt") + " pdl " + std::to_string(pdl_) + " graph " +
+       std::to_string(useGraph_) + "\n";
+  for (const char *env : {"TGC_GEMM_CUTLASS", "TGC_GEMM_MMA", "TGC_GEMM_NORM",
+                          "TGC_GEMM_GRAPH_TUNE", "TGC_NO_CUBLASLT", "TGC_CUTLASS"})
+    if (const char *v = std::getenv(env))
+      k += std::string(env) + "=" + v + "\n";
+  return tuneHash(k);
+}
+
+std::string CudaSession::choiceName(const RtStep &s, size_t nLt, size_t j) {
+  if (j >= nLt)
+    return (isCutlass(s, nLt, j) ? "cutlass:" : "mma:") + candidateName(s, nLt, j);
+  static_assert(sizeof(cublasLtMatmulAlgo_t) == 64, "cuBLASLt's algorithm is 64 bytes");
+  const unsigned char *b = reinterpret_cast<const unsigned char *>(&s.g.cands[j]);
+  std::string h = "lt:";
+  char two[3];
+  for (size_t i = 0; i < sizeof(cublasLtMatmulAlgo_t); ++i)
+    std::snprintf(two, sizeof two, "%02x", b[i]), h += two;
+  return h;
+}
+
+std::string CudaSession::choiceOf(const RtStep &s) {
+  const size_t nLt = s.g.useLt ? s.g.cands.size() : 0;
+  if (s.g.cut >= 0)
+    return choiceName(s, nLt, nLt + s.g.mmaCands.size() + (size_t)s.g.cut);
+  if (s.g.mma >= 0)
+    return choiceName(s, nLt, nLt + (size_t)s.g.mma);
+  for (size_t j = 0; j < nLt; ++j)
+    if (std::memcmp(&s.g.cands[j], &s.g.algo, sizeof s.g.algo) == 0)
+      return choiceName(s, nLt, j);
+  return "none";
+}
+
+bool CudaSession::applyChoice(RtStep &s, const std::string &choice) {
+  const size_t nLt = s.g.useLt ? s.g.cands.size() : 0;
+  for (size_t j = 0; j < candidateCount(s, nLt); ++j)
+    if (choiceName(s, nLt, j) == choice) {
+      selectGemm(s, nLt, j);
+      return true;
+    }
+  return choice == "none" && choiceOf(s) == "none";
+}
+
+bool CudaSession::loadTuneCache(uint64_t key) {
+  const std::string path = tuneCachePath(key);
+  if (path.empty()) {
+    tuneCacheNote_ = "off";
+    return false;
+  }
+  TuneRecord r;
+  std::string why;
+  std::vector<size_t> gemmSteps;
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (steps_[i].gemm)
+      gemmSteps.push_back(i);
+  bool ok = readTuneRecord(path, key, r, why);
+  if (ok && r.choices.size() != gemmSteps.size())
+    ok = false, why = "it lists " + std::to_string(r.choices.size()) + " GEMM steps, the plan has " +
+                      std::to_string(gemmSteps.size());
+  std::vector<std::string> before;
+  for (size_t i : gemmSteps)
+    before.push_back(choiceOf(steps_[i]));
+  for (size_t q = 0; ok && q < gemmSteps.size(); ++q)
+    if ((size_t)r.choices[q].first != gemmSteps[q] ||
+        !applyChoice(steps_[gemmSteps[q]], r.choices[q].second))
+      ok = false, why = "step " + std::to_string(gemmSteps[q]) + "'s choice '" +
+                        r.choices[q].second + "' is not a candidate here";
+  if (!ok) {
+    for (size_t q = 0; q < gemmSteps.size(); ++q) // as setup left them
+      applyChoice(steps_[gemmSteps[q]], before[q]);
+    if (why != "none") // a record that does not fit: say so (it is rewritten after tuning)
+      tuneCacheNote_ = path + ": " + why + "; tuned anew";
+    return false;
+  }
+  tuneCacheNote_ = path + ": " + std::to_string(gemmSteps.size()) + " GEMM choices applied";
+  tuneSummary_ = graphTuneSummary_ = "from the tuning cache";
+  return true;
+}
+
+void CudaSession::saveTuneCache(uint64_t key) {
+  const std::string path = tuneCachePath(key);
+  if (path.empty()) {
+    tuneCacheNote_ = "off";
+    return;
+  }
+  TuneRecord r;
+  r.key = key;
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (steps_[i].gemm)
+      r.choices.push_back({(int)i, choiceOf(steps_[i])});
+  std::string why;
+  if (!writeTuneRecord(path, r, why))
+    tuneCacheNote_ += (tuneCacheNote_.empty() ? "" : "; ") + why + " (not cached)";
+  else
+    tuneCacheNote_ = tuneCacheNote_.empty() ? path + ": written" : tuneCacheNote_ + "; rewritten";
+}
+
 std::string CudaSession::describe() const {
   int gemms = 0, lt = 0, mma = 0, cut = 0;
   std::map<std::string, int> configs, tiles;
@@ -1550,6 +1689,7 @@ std::string CudaSession::describe() const {
                   ")\n" +
                   "gemm autotune: " + (tune_ ? tuneSummary_ : "off ($TGC_GEMM_TUNE=0)") + "\n" +
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +
+                  (tuneCacheNote_.empty() ? "" : "gemm tuning cache: " + tuneCacheNote_ + "\n") +
                   tuneDetail_ +
                   "launches per run: " + std::to_string(launchesPerRun()) +
                   (fused.empty() ? "" : " (" + fused + " fused into GEMMs)") +

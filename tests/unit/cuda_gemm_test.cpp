@@ -72,6 +72,7 @@ protected:
     std::string why;
     if (!cuda::cudaDeviceAvailable(why, arch_))
       GTEST_SKIP() << "no usable GPU: " << why;
+    setenv("TGC_TUNE_CACHE", "off", 1); // every load tunes
     // The plug-in from the test's runfiles (bazel test); a copied binary finds it beside itself.
     char plugin[4096];
     if (!getenv("TGC_CUTLASS") && realpath("runtime/libtgc_cutlass_sm90.so", plugin))

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -62,6 +63,7 @@ protected:
     std::string why;
     if (!cuda::cudaDeviceAvailable(why, arch_))
       GTEST_SKIP() << "no usable GPU: " << why;
+    setenv("TGC_TUNE_CACHE", "off", 1); // every load tunes (the cache has its own test)
   }
   std::string arch_;
 };
@@ -186,6 +188,7 @@ protected:
     std::string why;
     if (!cuda::cudaDeviceAvailable(why, arch_))
       GTEST_SKIP() << "no usable GPU: " << why;
+    setenv("TGC_TUNE_CACHE", "off", 1); // every load tunes (the cache has its own test)
   }
   std::string arch_;
 };
@@ -348,6 +351,75 @@ func.func @main(%x: tensor<2x8x48xT>, %a: tensor<2x8x1x8xT>, %b: tensor<2x8x1x8x
         if (fused)
           EXPECT_NE(plan.find("+ tg.rotary"), std::string::npos) << plan;
       }
+}
+
+// The GEMM tuning cache (runtime/cuda/TuneCache.h): the first load of a package tunes and writes
+// its choices; the second applies them without tuning (the same GEMM configurations, outputs
+// still right); a damaged file is reported, the package tuned anew and the file rewritten;
+// $TGC_TUNE_CACHE=off reads and writes nothing.
+TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
+  std::string why, arch;
+  if (!cuda::cudaDeviceAvailable(why, arch))
+    GTEST_SKIP() << "no usable GPU: " << why;
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_tune_cache", dir));
+  const std::string cacheDir = dir.str().str() + "/cache";
+  setenv("TGC_TUNE_CACHE", cacheDir.c_str(), 1);
+  CompileOptions o;
+  o.modelPath = modelsDir() + "/gpt2_tiny/model.onnx";
+  o.outputPath = dir.str().str() + "/pkg";
+  o.target = "cuda:" + arch;
+  o.precision = "fp16";
+  llvm::raw_null_ostream quiet;
+  auto r = compile(o, quiet);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  const std::string set = modelsDir() + "/gpt2_tiny/test_data_set_0";
+  const std::vector<HostTensor> in = readSet(set, "input"), want = readSet(set, "output");
+  auto load = [&](std::string &about) {
+    Status st;
+    auto s = Session::load(o.outputPath, st);
+    if (!s) {
+      ADD_FAILURE() << st.message;
+      return;
+    }
+    about = s->describe();
+    std::vector<HostTensor> got;
+    st = s->run(in, got);
+    ASSERT_TRUE(st.ok) << st.message;
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_LT(relativeL2(got[i], want[i]), 1e-2) << "output " << i;
+  };
+  auto line = [](const std::string &about, const std::string &tag) {
+    const size_t at = about.find(tag);
+    return at == std::string::npos ? std::string() : about.substr(at, about.find('\n', at) - at);
+  };
+  std::string first, second, damaged, off;
+  load(first);
+  EXPECT_NE(line(first, "gemm tuning cache: ").find(cacheDir), std::string::npos) << first;
+  EXPECT_NE(line(first, "gemm tuning cache: ").find(": written"), std::string::npos) << first;
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (llvm::sys::fs::directory_iterator it(cacheDir, ec), end; it != end && !ec; it.increment(ec))
+    files.push_back(it->path());
+  ASSERT_EQ(files.size(), 1u);
+  load(second);
+  EXPECT_NE(line(second, "gemm tuning cache: ").find("GEMM choices applied"), std::string::npos)
+      << second;
+  EXPECT_EQ(line(second, "gemm autotune: "), "gemm autotune: from the tuning cache") << second;
+  EXPECT_FALSE(line(first, "gemms: ").empty());
+  EXPECT_EQ(line(second, "gemms: "), line(first, "gemms: ")) << "the same GEMM configurations";
+  EXPECT_EQ(line(second, "launches per run: "), line(first, "launches per run: "));
+  { std::ofstream(files[0]) << "tgc tune cache v1\nkey 00\n"; }
+  load(damaged);
+  EXPECT_NE(line(damaged, "gemm tuning cache: ").find("line 2"), std::string::npos) << damaged;
+  EXPECT_NE(line(damaged, "gemm tuning cache: ").find("tuned anew; rewritten"), std::string::npos)
+      << damaged;
+  EXPECT_NE(line(damaged, "gemm autotune in the graph: "), "gemm autotune in the graph: from the tuning cache");
+  setenv("TGC_TUNE_CACHE", "off", 1);
+  load(off);
+  EXPECT_EQ(line(off, "gemm tuning cache: "), "gemm tuning cache: off") << off;
+  llvm::sys::fs::remove_directories(dir);
 }
 
 } // namespace

@@ -1,0 +1,171 @@
+// TuneCache.cpp — see TuneCache.h.
+#include "runtime/cuda/TuneCache.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tgc::cuda {
+
+namespace {
+
+constexpr const char *kHeader = "tgc tune cache v1";
+
+std::string hex16(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", (unsigned long long)v);
+  return b;
+}
+
+/// A choice as the runtime writes it: cutlass:/mma: and a config name of [A-Za-z0-9/_.-],
+/// lt: and 128 hex digits, or none.
+bool validChoice(const std::string &c) {
+  auto nameOk = [](const std::string &s) {
+    if (s.empty() || s.size() > 64)
+      return false;
+    for (char ch : s)
+      if (!(std::isalnum((unsigned char)ch) || ch == '/' || ch == '_' || ch == '.' || ch == '-'))
+        return false;
+    return true;
+  };
+  if (c == "none")
+    return true;
+  if (c.rfind("cutlass:", 0) == 0)
+    return nameOk(c.substr(8));
+  if (c.rfind("mma:", 0) == 0)
+    return nameOk(c.substr(4));
+  if (c.rfind("lt:", 0) == 0) {
+    if (c.size() != 3 + 128)
+      return false;
+    for (size_t i = 3; i < c.size(); ++i)
+      if (!std::isxdigit((unsigned char)c[i]))
+        return false;
+    return true;
+  }
+  return false;
+}
+
+/// mkdir -p.
+bool makeDirs(const std::string &dir) {
+  for (size_t at = 1; at <= dir.size(); ++at)
+    if (at == dir.size() || dir[at] == '/') {
+      const std::string part = dir.substr(0, at);
+      if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
+        return false;
+    }
+  return true;
+}
+
+} // namespace
+
+uint64_t tuneHash(const std::string &bytes, uint64_t h) {
+  for (unsigned char ch : bytes)
+    h = (h ^ ch) * 0x100000001b3ull;
+  return h;
+}
+
+std::string formatTuneRecord(const TuneRecord &r) {
+  std::string s = std::string(kHeader) + "\nkey " + hex16(r.key) + "\n";
+  for (const auto &[i, c] : r.choices)
+    s += "step " + std::to_string(i) + " " + c + "\n";
+  return s;
+}
+
+bool parseTuneRecord(const std::string &text, TuneRecord &r, std::string &why) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  r = TuneRecord{};
+  bool keyed = false;
+  while (std::getline(in, line)) {
+    ++n;
+    const std::string at = "line " + std::to_string(n) + ": ";
+    if (n == 1) {
+      if (line != kHeader)
+        return why = at + "not a tgc tune cache v1 file", false;
+      continue;
+    }
+    std::istringstream ls(line);
+    std::string word, rest;
+    ls >> word;
+    if (word == "key" && !keyed) {
+      std::string h;
+      ls >> h >> rest;
+      if (h.size() != 16 || h.find_first_not_of("0123456789abcdef") != std::string::npos ||
+          !rest.empty())
+        return why = at + "the key must be 16 lowercase hex digits", false;
+      r.key = std::strtoull(h.c_str(), nullptr, 16), keyed = true;
+    } else if (word == "step" && keyed) {
+      long long i = -1;
+      std::string c;
+      if (!(ls >> i >> c) || (ls >> rest) || i < 0 || i > 1000000 || !validChoice(c))
+        return why = at + "expected 'step <index> <choice>'", false;
+      if (!r.choices.empty() && i <= r.choices.back().first)
+        return why = at + "step " + std::to_string(i) + " out of order", false;
+      r.choices.push_back({(int)i, c});
+    } else {
+      return why = at + (keyed ? "expected a step line" : "expected the key line"), false;
+    }
+  }
+  if (n == 0)
+    return why = "empty", false;
+  if (!keyed)
+    return why = "no key line", false;
+  return true;
+}
+
+std::string tuneCachePath(uint64_t key) {
+  std::string dir;
+  if (const char *t = std::getenv("TGC_TUNE_CACHE"); t && *t) {
+    if (std::string(t) == "off")
+      return "";
+    dir = t;
+  } else if (const char *c = std::getenv("TGC_CACHE_DIR"); c && *c) {
+    dir = std::string(c) + "/tune";
+  } else if (const char *h = std::getenv("HOME"); h && *h) {
+    dir = std::string(h) + "/.cache/tgc/tune";
+  } else {
+    return "";
+  }
+  return dir + "/" + hex16(key) + ".txt";
+}
+
+bool readTuneRecord(const std::string &path, uint64_t key, TuneRecord &r, std::string &why) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f)
+    return why = "none", false;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (ss.str().size() > (1u << 20))
+    return why = "larger than 1 MiB", false;
+  if (!parseTuneRecord(ss.str(), r, why))
+    return false;
+  if (r.key != key)
+    return why = "its key " + hex16(r.key) + " is not this package's " + hex16(key), false;
+  return true;
+}
+
+bool writeTuneRecord(const std::string &path, const TuneRecord &r, std::string &why) {
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && !makeDirs(path.substr(0, slash)))
+    return why = "cannot create " + path.substr(0, slash) + ": " + std::strerror(errno), false;
+  const std::string tmp = path + ".tmp" + std::to_string((long long)::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!(f << formatTuneRecord(r)) || !f.flush())
+      return why = "cannot write " + tmp, false;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return why = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno), false;
+  }
+  return true;
+}
+
+} // namespace tgc::cuda

@@ -1,0 +1,117 @@
+// tune_cache_test.cpp — the GEMM tuning cache's file (runtime/cuda/TuneCache.h): records round
+// trip, malformed files are refused with the line that is wrong (never a crash), a record with
+// another key is not used, the cache directory follows $TGC_TUNE_CACHE / $TGC_CACHE_DIR / $HOME,
+// and a failed write says why. The session's use of it (choices applied on a second load) is
+// checked on a GPU by cuda_runtime_test.
+#include "runtime/cuda/TuneCache.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+using namespace tgc::cuda;
+
+namespace {
+
+const std::string kLt = "lt:" + std::string(128, 'a');
+
+TuneRecord sample() {
+  TuneRecord r;
+  r.key = 0x0123456789abcdefull;
+  r.choices = {{3, "cutlass:cutlass64x64x128/s2"}, {5, "mma:64x32x4"}, {9, kLt}, {12, "none"}};
+  return r;
+}
+
+std::string tempDir() {
+  char tmpl[] = "/tmp/tgc_tune_cache_XXXXXX";
+  const char *d = mkdtemp(tmpl);
+  return d ? d : "/tmp";
+}
+
+TEST(TuneCache, RecordsRoundTrip) {
+  const TuneRecord r = sample();
+  const std::string text = formatTuneRecord(r);
+  EXPECT_EQ(text.rfind("tgc tune cache v1\nkey 0123456789abcdef\nstep 3 cutlass:", 0), 0u) << text;
+  TuneRecord back;
+  std::string why;
+  ASSERT_TRUE(parseTuneRecord(text, back, why)) << why;
+  EXPECT_EQ(back.key, r.key);
+  EXPECT_EQ(back.choices, r.choices);
+}
+
+TEST(TuneCache, MalformedRecordsAreRefusedNamingTheLine) {
+  const std::string head = "tgc tune cache v1\nkey 0123456789abcdef\n";
+  struct Case {
+    const char *name;
+    std::string text, where;
+  } cases[] = {
+      {"empty", "", "empty"},
+      {"another file", "tgc tune cache v2\nkey 0123456789abcdef\n", "line 1"},
+      {"no key", "tgc tune cache v1\n", "no key"},
+      {"short key", "tgc tune cache v1\nkey 0123\n", "line 2"},
+      {"upper-case key", "tgc tune cache v1\nkey 0123456789ABCDEF\n", "line 2"},
+      {"step before the key", "tgc tune cache v1\nstep 1 none\n", "line 2"},
+      {"unknown choice", head + "step 1 tensorrt:fast\n", "line 3"},
+      {"choice with a space", head + "step 1 cutlass:a b\n", "line 3"},
+      {"short cuBLASLt algorithm", head + "step 1 lt:abcd\n", "line 3"},
+      {"not hex", head + "step 1 lt:" + std::string(128, 'g') + "\n", "line 3"},
+      {"negative step", head + "step -1 none\n", "line 3"},
+      {"steps out of order", head + "step 4 none\nstep 2 none\n", "line 4"},
+      {"repeated step", head + "step 4 none\nstep 4 none\n", "line 4"},
+      {"trailing words", head + "step 4 none extra\n", "line 3"},
+      {"unknown line", head + "graph 12.5\n", "line 3"},
+  };
+  for (const Case &c : cases) {
+    TuneRecord r;
+    std::string why;
+    EXPECT_FALSE(parseTuneRecord(c.text, r, why)) << c.name;
+    EXPECT_NE(why.find(c.where), std::string::npos) << c.name << ": " << why;
+  }
+}
+
+TEST(TuneCache, FilesRoundTripAndOtherKeysAreNotUsed) {
+  const std::string dir = tempDir() + "/nested/tune";
+  const TuneRecord r = sample();
+  const std::string path = dir + "/x.txt";
+  std::string why;
+  TuneRecord got;
+  EXPECT_FALSE(readTuneRecord(path, r.key, got, why));
+  EXPECT_EQ(why, "none");
+  ASSERT_TRUE(writeTuneRecord(path, r, why)) << why; // creates the directories
+  ASSERT_TRUE(readTuneRecord(path, r.key, got, why)) << why;
+  EXPECT_EQ(got.choices, r.choices);
+  EXPECT_FALSE(readTuneRecord(path, r.key + 1, got, why));
+  EXPECT_NE(why.find("is not this package's"), std::string::npos) << why;
+  std::ofstream(path) << "garbage\n";
+  EXPECT_FALSE(readTuneRecord(path, r.key, got, why));
+  EXPECT_NE(why.find("line 1"), std::string::npos) << why;
+  // A directory that cannot be created: the write fails with the reason.
+  EXPECT_FALSE(writeTuneRecord("/proc/tgc/x.txt", r, why));
+  EXPECT_NE(why.find("/proc/tgc"), std::string::npos) << why;
+}
+
+TEST(TuneCache, PathFollowsTheEnvironment) {
+  const char *vars[] = {"TGC_TUNE_CACHE", "TGC_CACHE_DIR", "HOME"};
+  std::string saved[3];
+  bool had[3];
+  for (int i = 0; i < 3; ++i)
+    if ((had[i] = std::getenv(vars[i]) != nullptr))
+      saved[i] = std::getenv(vars[i]);
+  setenv("HOME", "/home/u", 1);
+  unsetenv("TGC_TUNE_CACHE");
+  unsetenv("TGC_CACHE_DIR");
+  EXPECT_EQ(tuneCachePath(0xabc), "/home/u/.cache/tgc/tune/0000000000000abc.txt");
+  setenv("TGC_CACHE_DIR", "/c", 1);
+  EXPECT_EQ(tuneCachePath(0xabc), "/c/tune/0000000000000abc.txt");
+  setenv("TGC_TUNE_CACHE", "/t", 1);
+  EXPECT_EQ(tuneCachePath(0xabc), "/t/0000000000000abc.txt");
+  setenv("TGC_TUNE_CACHE", "off", 1);
+  EXPECT_EQ(tuneCachePath(0xabc), "");
+  for (int i = 0; i < 3; ++i)
+    had[i] ? setenv(vars[i], saved[i].c_str(), 1) : unsetenv(vars[i]);
+}
+
+} // namespace
