@@ -46,6 +46,11 @@ std::string formatShape(const std::vector<int64_t> &shape);
 /// CUDA runtime refuses a plan that marks any other.
 std::string gemmNormProblem(const Step &gemm, const Step &norm);
 
+/// Whether `tgc bench --omit` words leave step `s` out of a diagnostic replay: "gemm" every GEMM
+/// step; "gemm:<text>" the GEMM steps whose label contains <text> (e.g. gemm:attn/c_proj, GPT-2's
+/// attention-output GEMMs); any other word the kernel steps whose symbol contains it.
+bool stepOmitted(const Step &s, const std::vector<std::string> &words);
+
 } // namespace tgc::plan
 
 #endif // TGC_CODEGEN_PLAN_PLANUTIL_H

@@ -150,7 +150,6 @@ private:
   /// Enqueues every step (records events_[i + 1] after step i when `events`); steps matching
   /// `omit` (see Session::replayMicros) are left out.
   Status enqueueSteps(bool events, const std::vector<std::string> *omit = nullptr);
-  bool omitted(size_t i, const std::vector<std::string> &omit) const;
   /// Step i is an activation or norm kernel whose GEMM (step i - 1) applies its work itself
   /// (every kernel but cuBLASLt's applies an activation; only CUTLASS split-K sums a norm).
   bool skipped(size_t i) const {
@@ -1323,25 +1322,11 @@ std::string CudaSession::launchKernel(const RtStep &s) {
                 "cuLaunchKernel");
 }
 
-bool CudaSession::omitted(size_t i, const std::vector<std::string> &omit) const {
-  const plan::Step &s = plan_.steps((int)i);
-  for (const std::string &w : omit) {
-    // "gemm": every GEMM step; "gemm:<words>": the GEMM steps whose label has them (e.g.
-    // gemm:attn/c_proj, GPT-2's attention-output GEMMs); other words: kernels named so.
-    const bool gemmLabel = w.rfind("gemm:", 0) == 0;
-    if (w == "gemm"  ? steps_[i].gemm
-        : gemmLabel ? steps_[i].gemm && s.label().find(w.substr(5)) != std::string::npos
-                    : !steps_[i].gemm && s.symbol().find(w) != std::string::npos)
-      return true;
-  }
-  return false;
-}
-
 Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *omit) {
   for (size_t i = 0; i < steps_.size(); ++i) {
     RtStep &s = steps_[i];
     std::string e;
-    if (skipped(i) || (omit && omitted(i, *omit))) {
+    if (skipped(i) || (omit && plan::stepOmitted(plan_.steps((int)i), *omit))) {
       // The GEMM before applied the activation, or a diagnostic replay leaves the step out.
     } else if (s.gemm && (s.g.useLt || s.g.mma >= 0 || s.g.cut >= 0)) {
       e = launchGemm(s);
@@ -1561,7 +1546,7 @@ uint64_t CudaSession::tuneKey(int major, int minor) const {
                           "TGC_GEMM_GRAPH_TUNE", "TGC_NO_CUBLASLT", "TGC_CUTLASS"})
     if (const char *v = std::getenv(env))
       k += std::string(env) + "=" + v + "\n";
-  return tuneHash(k);
+  return plan::fnv1a64(k.data(), k.size());
 }
 
 std::string CudaSession::choiceName(const RtStep &s, size_t nLt, size_t j) {

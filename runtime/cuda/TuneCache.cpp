@@ -64,12 +64,6 @@ bool makeDirs(const std::string &dir) {
 
 } // namespace
 
-uint64_t tuneHash(const std::string &bytes, uint64_t h) {
-  for (unsigned char ch : bytes)
-    h = (h ^ ch) * 0x100000001b3ull;
-  return h;
-}
-
 std::string formatTuneRecord(const TuneRecord &r) {
   std::string s = std::string(kHeader) + "\nkey " + hex16(r.key) + "\n";
   for (const auto &[i, c] : r.choices)

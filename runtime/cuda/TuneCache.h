@@ -27,9 +27,6 @@ struct TuneRecord {
   std::vector<std::pair<int, std::string>> choices; ///< (GEMM step index, choice), step order
 };
 
-/// FNV-1a 64 of `bytes`, continuing from `h`.
-uint64_t tuneHash(const std::string &bytes, uint64_t h = 0xcbf29ce484222325ull);
-
 std::string formatTuneRecord(const TuneRecord &r);
 /// Parses a record; false with `why` (naming the line) when the text is not one.
 bool parseTuneRecord(const std::string &text, TuneRecord &r, std::string &why);

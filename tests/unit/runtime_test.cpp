@@ -684,6 +684,28 @@ TEST_F(SmallPackage, CApi) {
   tgc_session_free(s);
 }
 
+// `tgc bench --omit` words (plan::stepOmitted): "gemm" every GEMM step, "gemm:<text>" the GEMM
+// steps whose label has the text, other words the kernel steps whose symbol has them.
+TEST(PlanUtil, OmitWordsSelectSteps) {
+  tgc::plan::Step gemm, kernel;
+  gemm.set_kind(tgc::plan::Step::GEMM);
+  gemm.set_label("tg.fused \"gemm\" [linear, add] <- /m/h.0/attn/c_proj/Reshape_1, /m/h.0/Add");
+  kernel.set_kind(tgc::plan::Step::KERNEL);
+  kernel.set_symbol("tgk_5_attention");
+  kernel.set_label("tg.attention <- /m/h.0/attn/MatMul");
+  using W = std::vector<std::string>;
+  EXPECT_TRUE(tgc::plan::stepOmitted(gemm, W{"gemm"}));
+  EXPECT_FALSE(tgc::plan::stepOmitted(kernel, W{"gemm"}));
+  EXPECT_TRUE(tgc::plan::stepOmitted(gemm, W{"gemm:attn/c_proj"}));
+  EXPECT_FALSE(tgc::plan::stepOmitted(gemm, W{"gemm:mlp/c_fc"}));
+  EXPECT_FALSE(tgc::plan::stepOmitted(kernel, W{"gemm:attn"})) << "gemm: matches GEMM steps only";
+  EXPECT_TRUE(tgc::plan::stepOmitted(kernel, W{"attention"}));
+  EXPECT_FALSE(tgc::plan::stepOmitted(gemm, W{"attention"})) << "words match kernel symbols";
+  EXPECT_FALSE(tgc::plan::stepOmitted(kernel, W{"c_proj"})) << "words match symbols, not labels";
+  EXPECT_TRUE(tgc::plan::stepOmitted(kernel, W{"norm", "attention"}));
+  EXPECT_FALSE(tgc::plan::stepOmitted(kernel, W{}));
+}
+
 TEST(CpuBackend, RefusesF16WithLocation) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
