@@ -220,7 +220,8 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
 /// states (row max m, row sum l, unnormalized output o) merge through shared memory: o = Σ_w o_w ·
 /// e^(m_w - M) / Σ_w l_w · e^(m_w - M), M = max_w m_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
 /// (f16/bf16 operands, f32 accumulators); q stays in registers as A fragments; K and V fragments
-/// come from shared memory through ldmatrix (V transposed). Scores are scaled in f32; the online
+/// come from shared memory through ldmatrix (V transposed). Scores are scaled in f32, in the
+/// log2 domain (scale · log2 e, the mask times log2 e), so exponentials are ex2.approx; the online
 /// softmax runs in f32 registers (each lane holds 2 rows × 8 keys of a tile, row max/sum over the 4
 /// lanes of a quad); a tile's mask values are loaded before its K/V wait; P is rounded to the
 /// storage type for the P·V product, the row sums use the unrounded values. Masking, causality
@@ -285,7 +286,13 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("const unsigned short *kr16 = (const unsigned short *)kb, *vr16 = (const unsigned short "
          "*)vb;");
   c.line("const bool al = (((size_t)kb | (size_t)vb) & 15) == 0;");
-  c.line("const float scale = " + floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ";");
+  // Scores in the log2 domain (scale · log2 e folded in), so every exponential is one ex2.approx
+  // (relative error ~2^-22, far below the f16/bf16 rounding of P and of the output).
+  const double scale = at.getScaleAttr().getValueAsDouble();
+  c.line("const float scale = " + floatLiteral(maskIdx.empty() ? scale * M_LOG2E : scale, true) +
+         ";");
+  c.line("auto ex2 = [](float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : "
+         "\"f\"(x)); return y; };");
   c.line("const " + it + " s0 = qt * 16;");
   c.line("auto mma = [](float *d, const unsigned *a, unsigned b0, unsigned b1) {");
   c.line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab +
@@ -429,9 +436,10 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
   c.line("float xv = -tg_inf_f();");
   c.open("if (" + vis + ")");
-  c.line("xv = sc[j][2 * rh + cc] * scale;");
-  if (!maskIdx.empty())
-    c.line("xv += mk[j][2 * rh + cc];");
+  if (maskIdx.empty())
+    c.line("xv = sc[j][2 * rh + cc] * scale;");
+  else
+    c.line("xv = (sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc]) * 0x1.715476p+0f;");
   c.line("if (xv != xv || xv == tg_inf_f()) { bad[rh] = true; xv = -tg_inf_f(); }");
   c.close();
   c.line("sc[j][2 * rh + cc] = xv;");
@@ -442,14 +450,14 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
   c.line("const float mn = mx > m[rh] ? mx : m[rh];");
   c.line("const bool none = mn == -tg_inf_f();");
-  c.line("const float corr = none ? 1.f : tgf_exp(m[rh] - mn);");
+  c.line("const float corr = none ? 1.f : ex2(m[rh] - mn);");
   c.line("float ps = 0.f;");
   c.line("#pragma unroll");
   c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
   c.line("#pragma unroll");
   c.open("for (int cc = 0; cc < 2; ++cc)");
   c.line("const float x = sc[j][2 * rh + cc];");
-  c.line("const float p = none || x == -tg_inf_f() ? 0.f : tgf_exp(x - mn);");
+  c.line("const float p = none || x == -tg_inf_f() ? 0.f : ex2(x - mn);");
   c.line("ps += p;");
   c.line("sc[j][2 * rh + cc] = p;");
   c.close();
@@ -540,7 +548,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("#pragma unroll");
     c.open("for (int x = 0; x < " + sW + "; ++x)");
     c.line("const float mw = Mm[x * 16 + r];");
-    c.line("const float f = mw == -tg_inf_f() ? 0.f : tgf_exp(mw - M);");
+    c.line("const float f = mw == -tg_inf_f() ? 0.f : ex2(mw - M);");
     c.line("sum += Lm[x * 16 + r] * f;");
     c.line("a0 += Om[(x * 16 + r) * " + str(Dv) + " + d] * f;");
     c.line("a1 += Om[(x * 16 + r) * " + str(Dv) + " + d + 1] * f;");
