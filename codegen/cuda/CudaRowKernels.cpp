@@ -252,7 +252,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     --W;
   const int64_t STG = nKT > W && 2 * W * stageBytes <= kSmemMax ? 2 : 1;
   const int64_t NT = 32 * W, kvBytes = W * STG * stageBytes;
-  const int64_t mergeBytes = W > 1 ? W * 16 * (Dv + 3) * 4 : 0;
+  const int64_t mergeBytes = W > 1 ? W * 16 * (Dv + 4) * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L), sW = str(W);
   kb.sharedBytes = std::max(kvBytes, mergeBytes);
@@ -536,26 +536,34 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("if (tq == 0) { Mm[r] = m[rh]; Lm[r] = l[rh]; Zm[r] = bad[rh] ? 1.f : 0.f; }");
     c.close();
     c.line("__syncthreads();");
+    // Each warp's weight in a row's output, once per row (16 threads): F_w = e^(m_w - M) / Σ_v
+    // l_v e^(m_v - M), 0 for an undefined row; then every output element is Σ_w o_w · F_w.
+    c.line("float *Fm = Zm + " + str(W * 16) + ";");
+    c.open("if (tid < 16)");
+    c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + sW + "];");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + sW + "; ++x) { M = fmaxf(M, Mm[x * 16 + tid]); Z += Zm[x * 16 + "
+           "tid]; }");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + sW + "; ++x) { const float mw = Mm[x * 16 + tid]; f[x] = mw == "
+           "-tg_inf_f() ? 0.f : ex2(mw - M); sum += Lm[x * 16 + tid] * f[x]; }");
+    c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + sW + "; ++x) Fm[x * 16 + tid] = f[x] * inv;");
+    c.close();
+    c.line("__syncthreads();");
     c.open("for (int e = tid; e < " + str(16 * Dv / 2) + "; e += " + str(NT) + ")");
     c.line("const int r = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) + " * 2;");
     c.line("const " + it + " s = s0 + r;");
     c.line("if (s >= " + sS + ") continue;");
-    c.line("float M = -tg_inf_f(), Z = 0.f;");
-    c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sW + "; ++x) { M = fmaxf(M, Mm[x * 16 + r]); Z += Zm[x * 16 + "
-           "r]; }");
-    c.line("float sum = 0.f, a0 = 0.f, a1 = 0.f;");
+    c.line("float a0 = 0.f, a1 = 0.f;");
     c.line("#pragma unroll");
     c.open("for (int x = 0; x < " + sW + "; ++x)");
-    c.line("const float mw = Mm[x * 16 + r];");
-    c.line("const float f = mw == -tg_inf_f() ? 0.f : ex2(mw - M);");
-    c.line("sum += Lm[x * 16 + r] * f;");
+    c.line("const float f = Fm[x * 16 + r];");
     c.line("a0 += Om[(x * 16 + r) * " + str(Dv) + " + d] * f;");
     c.line("a1 += Om[(x * 16 + r) * " + str(Dv) + " + d + 1] * f;");
     c.close();
-    c.line("const bool zero = Z != 0.f || M == -tg_inf_f();");
-    c.line("const float inv = zero ? 0.f : 1.f / sum;");
-    c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0 * inv, a1 * inv);");
+    c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
     c.close();
   }
   kb.endKernel(code, B * Hq * nQT, NT);
