@@ -440,7 +440,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("xv = sc[j][2 * rh + cc] * scale;");
   else
     c.line("xv = (sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc]) * 0x1.715476p+0f;");
-  c.line("if (xv != xv || xv == tg_inf_f()) { bad[rh] = true; xv = -tg_inf_f(); }");
+  c.line("if (!(xv < tg_inf_f())) { bad[rh] = true; xv = -tg_inf_f(); } // NaN or +inf");
   c.close();
   c.line("sc[j][2 * rh + cc] = xv;");
   c.line("mx = xv > mx ? xv : mx;");
@@ -449,24 +449,26 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
   c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
   c.line("const float mn = mx > m[rh] ? mx : m[rh];");
-  c.line("const bool none = mn == -tg_inf_f();");
-  c.line("const float corr = none ? 1.f : ex2(m[rh] - mn);");
+  // With no finite score yet (mn = -inf) every p and the correction are 0 (ex2(-inf) = 0; l and
+  // o are still 0 then), so the exponentials need no guards: subtract 0 instead of -inf.
+  c.line("const float ms = mn == -tg_inf_f() ? 0.f : mn;");
+  c.line("const float corr = ex2(m[rh] - ms);");
   c.line("float ps = 0.f;");
   c.line("#pragma unroll");
   c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
   c.line("#pragma unroll");
   c.open("for (int cc = 0; cc < 2; ++cc)");
   c.line("const float x = sc[j][2 * rh + cc];");
-  c.line("const float p = none || x == -tg_inf_f() ? 0.f : ex2(x - mn);");
+  c.line("const float p = ex2(x - ms);");
   c.line("ps += p;");
   c.line("sc[j][2 * rh + cc] = p;");
   c.close();
   c.close();
   c.line("l[rh] = l[rh] * corr + ps;");
   c.line("m[rh] = mn;");
-  c.line("#pragma unroll");
+  c.line("#pragma unroll"); // o is still 0 on a warp's first tile
   c.line("for (int u = 0; u < " + str(NO) +
-         "; ++u) { o[u][2 * rh] *= corr; o[u][2 * rh + 1] *= corr; }");
+         "; ++u) if (kti) { o[u][2 * rh] *= corr; o[u][2 * rh + 1] *= corr; }");
   c.close();
   // o += P · V: P's C fragments of key groups 2kk, 2kk+1 form the A fragment of k-step kk; one
   // ldmatrix.x4.trans gives the B fragments of output groups u, u + 1.
@@ -530,9 +532,8 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.open("for (int rh = 0; rh < 2; ++rh)");
     c.line("const int r = w * 16 + g + 8 * rh;");
     c.line("#pragma unroll");
-    c.line("for (int u = 0; u < " + str(NO) + "; ++u) { Om[r * " + str(Dv) +
-           " + u * 8 + 2 * tq] = o[u][2 * rh]; Om[r * " + str(Dv) +
-           " + u * 8 + 2 * tq + 1] = o[u][2 * rh + 1]; }");
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(float2 *)&Om[r * " + str(Dv) +
+           " + u * 8 + 2 * tq] = make_float2(o[u][2 * rh], o[u][2 * rh + 1]);");
     c.line("if (tq == 0) { Mm[r] = m[rh]; Lm[r] = l[rh]; Zm[r] = bad[rh] ? 1.f : 0.f; }");
     c.close();
     c.line("__syncthreads();");
@@ -560,8 +561,9 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("#pragma unroll");
     c.open("for (int x = 0; x < " + sW + "; ++x)");
     c.line("const float f = Fm[x * 16 + r];");
-    c.line("a0 += Om[(x * 16 + r) * " + str(Dv) + " + d] * f;");
-    c.line("a1 += Om[(x * 16 + r) * " + str(Dv) + " + d + 1] * f;");
+    c.line("const float2 ov = *(const float2 *)&Om[(x * 16 + r) * " + str(Dv) + " + d];");
+    c.line("a0 += ov.x * f;");
+    c.line("a1 += ov.y * f;");
     c.close();
     c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
     c.close();
