@@ -216,9 +216,10 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
 /// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block per
 /// (b, h, 16 query rows) and W warps (up to 8) that split the keys: warp w takes key tiles w,
 /// w + W, ... of 32 keys (16 when L <= 128), each staged in the warp's own shared memory
-/// (cp.async, two stages when they fit), so the warps run without block barriers until the end, where their partial softmax
-/// states (row max m, row sum l, unnormalized output o) merge through shared memory: o = Σ_w o_w ·
-/// e^(m_w - M) / Σ_w l_w · e^(m_w - M), M = max_w m_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
+/// (cp.async, two stages when they fit), so the warps run without block barriers until the end,
+/// where their partial softmax states (row max m, row sum l, unnormalized output o) merge through
+/// shared memory after the stages (two barriers): F_w = e^(m_w - M) / Σ_v l_v · e^(m_v - M) once
+/// per row, M = max_w m_w, then o = Σ_w o_w · F_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
 /// (f16/bf16 operands, f32 accumulators); q stays in registers as A fragments; K and V fragments
 /// come from shared memory through ldmatrix (V transposed). Scores are scaled in f32, in the
 /// log2 domain (scale · log2 e, the mask times log2 e), so exponentials are ex2.approx; the online
@@ -255,7 +256,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int64_t mergeBytes = W > 1 ? W * 16 * (Dv + 4) * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L), sW = str(W);
-  kb.sharedBytes = std::max(kvBytes, mergeBytes);
+  kb.sharedBytes = kvBytes + mergeBytes;
   c.line("extern __shared__ __align__(16) unsigned char tg_dsm[];");
   c.line("unsigned char *sm = tg_dsm;");
   c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
@@ -524,10 +525,10 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
            "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
     c.close();
   } else {
-    // Merge the warps' partial states through shared memory (the K/V stages are free now).
-    c.line("__syncthreads();");
-    c.line("float *Om = (float *)sm, *Mm = Om + " + str(W * 16 * Dv) + ", *Lm = Mm + " +
-           str(W * 16) + ", *Zm = Lm + " + str(W * 16) + ";");
+    // Merge the warps' partial states through shared memory after the K/V stages (so a warp
+    // may write its state while others still read their stages: no barrier before).
+    c.line("float *Om = (float *)(sm + " + str(kvBytes) + "), *Mm = Om + " + str(W * 16 * Dv) +
+           ", *Lm = Mm + " + str(W * 16) + ", *Zm = Lm + " + str(W * 16) + ";");
     c.line("#pragma unroll");
     c.open("for (int rh = 0; rh < 2; ++rh)");
     c.line("const int r = w * 16 + g + 8 * rh;");
