@@ -218,8 +218,9 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
 /// w + W, ... of 32 keys (16 when L <= 128), each staged in the warp's own shared memory
 /// (cp.async, two stages when they fit), so the warps run without block barriers until the end,
 /// where their partial softmax states (row max m, row sum l, unnormalized output o) merge through
-/// shared memory after the stages (two barriers): F_w = e^(m_w - M) / Σ_v l_v · e^(m_v - M) once
-/// per row, M = max_w m_w, then o = Σ_w o_w · F_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
+/// shared memory (each warp's state in its own stage area when it fits, so no barrier before the
+/// writes): F_w = e^(m_w - M) / Σ_v l_v · e^(m_v - M) once per row, M = max_w m_w, then
+/// o = Σ_w o_w · F_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
 /// (f16/bf16 operands, f32 accumulators); q stays in registers as A fragments; K and V fragments
 /// come from shared memory through ldmatrix (V transposed). Scores are scaled in f32, in the
 /// log2 domain (scale · log2 e, the mask times log2 e), so exponentials are ex2.approx; the online
@@ -253,10 +254,17 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     --W;
   const int64_t STG = nKT > W && 2 * W * stageBytes <= kSmemMax ? 2 : 1;
   const int64_t NT = 32 * W, kvBytes = W * STG * stageBytes;
-  const int64_t mergeBytes = W > 1 ? W * 16 * (Dv + 4) * 4 : 0;
+  // Each warp's partial state for the merge (o [16][Dv], then m, l, z and its weight f per row)
+  // goes in the warp's own stage area when it fits there (no other warp touches it: no barrier
+  // before the writes), else packed from the start of shared memory over the stages (a barrier
+  // first).
+  const int64_t stateFloats = 16 * (Dv + 4);
+  const bool ownArea = stateFloats * 4 <= STG * stageBytes;
+  const int64_t XS = ownArea ? STG * stageBytes / 4 : stateFloats; // floats between warps' states
+  const int64_t mergeBytes = W > 1 && !ownArea ? W * stateFloats * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L), sW = str(W);
-  kb.sharedBytes = kvBytes + mergeBytes;
+  kb.sharedBytes = std::max(kvBytes, mergeBytes);
   c.line("extern __shared__ __align__(16) unsigned char tg_dsm[];");
   c.line("unsigned char *sm = tg_dsm;");
   c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
@@ -437,10 +445,15 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
   c.line("float xv = -tg_inf_f();");
   c.open("if (" + vis + ")");
-  if (maskIdx.empty())
+  if (maskIdx.empty()) {
     c.line("xv = sc[j][2 * rh + cc] * scale;");
-  else
-    c.line("xv = (sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc]) * 0x1.715476p+0f;");
+  } else {
+    // A finite score stays finite in the log2 domain (a mask of float's lowest, as Hugging Face
+    // exports, must not become -inf: a row masked only so is uniform, as in the float kernel).
+    c.line("const float xn = sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc];");
+    c.line("xv = xn * 0x1.715476p+0f;");
+    c.line("if (fabsf(xn) < tg_inf_f()) xv = fminf(fmaxf(xv, -0x1.fffffep+127f), 0x1.fffffep+127f);");
+  }
   c.line("if (!(xv < tg_inf_f())) { bad[rh] = true; xv = -tg_inf_f(); } // NaN or +inf");
   c.close();
   c.line("sc[j][2 * rh + cc] = xv;");
@@ -525,33 +538,36 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
            "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
     c.close();
   } else {
-    // Merge the warps' partial states through shared memory after the K/V stages (so a warp
-    // may write its state while others still read their stages: no barrier before).
-    c.line("float *Om = (float *)(sm + " + str(kvBytes) + "), *Mm = Om + " + str(W * 16 * Dv) +
-           ", *Lm = Mm + " + str(W * 16) + ", *Zm = Lm + " + str(W * 16) + ";");
+    // Merge the warps' partial states through shared memory: warp x's state at Ws + x·XS.
+    c.line(ownArea ? "__syncwarp(); // this warp's copies are done (waited for): its area is free"
+                   : "__syncthreads(); // the states overlap other warps' stages");
+    const std::string M0 = str(16 * Dv), L0 = str(16 * Dv + 16), Z0 = str(16 * Dv + 32),
+                      F0 = str(16 * Dv + 48), xs = str(XS);
+    c.line("float *Ws = (float *)sm, *St = Ws + w * " + xs + ";");
     c.line("#pragma unroll");
     c.open("for (int rh = 0; rh < 2; ++rh)");
-    c.line("const int r = w * 16 + g + 8 * rh;");
+    c.line("const int r = g + 8 * rh;");
     c.line("#pragma unroll");
-    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(float2 *)&Om[r * " + str(Dv) +
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(float2 *)&St[r * " + str(Dv) +
            " + u * 8 + 2 * tq] = make_float2(o[u][2 * rh], o[u][2 * rh + 1]);");
-    c.line("if (tq == 0) { Mm[r] = m[rh]; Lm[r] = l[rh]; Zm[r] = bad[rh] ? 1.f : 0.f; }");
+    c.line("if (tq == 0) { St[" + M0 + " + r] = m[rh]; St[" + L0 + " + r] = l[rh]; St[" + Z0 +
+           " + r] = bad[rh] ? 1.f : 0.f; }");
     c.close();
     c.line("__syncthreads();");
     // Each warp's weight in a row's output, once per row (16 threads): F_w = e^(m_w - M) / Σ_v
     // l_v e^(m_v - M), 0 for an undefined row; then every output element is Σ_w o_w · F_w.
-    c.line("float *Fm = Zm + " + str(W * 16) + ";");
     c.open("if (tid < 16)");
     c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + sW + "];");
     c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sW + "; ++x) { M = fmaxf(M, Mm[x * 16 + tid]); Z += Zm[x * 16 + "
-           "tid]; }");
+    c.line("for (int x = 0; x < " + sW + "; ++x) { M = fmaxf(M, Ws[x * " + xs + " + " + M0 +
+           " + tid]); Z += Ws[x * " + xs + " + " + Z0 + " + tid]; }");
     c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sW + "; ++x) { const float mw = Mm[x * 16 + tid]; f[x] = mw == "
-           "-tg_inf_f() ? 0.f : ex2(mw - M); sum += Lm[x * 16 + tid] * f[x]; }");
+    c.line("for (int x = 0; x < " + sW + "; ++x) { const float mw = Ws[x * " + xs + " + " + M0 +
+           " + tid]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); sum += Ws[x * " + xs + " + " +
+           L0 + " + tid] * f[x]; }");
     c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
     c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sW + "; ++x) Fm[x * 16 + tid] = f[x] * inv;");
+    c.line("for (int x = 0; x < " + sW + "; ++x) Ws[x * " + xs + " + " + F0 + " + tid] = f[x] * inv;");
     c.close();
     c.line("__syncthreads();");
     c.open("for (int e = tid; e < " + str(16 * Dv / 2) + "; e += " + str(NT) + ")");
@@ -561,8 +577,8 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("float a0 = 0.f, a1 = 0.f;");
     c.line("#pragma unroll");
     c.open("for (int x = 0; x < " + sW + "; ++x)");
-    c.line("const float f = Fm[x * 16 + r];");
-    c.line("const float2 ov = *(const float2 *)&Om[(x * 16 + r) * " + str(Dv) + " + d];");
+    c.line("const float f = Ws[x * " + xs + " + " + F0 + " + r];");
+    c.line("const float2 ov = *(const float2 *)&Ws[x * " + xs + " + r * " + str(Dv) + " + d];");
     c.line("a0 += ov.x * f;");
     c.line("a1 += ov.y * f;");
     c.close();

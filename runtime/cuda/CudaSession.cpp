@@ -40,16 +40,17 @@
 #include "runtime/cuda/TuneCache.h"
 
 #include <algorithm>
-#include <dlfcn.h>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace tgc::cuda {
 
@@ -1531,17 +1532,31 @@ uint64_t CudaSession::tuneKey(int major, int minor) const {
                      std::to_string((long long)st.st_mtime)
                : path + ":missing";
   };
+  // The module holding this code: the executable, or the shared library the runtime is in
+  // (dladdr names the main program as it was started, which need not be a path).
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string runtimePath = n > 0 ? std::string(buf, (size_t)n) : "?";
   Dl_info self{};
-  const std::string runtimePath =
-      dladdr(reinterpret_cast<void *>(&cudaDeviceAvailable), &self) && self.dli_fname
-          ? self.dli_fname
-          : "?";
+  if (dladdr(reinterpret_cast<void *>(&cudaDeviceAvailable), &self) && self.dli_fname &&
+      std::strchr(self.dli_fname, '/') && ::realpath(self.dli_fname, buf))
+    runtimePath = buf;
   std::string k = plan_.SerializeAsString();
   k += "\n" + deviceName_ + " " + std::to_string(major) + "." + std::to_string(minor) +
        " driver " + std::to_string(driver) + " sms " + std::to_string(sms_) + "\n" +
        stamp(runtimePath) + "\n" + (cutlass_ ? stamp(cutlass_->path) : "no CUTLASS") + "\n" +
        (ltHandle_ ? "cuBLASLt" : "no cuBLASLt") + " pdl " + std::to_string(pdl_) + " graph " +
        std::to_string(useGraph_) + "\n";
+  // Every GEMM step's candidates: a runtime, plug-in or cuBLASLt that offers others (or the same
+  // cuBLASLt algorithm bytes no longer) gets another record.
+  for (const RtStep &st : steps_) {
+    if (!st.gemm)
+      continue;
+    const size_t nLt = st.g.useLt ? st.g.cands.size() : 0;
+    for (size_t j = 0; j < candidateCount(st, nLt); ++j)
+      k += choiceName(st, nLt, j) + " ";
+    k += "\n";
+  }
   for (const char *env : {"TGC_GEMM_CUTLASS", "TGC_GEMM_MMA", "TGC_GEMM_NORM",
                           "TGC_GEMM_GRAPH_TUNE", "TGC_NO_CUBLASLT", "TGC_CUTLASS"})
     if (const char *v = std::getenv(env))
@@ -1584,13 +1599,13 @@ bool CudaSession::applyChoice(RtStep &s, const std::string &choice) {
 }
 
 bool CudaSession::loadTuneCache(uint64_t key) {
-  const std::string path = tuneCachePath(key);
+  std::string why;
+  const std::string path = tuneCachePath(key, why);
   if (path.empty()) {
-    tuneCacheNote_ = "off";
+    tuneCacheNote_ = why;
     return false;
   }
   TuneRecord r;
-  std::string why;
   std::vector<size_t> gemmSteps;
   for (size_t i = 0; i < steps_.size(); ++i)
     if (steps_[i].gemm)
@@ -1620,9 +1635,10 @@ bool CudaSession::loadTuneCache(uint64_t key) {
 }
 
 void CudaSession::saveTuneCache(uint64_t key) {
-  const std::string path = tuneCachePath(key);
+  std::string why;
+  const std::string path = tuneCachePath(key, why);
   if (path.empty()) {
-    tuneCacheNote_ = "off";
+    tuneCacheNote_ = why;
     return;
   }
   TuneRecord r;
@@ -1630,7 +1646,6 @@ void CudaSession::saveTuneCache(uint64_t key) {
   for (size_t i = 0; i < steps_.size(); ++i)
     if (steps_[i].gemm)
       r.choices.push_back({(int)i, choiceOf(steps_[i])});
-  std::string why;
   if (!writeTuneRecord(path, r, why))
     tuneCacheNote_ += (tuneCacheNote_.empty() ? "" : "; ") + why + " (not cached)";
   else

@@ -114,30 +114,35 @@ bool parseTuneRecord(const std::string &text, TuneRecord &r, std::string &why) {
   return true;
 }
 
-std::string tuneCachePath(uint64_t key) {
+std::string tuneCachePath(uint64_t key, std::string &why) {
   std::string dir;
   if (const char *t = std::getenv("TGC_TUNE_CACHE"); t && *t) {
     if (std::string(t) == "off")
-      return "";
+      return why = "off ($TGC_TUNE_CACHE=off)", "";
     dir = t;
   } else if (const char *c = std::getenv("TGC_CACHE_DIR"); c && *c) {
     dir = std::string(c) + "/tune";
   } else if (const char *h = std::getenv("HOME"); h && *h) {
     dir = std::string(h) + "/.cache/tgc/tune";
   } else {
-    return "";
+    return why = "no cache directory ($TGC_TUNE_CACHE, $TGC_CACHE_DIR and $HOME unset)", "";
   }
   return dir + "/" + hex16(key) + ".txt";
 }
 
 bool readTuneRecord(const std::string &path, uint64_t key, TuneRecord &r, std::string &why) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return why = "none", false;
+  if (!S_ISREG(st.st_mode))
+    return why = "not a regular file", false;
+  if (st.st_size > (1 << 20))
+    return why = "larger than 1 MiB", false;
   std::ifstream f(path, std::ios::binary);
   if (!f)
-    return why = "none", false;
+    return why = "cannot be read", false;
   std::ostringstream ss;
   ss << f.rdbuf();
-  if (ss.str().size() > (1u << 20))
-    return why = "larger than 1 MiB", false;
   if (!parseTuneRecord(ss.str(), r, why))
     return false;
   if (r.key != key)
@@ -149,15 +154,33 @@ bool writeTuneRecord(const std::string &path, const TuneRecord &r, std::string &
   const size_t slash = path.rfind('/');
   if (slash != std::string::npos && !makeDirs(path.substr(0, slash)))
     return why = "cannot create " + path.substr(0, slash) + ": " + std::strerror(errno), false;
-  const std::string tmp = path + ".tmp" + std::to_string((long long)::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!(f << formatTuneRecord(r)) || !f.flush())
-      return why = "cannot write " + tmp, false;
+  // A unique temporary file (two sessions may write the same record at once), then a rename.
+  std::string tmp = path + ".XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    return why = "cannot create " + tmp + ": " + std::strerror(errno), false;
+  const std::string text = formatTuneRecord(r);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) {
+      why = "cannot write " + tmp + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return false;
+    }
+    done += (size_t)n;
+  }
+  ::fchmod(fd, 0644);
+  if (::close(fd) != 0) {
+    why = "cannot write " + tmp + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return why = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno), false;
+    why = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
   }
   return true;
 }

@@ -4,8 +4,9 @@
 // same latency load after load). See docs/cuda.md ("Tuning cache").
 //
 // A record is keyed by a hash of everything the choices depend on (the package's plan, which
-// names its kernels' and weights' hashes; the device, driver and library versions; the tgc
-// version). The file:
+// names its kernels' and weights' hashes; the device and driver; every GEMM step's candidates,
+// so another runtime, plug-in or cuBLASLt build that offers other candidates gets another key;
+// the settings that change the choices). The file:
 //   tgc tune cache v1
 //   key <16 hex digits>
 //   step <index> <choice>          one line per GEMM step, in step order
@@ -32,8 +33,8 @@ std::string formatTuneRecord(const TuneRecord &r);
 bool parseTuneRecord(const std::string &text, TuneRecord &r, std::string &why);
 
 /// The cache file for `key`: $TGC_TUNE_CACHE (a directory), else $TGC_CACHE_DIR/tune, else
-/// ~/.cache/tgc/tune; "" when $TGC_TUNE_CACHE is "off" or no directory can be named.
-std::string tuneCachePath(uint64_t key);
+/// ~/.cache/tgc/tune; "" with `why` when $TGC_TUNE_CACHE is "off" or no directory can be named.
+std::string tuneCachePath(uint64_t key, std::string &why);
 /// Reads the record at `path`; false with `why` when there is none or it does not parse or its
 /// key is not `key`.
 bool readTuneRecord(const std::string &path, uint64_t key, TuneRecord &r, std::string &why);

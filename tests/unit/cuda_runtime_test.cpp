@@ -30,6 +30,7 @@
 #include <limits>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 
 using namespace tgc;
@@ -353,6 +354,43 @@ func.func @main(%x: tensor<2x8x48xT>, %a: tensor<2x8x1x8xT>, %b: tensor<2x8x1x8x
       }
 }
 
+// A mask of the element type's lowest finite value (Hugging Face's masking) on a whole query
+// row gives that row uniform attention (the mean of v), not 0: the tensor-core kernel works in the
+// log2 domain, where that value times log2 e must not overflow to -inf. bf16 (lowest -3.39e38)
+// and f16, against the interpreter; other rows partly masked the same way.
+TEST_F(CudaAttention, LowestFiniteMaskIsNotMinusInfinity) {
+  const char *ir = R"(
+func.func @main(%q: tensor<1x2x32x64xT>, %k: tensor<1x2x32x64xT>, %v: tensor<1x2x32x64xT>, %m: tensor<1x1x32x32xT>) -> tensor<1x2x32x64xT> {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.125 : f32} : tensor<1x2x32x64xT>, tensor<1x2x32x64xT>, tensor<1x2x32x64xT>, tensor<1x1x32x32xT> -> tensor<1x2x32x64xT>
+  return %0 : tensor<1x2x32x64xT>
+}
+)";
+  for (const char *elem : {"bf16", "f16"}) {
+    SCOPED_TRACE(elem);
+    const double lowest = std::string(elem) == "bf16" ? -3.3895313892515355e38 : -65504.0;
+    std::vector<HostTensor> got, want;
+    expectMatchesInterpreter(
+        attn_cases::instantiate(ir, elem), arch_, 1e-2,
+        [&](size_t a, size_t, DType t, std::vector<int64_t> shape) -> std::optional<HostTensor> {
+          if (a != 3)
+            return std::nullopt;
+          HostTensor m = randomTensor(t, shape, 7);
+          for (int64_t i = 0; i < m.numel(); ++i) {
+            const int64_t s = i / 32, tt = i % 32;
+            m.set(i, s == 5 || (tt > s && s % 3 == 0) ? lowest : 0.0);
+          }
+          return m;
+        },
+        got, want);
+    ASSERT_EQ(got.size(), 1u);
+    // Row s = 5 of head 0 is the mean of v's rows: not 0.
+    double norm = 0;
+    for (int64_t d = 0; d < 64; ++d)
+      norm += std::fabs(got[0].get(5 * 64 + d));
+    EXPECT_GT(norm, 0.0) << "the fully masked row came out 0";
+  }
+}
+
 // The GEMM tuning cache (runtime/cuda/TuneCache.h): the first load of a package tunes and writes
 // its choices; the second applies them without tuning (the same GEMM configurations, outputs
 // still right); a damaged file is reported, the package tuned anew and the file rewritten;
@@ -365,6 +403,16 @@ TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_tune_cache", dir));
   const std::string cacheDir = dir.str().str() + "/cache";
   setenv("TGC_TUNE_CACHE", cacheDir.c_str(), 1);
+  struct Restore { // whatever fails below: the cache off again, the directory removed
+    std::string dir;
+    ~Restore() { setenv("TGC_TUNE_CACHE", "off", 1), llvm::sys::fs::remove_directories(dir); }
+  } restore{dir.str().str()};
+  auto slurp = [](const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
   CompileOptions o;
   o.modelPath = modelsDir() + "/gpt2_tiny/model.onnx";
   o.outputPath = dir.str().str() + "/pkg";
@@ -403,7 +451,10 @@ TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
   for (llvm::sys::fs::directory_iterator it(cacheDir, ec), end; it != end && !ec; it.increment(ec))
     files.push_back(it->path());
   ASSERT_EQ(files.size(), 1u);
+  const std::string record = slurp(files[0]);
+  EXPECT_EQ(record.rfind("tgc tune cache v1\nkey ", 0), 0u) << record;
   load(second);
+  EXPECT_EQ(slurp(files[0]), record) << "a load that applied the record rewrote it";
   EXPECT_NE(line(second, "gemm tuning cache: ").find("GEMM choices applied"), std::string::npos)
       << second;
   EXPECT_EQ(line(second, "gemm autotune: "), "gemm autotune: from the tuning cache") << second;
@@ -416,10 +467,10 @@ TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
   EXPECT_NE(line(damaged, "gemm tuning cache: ").find("tuned anew; rewritten"), std::string::npos)
       << damaged;
   EXPECT_NE(line(damaged, "gemm autotune in the graph: "), "gemm autotune in the graph: from the tuning cache");
+  EXPECT_EQ(slurp(files[0]).rfind("tgc tune cache v1\nkey ", 0), 0u) << "not rewritten";
   setenv("TGC_TUNE_CACHE", "off", 1);
   load(off);
-  EXPECT_EQ(line(off, "gemm tuning cache: "), "gemm tuning cache: off") << off;
-  llvm::sys::fs::remove_directories(dir);
+  EXPECT_EQ(line(off, "gemm tuning cache: "), "gemm tuning cache: off ($TGC_TUNE_CACHE=off)") << off;
 }
 
 } // namespace

@@ -88,6 +88,12 @@ TEST(TuneCache, FilesRoundTripAndOtherKeysAreNotUsed) {
   std::ofstream(path) << "garbage\n";
   EXPECT_FALSE(readTuneRecord(path, r.key, got, why));
   EXPECT_NE(why.find("line 1"), std::string::npos) << why;
+  // A directory or an oversized file in the record's place is refused before it is read.
+  EXPECT_FALSE(readTuneRecord(dir, r.key, got, why));
+  EXPECT_EQ(why, "not a regular file");
+  std::ofstream(path) << std::string((1 << 20) + 1, 'x');
+  EXPECT_FALSE(readTuneRecord(path, r.key, got, why));
+  EXPECT_EQ(why, "larger than 1 MiB");
   // A directory that cannot be created: the write fails with the reason.
   EXPECT_FALSE(writeTuneRecord("/proc/tgc/x.txt", r, why));
   EXPECT_NE(why.find("/proc/tgc"), std::string::npos) << why;
@@ -103,13 +109,20 @@ TEST(TuneCache, PathFollowsTheEnvironment) {
   setenv("HOME", "/home/u", 1);
   unsetenv("TGC_TUNE_CACHE");
   unsetenv("TGC_CACHE_DIR");
-  EXPECT_EQ(tuneCachePath(0xabc), "/home/u/.cache/tgc/tune/0000000000000abc.txt");
+  std::string why;
+  EXPECT_EQ(tuneCachePath(0xabc, why), "/home/u/.cache/tgc/tune/0000000000000abc.txt");
   setenv("TGC_CACHE_DIR", "/c", 1);
-  EXPECT_EQ(tuneCachePath(0xabc), "/c/tune/0000000000000abc.txt");
+  EXPECT_EQ(tuneCachePath(0xabc, why), "/c/tune/0000000000000abc.txt");
   setenv("TGC_TUNE_CACHE", "/t", 1);
-  EXPECT_EQ(tuneCachePath(0xabc), "/t/0000000000000abc.txt");
+  EXPECT_EQ(tuneCachePath(0xabc, why), "/t/0000000000000abc.txt");
   setenv("TGC_TUNE_CACHE", "off", 1);
-  EXPECT_EQ(tuneCachePath(0xabc), "");
+  EXPECT_EQ(tuneCachePath(0xabc, why), "");
+  EXPECT_NE(why.find("off"), std::string::npos) << why;
+  unsetenv("TGC_TUNE_CACHE");
+  unsetenv("TGC_CACHE_DIR");
+  unsetenv("HOME");
+  EXPECT_EQ(tuneCachePath(0xabc, why), "");
+  EXPECT_NE(why.find("no cache directory"), std::string::npos) << why;
   for (int i = 0; i < 3; ++i)
     had[i] ? setenv(vars[i], saved[i].c_str(), 1) : unsetenv(vars[i]);
 }
