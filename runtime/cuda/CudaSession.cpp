@@ -691,7 +691,10 @@ Status CudaSession::setupGpu() {
   // The tuning cache: this package's choices on this GPU from an earlier load, else tune and
   // keep what the tuners chose.
   const uint64_t key = tuneKey(major, minor);
-  const bool cached = tune_ && loadTuneCache(key);
+  bool anyGemmStep = false;
+  for (const RtStep &rs : steps_)
+    anyGemmStep = anyGemmStep || rs.gemm;
+  const bool cached = tune_ && anyGemmStep && loadTuneCache(key);
   if (tune_ && !cached) {
     Status ts = tuneGemms();
     if (!ts.ok)
@@ -705,7 +708,7 @@ Status CudaSession::setupGpu() {
     if (!ts.ok)
       return ts;
   }
-  if (tune_ && !cached)
+  if (tune_ && !cached && anyGemmStep) // nothing to keep for a package without GEMMs
     saveTuneCache(key);
   // The CUTLASS configurations not chosen are not needed any more (split-K ones hold partials).
   for (RtStep &rs : steps_)
