@@ -451,7 +451,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     // A finite score stays finite in the log2 domain (a mask of float's lowest, as Hugging Face
     // exports, must not become -inf: a row masked only so is uniform, as in the float kernel).
     c.line("const float xn = sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc];");
-    c.line("xv = xn * 0x1.715476p+0f;");
+    c.line("xv = xn * " + floatLiteral(M_LOG2E, true) + ";");
     c.line("if (fabsf(xn) < tg_inf_f()) xv = fminf(fmaxf(xv, -0x1.fffffep+127f), 0x1.fffffep+127f);");
   }
   c.line("if (!(xv < tg_inf_f())) { bad[rh] = true; xv = -tg_inf_f(); } // NaN or +inf");

@@ -176,11 +176,15 @@ std::string gemmNormProblem(const Step &gemm, const Step &norm) {
 bool stepOmitted(const Step &s, const std::vector<std::string> &words) {
   const bool gemm = s.kind() == Step::GEMM;
   for (const std::string &w : words) {
-    const bool gemmLabel = w.rfind("gemm:", 0) == 0;
-    if (w == "gemm"    ? gemm
-        : gemmLabel    ? gemm && s.label().find(w.substr(5)) != std::string::npos
-                       : !gemm && s.symbol().find(w) != std::string::npos)
+    if (w == "gemm") {
+      if (gemm)
+        return true;
+    } else if (w.rfind("gemm:", 0) == 0) {
+      if (gemm && s.label().find(w.substr(5)) != std::string::npos)
+        return true;
+    } else if (!gemm && s.symbol().find(w) != std::string::npos) {
       return true;
+    }
   }
   return false;
 }

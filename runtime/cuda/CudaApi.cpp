@@ -131,6 +131,24 @@ std::string openBlasLt(BlasLt &b) {
   return "";
 }
 
+} // namespace
+
+std::string runtimeModulePath() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void *>(&runtimeModulePath), &info) || !info.dli_fname)
+    return "";
+  // The executable's name is argv[0]: without a '/' it was found through $PATH.
+  std::string self = info.dli_fname;
+  char buf[4096] = {0};
+  if (self.find('/') == std::string::npos)
+    self = readlink("/proc/self/exe", buf, sizeof buf - 1) > 0 ? buf : self;
+  else if (realpath(self.c_str(), buf))
+    self = buf;
+  return self;
+}
+
+namespace {
+
 /// Loads CutlassLib for loadOnce: "" or why not.
 std::string openCutlass(CutlassLib &c) {
   const char *env = std::getenv("TGC_CUTLASS");
@@ -138,16 +156,9 @@ std::string openCutlass(CutlassLib &c) {
   if (env && *env) {
     path = env;
   } else {
-    Dl_info info{};
-    if (!dladdr(reinterpret_cast<void *>(&openCutlass), &info) || !info.dli_fname)
+    const std::string self = runtimeModulePath();
+    if (self.empty())
       return "cannot locate the runtime's own module (dladdr) to find libtgc_cutlass_sm90.so";
-    // The executable's name is argv[0]: without a '/' it was found through $PATH.
-    std::string self = info.dli_fname;
-    char buf[4096] = {0};
-    if (self.find('/') == std::string::npos)
-      self = readlink("/proc/self/exe", buf, sizeof buf - 1) > 0 ? buf : self;
-    else if (realpath(self.c_str(), buf))
-      self = buf;
     path = self.substr(0, self.rfind('/') + 1) + "libtgc_cutlass_sm90.so";
   }
   void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -112,6 +112,9 @@ const BlasLt *loadBlasLt(std::string &error);
 /// holding this runtime (the executable, or the shared library it was linked into); null with
 /// `error` set when missing or of another ABI.
 const CutlassLib *loadCutlass(std::string &error);
+/// The file holding the runtime's code: the executable (through /proc/self/exe when it was
+/// started through $PATH), or the shared library the runtime is linked into; "" if unknown.
+std::string runtimeModulePath();
 
 /// "" on success; otherwise "<call>: <CUDA_ERROR_NAME> (<description>)".
 std::string check(const Driver &d, CUresult r, const char *call);

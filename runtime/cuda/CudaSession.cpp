@@ -46,11 +46,9 @@
 #include <map>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace tgc::cuda {
 
@@ -136,9 +134,10 @@ private:
   /// The GEMM tuning cache's key for this package on this device (TuneCache.h): the plan, the
   /// device, driver, plug-in and runtime builds, and the settings that change the choices.
   uint64_t tuneKey(int major, int minor) const;
-  /// Applies the cached choices for `key`; false (nothing changed) when there are none that fit.
-  bool loadTuneCache(uint64_t key);
-  void saveTuneCache(uint64_t key);
+  /// Applies the choices cached at `path` for `key`; false (nothing changed) when there are none
+  /// that fit. saveTuneCache writes the steps' current choices there.
+  bool loadTuneCache(const std::string &path, uint64_t key);
+  void saveTuneCache(const std::string &path, uint64_t key);
   /// Zeroes the arena on the stream and waits: after the tuners' launches, it holds what it held
   /// at load. "" or the failed call.
   std::string zeroArena();
@@ -286,11 +285,13 @@ private:
     return s.g.cutCands[j - nLt - s.g.mmaCands.size()].name();
   }
   /// Candidate j of a GEMM step as the tuning cache names it (TuneCache.h): "lt:<algorithm
-  /// bytes>", "mma:<config>" or "cutlass:<config>"; the step's current choice ("none": the
-  /// fallback kernel); and the candidate a name selects (false: none here).
+  /// bytes>", "mma:<config>" or "cutlass:<config>"; and the step's current choice ("none": the
+  /// fallback kernel).
   static std::string choiceName(const RtStep &s, size_t nLt, size_t j);
   static std::string choiceOf(const RtStep &s);
-  static bool applyChoice(RtStep &s, const std::string &choice);
+  /// The candidate `choice` names for step s (candidateCount for "none": the step's setup
+  /// choice stays), or -1 when there is none.
+  static int64_t findChoice(const RtStep &s, const std::string &choice);
   std::string launchGemm(const RtStep &s);
   std::string launchKernel(const RtStep &s);
   /// cuLaunchKernel, or cuLaunchKernelEx with programmatic stream serialization when pdl_.
@@ -690,11 +691,14 @@ Status CudaSession::setupGpu() {
     useGraph_ = false;
   // The tuning cache: this package's choices on this GPU from an earlier load, else tune and
   // keep what the tuners chose.
-  const uint64_t key = tuneKey(major, minor);
   bool anyGemmStep = false;
   for (const RtStep &rs : steps_)
     anyGemmStep = anyGemmStep || rs.gemm;
-  const bool cached = tune_ && anyGemmStep && loadTuneCache(key);
+  const uint64_t key = tune_ && anyGemmStep ? tuneKey(major, minor) : 0;
+  std::string cachePath;
+  if (key)
+    cachePath = tuneCachePath(key, tuneCacheNote_); // "" with the reason when there is none
+  const bool cached = !cachePath.empty() && loadTuneCache(cachePath, key);
   if (tune_ && !cached) {
     Status ts = tuneGemms();
     if (!ts.ok)
@@ -708,8 +712,8 @@ Status CudaSession::setupGpu() {
     if (!ts.ok)
       return ts;
   }
-  if (tune_ && !cached && anyGemmStep) // nothing to keep for a package without GEMMs
-    saveTuneCache(key);
+  if (!cachePath.empty() && !cached)
+    saveTuneCache(cachePath, key);
   // The CUTLASS configurations not chosen are not needed any more (split-K ones hold partials).
   for (RtStep &rs : steps_)
     for (size_t j = 0; j < rs.g.cutCands.size(); ++j)
@@ -1535,19 +1539,10 @@ uint64_t CudaSession::tuneKey(int major, int minor) const {
                      std::to_string((long long)st.st_mtime)
                : path + ":missing";
   };
-  // The module holding this code: the executable, or the shared library the runtime is in
-  // (dladdr names the main program as it was started, which need not be a path).
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  std::string runtimePath = n > 0 ? std::string(buf, (size_t)n) : "?";
-  Dl_info self{};
-  if (dladdr(reinterpret_cast<void *>(&cudaDeviceAvailable), &self) && self.dli_fname &&
-      std::strchr(self.dli_fname, '/') && ::realpath(self.dli_fname, buf))
-    runtimePath = buf;
   std::string k = plan_.SerializeAsString();
   k += "\n" + deviceName_ + " " + std::to_string(major) + "." + std::to_string(minor) +
        " driver " + std::to_string(driver) + " sms " + std::to_string(sms_) + "\n" +
-       stamp(runtimePath) + "\n" + (cutlass_ ? stamp(cutlass_->path) : "no CUTLASS") + "\n" +
+       stamp(runtimeModulePath()) + "\n" + (cutlass_ ? stamp(cutlass_->path) : "no CUTLASS") + "\n" +
        (ltHandle_ ? "cuBLASLt" : "no cuBLASLt") + " pdl " + std::to_string(pdl_) + " graph " +
        std::to_string(useGraph_) + "\n";
   // Every GEMM step's candidates: a runtime, plug-in or cuBLASLt that offers others (or the same
@@ -1591,64 +1586,58 @@ std::string CudaSession::choiceOf(const RtStep &s) {
   return "none";
 }
 
-bool CudaSession::applyChoice(RtStep &s, const std::string &choice) {
-  const size_t nLt = s.g.useLt ? s.g.cands.size() : 0;
-  for (size_t j = 0; j < candidateCount(s, nLt); ++j)
-    if (choiceName(s, nLt, j) == choice) {
-      selectGemm(s, nLt, j);
-      return true;
-    }
-  return choice == "none" && choiceOf(s) == "none";
+int64_t CudaSession::findChoice(const RtStep &s, const std::string &choice) {
+  const size_t nLt = s.g.useLt ? s.g.cands.size() : 0, n = candidateCount(s, nLt);
+  for (size_t j = 0; j < n; ++j)
+    if (choiceName(s, nLt, j) == choice)
+      return (int64_t)j;
+  return choice == "none" && choiceOf(s) == "none" ? (int64_t)n : -1;
 }
 
-bool CudaSession::loadTuneCache(uint64_t key) {
-  std::string why;
-  const std::string path = tuneCachePath(key, why);
-  if (path.empty()) {
-    tuneCacheNote_ = why;
-    return false;
-  }
-  TuneRecord r;
+bool CudaSession::loadTuneCache(const std::string &path, uint64_t key) {
   std::vector<size_t> gemmSteps;
   for (size_t i = 0; i < steps_.size(); ++i)
     if (steps_[i].gemm)
       gemmSteps.push_back(i);
+  TuneRecord r;
+  std::string why;
   bool ok = readTuneRecord(path, key, r, why);
   if (ok && r.choices.size() != gemmSteps.size())
     ok = false, why = "it lists " + std::to_string(r.choices.size()) + " GEMM steps, the plan has " +
                       std::to_string(gemmSteps.size());
-  std::vector<std::string> before;
-  for (size_t i : gemmSteps)
-    before.push_back(choiceOf(steps_[i]));
-  for (size_t q = 0; ok && q < gemmSteps.size(); ++q)
-    if ((size_t)r.choices[q].first != gemmSteps[q] ||
-        !applyChoice(steps_[gemmSteps[q]], r.choices[q].second))
+  // Every choice must be a candidate here before any is applied.
+  std::vector<int64_t> picks;
+  for (size_t q = 0; ok && q < gemmSteps.size(); ++q) {
+    picks.push_back((size_t)r.choices[q].first == gemmSteps[q]
+                        ? findChoice(steps_[gemmSteps[q]], r.choices[q].second)
+                        : -1);
+    if (picks.back() < 0)
       ok = false, why = "step " + std::to_string(gemmSteps[q]) + "'s choice '" +
                         r.choices[q].second + "' is not a candidate here";
+  }
   if (!ok) {
-    for (size_t q = 0; q < gemmSteps.size(); ++q) // as setup left them
-      applyChoice(steps_[gemmSteps[q]], before[q]);
     if (why != "none") // a record that does not fit: say so (it is rewritten after tuning)
       tuneCacheNote_ = path + ": " + why + "; tuned anew";
     return false;
+  }
+  for (size_t q = 0; q < gemmSteps.size(); ++q) {
+    RtStep &st = steps_[gemmSteps[q]];
+    const size_t nLt = st.g.useLt ? st.g.cands.size() : 0;
+    if ((size_t)picks[q] < candidateCount(st, nLt)) // else "none": setup's choice stays
+      selectGemm(st, nLt, (size_t)picks[q]);
   }
   tuneCacheNote_ = path + ": " + std::to_string(gemmSteps.size()) + " GEMM choices applied";
   tuneSummary_ = graphTuneSummary_ = "from the tuning cache";
   return true;
 }
 
-void CudaSession::saveTuneCache(uint64_t key) {
-  std::string why;
-  const std::string path = tuneCachePath(key, why);
-  if (path.empty()) {
-    tuneCacheNote_ = why;
-    return;
-  }
+void CudaSession::saveTuneCache(const std::string &path, uint64_t key) {
   TuneRecord r;
   r.key = key;
   for (size_t i = 0; i < steps_.size(); ++i)
     if (steps_[i].gemm)
       r.choices.push_back({(int)i, choiceOf(steps_[i])});
+  std::string why;
   if (!writeTuneRecord(path, r, why))
     tuneCacheNote_ += (tuneCacheNote_.empty() ? "" : "; ") + why + " (not cached)";
   else
