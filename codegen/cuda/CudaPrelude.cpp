@@ -22,10 +22,12 @@ typedef long long int64_t;
 typedef unsigned long long uint64_t;
 
 // Programmatic dependent launch (sm_90+; no-ops before, and for launches without the attribute).
-// Every kernel starts with tg_pdl_begin(): wait until the grid before it has finished and its
-// writes are visible, then let the next grid launch, so that its blocks are resident (and may
-// prefetch weights) when this one ends. Nothing may be read from or written to activations
-// before the wait.
+// Every kernel starts with tg_pdl_begin(): let the next grid launch at once, then wait until the
+// grid before it has finished and its writes are visible. The next grid's blocks become resident
+// (and a GEMM's load their weights) while this one still waits or runs; they read activations
+// only after their own wait, which returns once this grid has finished — and this grid finishes
+// only after its own wait, so every earlier grid has finished too. Nothing may be read from or
+// written to activations before the wait.
 __device__ __forceinline__ void tg_pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -37,8 +39,8 @@ __device__ __forceinline__ void tg_pdl_launch() {
 #endif
 }
 __device__ __forceinline__ void tg_pdl_begin() {
-  tg_pdl_wait();
   tg_pdl_launch();
+  tg_pdl_wait();
 }
 
 namespace {

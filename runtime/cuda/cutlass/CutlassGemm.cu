@@ -41,12 +41,13 @@ __device__ inline float activate(float x, int act) {
 }
 
 /// Split-K's second kernel: C = act(Σ_s P_s + bias) + R, 4 columns per thread (n % 8 == 0). It
-/// waits for the partial GEMM (programmatic dependent launch) before reading.
+/// lets the next grid launch, then waits for the partial GEMM (programmatic dependent launch)
+/// before reading; see tgc's tg_pdl_begin for why that order is safe.
 template <class T>
 __global__ void splitReduce(const float *__restrict__ P, int S, int m, int n, int ldc,
                             const T *__restrict__ bias, const T *__restrict__ res, T *C, int act) {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
   const long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 4, mn = (long long)m * n;
   if (i >= mn)
     return;
@@ -85,40 +86,62 @@ __device__ inline float blockSum(float v, float *red) {
 /// norm of the row of C as stored (rounded to T), in two passes over registers like tgc's norm
 /// kernels: layer norm (norm 1) y = (c - mean) / sqrt(mean((c - mean)²) + eps) · γ + β, RMS
 /// norm (norm 2) y = c / sqrt(mean(c²) + eps) · γ. Each block reads its row of R before it
-/// writes its row of Y, so Y may be R (or C) itself.
+/// writes its row of Y, so Y may be R (or C) itself. Bias, γ and β (weights: no grid writes
+/// them) are loaded before the wait, and every partial and the residual are in flight at once.
 template <class T>
 __global__ void splitReduceNorm(const float *__restrict__ P, int S, int m, int n, int ldc,
                                 const T *__restrict__ bias, const T *res, T *C, int norm,
                                 float eps, const T *__restrict__ gamma, const T *__restrict__ beta,
                                 T *Y) {
   __shared__ float red[33];
-  asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;");
   const int r = blockIdx.x, c = threadIdx.x * 8;
   const bool in = c < n;
   const long long mn = (long long)m * n, i = (long long)r * n + c;
-  float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   auto load8 = [](const T *p, float *out) {
     const uint4 raw = *reinterpret_cast<const uint4 *>(p);
     const T *t = reinterpret_cast<const T *>(&raw);
     for (int q = 0; q < 8; ++q)
       out[q] = float(t[q]);
   };
+  float bi[8], g[8], b[8];
+  for (int q = 0; q < 8; ++q)
+    bi[q] = 0.f, g[q] = 1.f, b[q] = 0.f;
+  if (in && bias)
+    load8(bias + c, bi);
+  if (in && gamma)
+    load8(gamma + c, g);
+  if (in && beta)
+    load8(beta + c, b);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   if (in) {
-    for (int s = 0; s < S; ++s)
-      for (int h = 0; h < 2; ++h) {
-        const float4 b = *reinterpret_cast<const float4 *>(P + s * mn + i + 4 * h);
-        v[4 * h] += b.x, v[4 * h + 1] += b.y, v[4 * h + 2] += b.z, v[4 * h + 3] += b.w;
+    constexpr int kUnrolled = 4; // slices whose loads are all issued before the first add
+    float4 p[2 * kUnrolled];
+#pragma unroll
+    for (int s = 0; s < kUnrolled; ++s)
+      if (s < S) {
+        p[2 * s] = *reinterpret_cast<const float4 *>(P + s * mn + i);
+        p[2 * s + 1] = *reinterpret_cast<const float4 *>(P + s * mn + i + 4);
       }
-    float t[8];
-    if (bias) {
-      load8(bias + c, t);
-      for (int q = 0; q < 8; ++q)
-        v[q] += t[q];
-    }
-    if (res) {
+    float t[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    if (res)
       load8(res + (long long)r * ldc + c, t);
-      for (int q = 0; q < 8; ++q)
+#pragma unroll
+    for (int s = 0; s < kUnrolled; ++s)
+      if (s < S)
+        for (int h = 0; h < 2; ++h) {
+          const float4 q = p[2 * s + h];
+          v[4 * h] += q.x, v[4 * h + 1] += q.y, v[4 * h + 2] += q.z, v[4 * h + 3] += q.w;
+        }
+    for (int s = kUnrolled; s < S; ++s)
+      for (int h = 0; h < 2; ++h) {
+        const float4 q = *reinterpret_cast<const float4 *>(P + s * mn + i + 4 * h);
+        v[4 * h] += q.x, v[4 * h + 1] += q.y, v[4 * h + 2] += q.z, v[4 * h + 3] += q.w;
+      }
+    for (int q = 0; q < 8; ++q) {
+      v[q] += bi[q]; // the order splitReduce and the unsplit GEMM add them in
+      if (res)
         v[q] += t[q];
     }
     uint4 raw;
@@ -139,13 +162,6 @@ __global__ void splitReduceNorm(const float *__restrict__ P, int S, int m, int n
   const float rstd = 1.f / sqrtf(blockSum(sq, red) / n + eps);
   if (!in)
     return;
-  float g[8], b[8];
-  for (int q = 0; q < 8; ++q)
-    g[q] = 1.f, b[q] = 0.f;
-  if (gamma)
-    load8(gamma + c, g);
-  if (beta)
-    load8(beta + c, b);
   uint4 raw;
   T *o = reinterpret_cast<T *>(&raw);
   for (int q = 0; q < 8; ++q)
