@@ -166,6 +166,7 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
       s->add_grid((uint32_t)es.grid), s->add_grid(1), s->add_grid(1);
       s->add_block((uint32_t)es.block), s->add_block(1), s->add_block(1);
       s->set_shared_bytes((uint32_t)es.sharedBytes);
+      s->set_one_block_per_sm(es.oneBlockPerSm);
     }
     for (const cuda::StepArg &a : es.args) {
       plan::BufferArg b;

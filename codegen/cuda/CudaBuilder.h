@@ -108,6 +108,8 @@ struct KernelBuilder {
   /// Dynamic shared memory per block: the body uses `extern __shared__ ... tg_dsm[]` (the runtime
   /// allows sizes over 48 KB per kernel).
   int64_t sharedBytes = 0;
+  /// Blocks spread one per multiprocessor when the grid fits (plan.proto Step.one_block_per_sm).
+  bool oneBlockPerSm = false;
   /// Elements per thread of the last elementwise() loop (16-byte vectors: 8 f16/bf16, 4 f32).
   int64_t vecWidth = 1;
   /// The norm this kernel computes, when a GEMM might apply it instead (EmittedStep::norm).

@@ -43,6 +43,7 @@ struct EmittedStep {
   std::vector<StepArg> args;
   int64_t grid = 1, block = 1;
   int64_t sharedBytes = 0; ///< dynamic shared memory per block (the kernel's `tg_dsm`)
+  bool oneBlockPerSm = false; ///< plan.proto Step.one_block_per_sm
   plan::GemmDesc desc;
   /// The activation kernel after a GEMM step that carries the same activation (see plan.proto).
   bool skipIfGemmFused = false;

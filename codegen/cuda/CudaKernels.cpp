@@ -137,6 +137,7 @@ llvm::Error KernelBuilder::beginKernel() {
   kargs.clear();
   body.clear();
   sharedBytes = 0;
+  oneBlockPerSm = false;
   vecWidth = 1;
   inPtr.clear();
   outPtr.clear();
@@ -182,6 +183,7 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   s.grid = grid;
   s.block = block;
   s.sharedBytes = sharedBytes;
+  s.oneBlockPerSm = oneBlockPerSm;
   s.norm = norm;
   norm.Clear();
   std::string ps;

@@ -265,6 +265,10 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L), sW = str(W);
   kb.sharedBytes = std::max(kvBytes, mergeBytes);
+  // One block per multiprocessor: launched early (programmatic launch) beside the GEMM before
+  // it, two blocks would share one multiprocessor for good while others free up; each block is
+  // a latency-bound chain (perf-log, tenth session: gpt2 −16 µs).
+  kb.oneBlockPerSm = true;
   c.line("extern __shared__ __align__(16) unsigned char tg_dsm[];");
   c.line("unsigned char *sm = tg_dsm;");
   c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "

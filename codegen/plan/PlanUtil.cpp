@@ -3,6 +3,7 @@
 
 #include "runtime/Tensor.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -133,7 +134,8 @@ std::string formatPlan(const Plan &p) {
          << "]";
     if (s.kind() == Step::KERNEL && s.grid_size() == 3 && s.block_size() == 3)
       os << "<<<" << s.grid(0) << ", " << s.block(0)
-         << (s.shared_bytes() ? ", " + std::to_string(s.shared_bytes()) + " B shared" : "") << ">>>";
+         << (s.shared_bytes() ? ", " + std::to_string(s.shared_bytes()) + " B shared" : "")
+         << (s.one_block_per_sm() ? ", one block per SM" : "") << ">>>";
     os << "(";
     for (int j = 0; j < s.args_size(); ++j)
       os << (j ? ", " : "") << formatArg(s.args(j));
@@ -187,6 +189,16 @@ bool stepOmitted(const Step &s, const std::vector<std::string> &words) {
     }
   }
   return false;
+}
+
+uint32_t launchSharedBytes(const Step &s, int64_t blocks, int64_t sms, int64_t perSm,
+                           int64_t reserved, int64_t perBlockMax) {
+  const int64_t own = s.shared_bytes();
+  if (!s.one_block_per_sm() || blocks > sms || perSm <= 0)
+    return (uint32_t)own;
+  // Two blocks need 2 · (bytes + reserved) <= perSm; one more than half of it each is too much.
+  const int64_t alone = (perSm / 2 - reserved + 1 + 15) / 16 * 16;
+  return (uint32_t)(alone <= perBlockMax ? std::max(own, alone) : own);
 }
 
 } // namespace tgc::plan

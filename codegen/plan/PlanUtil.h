@@ -51,6 +51,13 @@ std::string gemmNormProblem(const Step &gemm, const Step &norm);
 /// attention-output GEMMs); any other word the kernel steps whose symbol contains it.
 bool stepOmitted(const Step &s, const std::vector<std::string> &words);
 
+/// The dynamic shared memory the CUDA runtime launches KERNEL step `s` with (`blocks` in its
+/// grid): its own shared_bytes, or for a step marked one_block_per_sm whose grid fits in `sms`
+/// multiprocessors of `perSm` bytes each (every block also takes `reserved`), the least that
+/// leaves no room for a second block, when one block may have that much (`perBlockMax`).
+uint32_t launchSharedBytes(const Step &s, int64_t blocks, int64_t sms, int64_t perSm,
+                           int64_t reserved, int64_t perBlockMax);
+
 } // namespace tgc::plan
 
 #endif // TGC_CODEGEN_PLAN_PLANUTIL_H

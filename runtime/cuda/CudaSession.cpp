@@ -591,6 +591,12 @@ Status CudaSession::setupGpu() {
   }
   d_->cuDeviceGetAttribute(&sms_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_);
   sms_ = std::max(sms_, 1);
+  // Shared memory per multiprocessor, reserved per block, most per block: what a step marked
+  // one_block_per_sm is padded by (0 where the driver does not say: no padding).
+  int smemPerSm = 0, smemReserved = 0, smemPerBlock = 0;
+  d_->cuDeviceGetAttribute(&smemPerSm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev_);
+  d_->cuDeviceGetAttribute(&smemReserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, dev_);
+  d_->cuDeviceGetAttribute(&smemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_);
   // Programmatic dependent launch needs sm_90 and cuLaunchKernelEx.
   if (const char *p = std::getenv("TGC_CUDA_PDL");
       (p && std::string(p) == "0") || major < 9 || !d_->cuLaunchKernelEx)
@@ -671,7 +677,8 @@ Status CudaSession::setupGpu() {
       return fail("step " + std::to_string(i) + " kernel '" + s.symbol() + "': " + e);
     for (int dd = 0; dd < 3; ++dd)
       rs.grid[dd] = s.grid(dd), rs.block[dd] = s.block(dd);
-    rs.shared = s.shared_bytes();
+    rs.shared = plan::launchSharedBytes(s, (int64_t)rs.grid[0] * rs.grid[1] * rs.grid[2], sms_,
+                                        smemPerSm, smemReserved, smemPerBlock);
     if (rs.shared > 48 * 1024 &&
         !(e = ck(d_->cuFuncSetAttribute(rs.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         (int)rs.shared),

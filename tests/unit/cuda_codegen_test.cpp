@@ -128,6 +128,9 @@ TEST_P(NvrtcAllKernels, Compiles) {
     EXPECT_EQ(s.block_size(), 3);
     EXPECT_NE(src.find(" " + s.symbol() + "("), std::string::npos) << s.symbol();
     EXPECT_NE(cubin.find(s.symbol()), std::string::npos) << s.symbol() << " not in the cubin";
+    // The tensor-core attention (f16/bf16) runs one block per multiprocessor; nothing else asks.
+    const bool attention = s.symbol().find("_attention") != std::string::npos;
+    EXPECT_EQ(s.one_block_per_sm(), attention && std::string(precision) != "fp32") << s.symbol();
   }
   EXPECT_GT(kernels, 0);
   // The QKV GEMM writes q, k and v itself (a batched GEMM into the split's results): no split

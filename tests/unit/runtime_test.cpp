@@ -706,6 +706,30 @@ TEST(PlanUtil, OmitWordsSelectSteps) {
   EXPECT_FALSE(tgc::plan::stepOmitted(kernel, W{}));
 }
 
+// One block per multiprocessor: the dynamic shared memory is padded just past half of a
+// multiprocessor's (H100/H200 figures: 228 KB per SM, 1 KB reserved per block, 227 KB per block).
+TEST(PlanUtil, OneBlockPerSmPadsSharedMemoryWhenTheGridFits) {
+  tgc::plan::Step s;
+  s.set_kind(tgc::plan::Step::KERNEL);
+  s.set_shared_bytes(36864);
+  const int64_t perSm = 233472, reserved = 1024, perBlock = 232448;
+  EXPECT_EQ(tgc::plan::launchSharedBytes(s, 96, 132, perSm, reserved, perBlock), 36864u)
+      << "unmarked steps keep their own";
+  s.set_one_block_per_sm(true);
+  const uint32_t padded = tgc::plan::launchSharedBytes(s, 96, 132, perSm, reserved, perBlock);
+  EXPECT_GT(2 * (padded + reserved), perSm) << "a second block must not fit";
+  EXPECT_LE(2 * (padded - 16 + reserved), perSm) << "the least such size (16-byte steps)";
+  EXPECT_EQ(padded % 16, 0u);
+  EXPECT_EQ(tgc::plan::launchSharedBytes(s, 132, 132, perSm, reserved, perBlock), padded);
+  EXPECT_EQ(tgc::plan::launchSharedBytes(s, 156, 132, perSm, reserved, perBlock), 36864u)
+      << "a grid over the multiprocessors would need a second wave";
+  EXPECT_EQ(tgc::plan::launchSharedBytes(s, 96, 132, perSm, reserved, 100000), 36864u)
+      << "more than one block may have";
+  EXPECT_EQ(tgc::plan::launchSharedBytes(s, 96, 132, 0, 0, 0), 36864u) << "unknown device";
+  s.set_shared_bytes(200000);
+  EXPECT_EQ(tgc::plan::launchSharedBytes(s, 96, 132, perSm, reserved, perBlock), 200000u);
+}
+
 TEST(CpuBackend, RefusesF16WithLocation) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
