@@ -79,6 +79,9 @@ check("compile CUDA package", r.returncode == 0, r.stderr)
 r = tgc("inspect", cpkg)
 check("inspect CUDA package", r.returncode == 0 and "gemm[" in r.stdout and "arena" in r.stdout.lower()
       and ("device: none usable here" in r.stdout or "gemm autotune" in r.stdout), r.stdout + r.stderr)
+attn = [l for l in r.stdout.splitlines() if "_attention<<<" in l]
+check("inspect marks the attention one block per SM", len(attn) == 2
+      and all("one block per SM" in l for l in attn), "\n".join(attn) or r.stdout)
 with open(os.path.join(cpkg, "weights.bin"), "r+b") as f:
     f.truncate(16)
 r = tgc("inspect", cpkg)
@@ -138,6 +141,31 @@ with open(os.path.join(broken, "plan.pb"), "r+b") as f:
     f.truncate(40)
 r = tgc("run", broken, "--test-data", data("bert_tiny"))
 check("truncated package refused", 0 < r.returncode < 128 and "plan" in r.stderr, r.stderr)
+
+# tools/bench/graph_timeline.py: per-node durations, gaps and increments of the replays of the
+# graph launched most often (synthetic records: two replays of two kernels, one ordinary launch).
+tsv = os.path.join(TMP, "timeline.tsv")
+with open(tsv, "w") as f:
+    f.write("1\t2\t10\t1000\t3000\ttgk_1_layer_norm\n1\t2\t11\t2500\t6000\tvoid cutlass::x\n"
+            "3\t2\t10\t11000\t13000\ttgk_1_layer_norm\n3\t2\t11\t12500\t16000\tvoid cutlass::x\n"
+            "4\t0\t0\t20000\t29000\ttgk_9_alone\n")
+r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "graph_timeline.py"), tsv],
+                   capture_output=True, text=True)
+rows = [l.split() for l in r.stdout.splitlines() if l.strip().startswith("1 cutlass:gemm")]
+check("graph_timeline increments", r.returncode == 0 and "2 replays, 2 kernels" in r.stdout
+      and "tgk_9_alone" not in r.stdout and len(rows) == 1
+      and rows[0][2:] == ["3.50", "-0.50", "3.00"], r.stdout + r.stderr)
+
+# tools/bench/graph_timeline.cpp (the CUPTI injection library) builds where the CUDA toolkit is.
+cuda = "/usr/local/cuda"
+if os.path.exists(os.path.join(cuda, "include", "cupti.h")):
+    lib = os.path.join(TMP, "graph_timeline.so")
+    r = subprocess.run(["g++", "-O2", "-shared", "-fPIC", "-o", lib,
+                        os.path.join(ROOT, "tools", "bench", "graph_timeline.cpp"),
+                        "-I" + os.path.join(cuda, "include"), "-L" + os.path.join(cuda, "lib64"),
+                        "-L" + os.path.join(os.path.realpath(cuda), "lib"), "-lcupti"],
+                       capture_output=True, text=True)
+    check("graph_timeline.so builds", r.returncode == 0 and os.path.exists(lib), r.stderr)
 
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"cli: {sum(results)} passed, {len(results) - sum(results)} failed")
