@@ -326,6 +326,34 @@ func.func @main(%q: tensor<2x5x4x64xT>, %k: tensor<2x7x2x64xT>, %v: tensor<2x7x2
   }
 }
 
+// SwiGLU moves 8 outputs per thread (two 16-byte loads, one store, 8x fewer blocks) for f16/bf16
+// halves of a multiple of 8; other halves (12 here) and f32 keep one element per thread.
+TEST(CudaCodegen, SwigluVectorsOnlyForWholeVectorHalves) {
+  struct Case {
+    const char *type;
+    int width; // of the gate/up input: twice the half
+    bool vector;
+  } cases[] = {{"f16", 64, true}, {"bf16", 64, true}, {"f16", 24, false}, {"f32", 64, false}};
+  for (const Case &k : cases) {
+    const std::string t = k.type, w = std::to_string(k.width), h = std::to_string(k.width / 2);
+    const std::string ir = "func.func @main(%x: tensor<4x" + w + "x" + t + ">) -> tensor<4x" + h +
+                           "x" + t + "> {\n  %0 = tg.swiglu %x : tensor<4x" + w + "x" + t +
+                           "> -> tensor<4x" + h + "x" + t + ">\n  return %0 : tensor<4x" + h +
+                           "x" + t + ">\n}\n";
+    std::string error;
+    const std::string src = irPackageSource(ir, "swiglu_vectors", error);
+    ASSERT_TRUE(error.empty()) << t << " " << w << ": " << error;
+    const size_t at = src.find("_swiglu(");
+    ASSERT_NE(at, std::string::npos) << src;
+    const std::string body = src.substr(at, src.find("\n}\n", at) - at);
+    EXPECT_EQ(body.find("const uint4 gv") != std::string::npos, k.vector) << t << " " << w << body;
+    EXPECT_EQ(body.find("i < " + std::to_string(4 * k.width / 2 / (k.vector ? 8 : 1)) + ";") !=
+                  std::string::npos,
+              true)
+        << "one loop iteration per " << (k.vector ? "8 outputs" : "output") << body;
+  }
+}
+
 // A warp-per-row norm moves 16-byte vectors only when a lane's chunk of outputs fills them too:
 // an f32 layer norm whose f16 cast rides in its store (8 bytes per 4-element chunk) keeps the
 // scalar form; the same norm with an f32 result (its tanh riding in the store) uses vectors.
