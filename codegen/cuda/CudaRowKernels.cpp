@@ -1158,11 +1158,17 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     if (total == 0)
       return llvm::Error::success();
     const std::string C = ct.calc();
-    if (ct.lowp && N % 8 == 0 && argsAligned16()) {
-      c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-             str(total / 8) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-      c.line("const " + it + " r = i / " + str(N / 8) + ", k = i % " + str(N / 8) + " * 8;");
-      c.line("const " + T + " *xr = in0 + r * " + str(2 * N) + ";");
+    auto y = [&](const std::string &g, const std::string &u) {
+      return ct.st("tg_mul<" + C + ">(tg_silu<" + C + ">(" + ct.ld(g) + "), " + ct.ld(u) + ")");
+    };
+    const bool vec = ct.lowp && N % 8 == 0 && argsAligned16();
+    const int64_t V = vec ? 8 : 1; // outputs per loop iteration
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(total / V) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    c.line("const " + it + " r = i / " + str(N / V) + ", k = i % " + str(N / V) +
+           (vec ? " * 8;" : ";"));
+    c.line("const " + T + " *xr = in0 + r * " + str(2 * N) + ";");
+    if (vec) {
       c.line("const uint4 gv = *reinterpret_cast<const uint4 *>(xr + k), uv = "
              "*reinterpret_cast<const uint4 *>(xr + k + " + str(N) + ");");
       c.line("const " + T + " *g = reinterpret_cast<const " + T + " *>(&gv), *u = "
@@ -1170,25 +1176,13 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
       c.line("uint4 w;");
       c.line(T + " *wp = reinterpret_cast<" + T + " *>(&w);");
       c.line("#pragma unroll");
-      c.line("for (int q = 0; q < 8; ++q) wp[q] = " +
-             ct.st("tg_mul<" + C + ">(tg_silu<" + C + ">(" + ct.ld("g[q]") + "), " +
-                   ct.ld("u[q]") + ")") + ";");
+      c.line("for (int q = 0; q < 8; ++q) wp[q] = " + y("g[q]", "u[q]") + ";");
       c.line("*reinterpret_cast<uint4 *>(out0 + i * 8) = w;");
-      c.close();
-      endKernel(code, gridFor(total / 8), kBlock);
-      return llvm::Error::success();
+    } else {
+      c.line("out0[i] = " + y("xr[k]", "xr[k + " + str(N) + "]") + ";");
     }
-    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-           str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-    c.line("const " + it + " r = i / " + str(N) + ", k = i % " + str(N) + ";");
-    c.line("const " + T + " *xr = in0 + r * " + str(2 * N) + ";");
-    c.line("out0[i] = " + (ct.lowp ? ct.st("tg_mul<" + C + ">(tg_silu<" + C + ">(" + ct.ld("xr[k]") +
-                                            "), " + ct.ld("xr[k + " + str(N) + "]") + ")")
-                                    : "tg_mul<" + T + ">(tg_silu<" + T + ">(xr[k]), xr[k + " +
-                                          str(N) + "])") +
-           ";");
     c.close();
-    endKernel(code, gridFor(total), kBlock);
+    endKernel(code, gridFor(total / V), kBlock);
     return llvm::Error::success();
   }
 

@@ -138,6 +138,14 @@ private:
   /// that fit. saveTuneCache writes the steps' current choices there.
   bool loadTuneCache(const std::string &path, uint64_t key);
   void saveTuneCache(const std::string &path, uint64_t key);
+  /// The indices of the GEMM steps, in step order (the tuning cache's records list them so).
+  std::vector<size_t> gemmSteps() const {
+    std::vector<size_t> g;
+    for (size_t i = 0; i < steps_.size(); ++i)
+      if (steps_[i].gemm)
+        g.push_back(i);
+    return g;
+  }
   /// Zeroes the arena on the stream and waits: after the tuners' launches, it holds what it held
   /// at load. "" or the failed call.
   std::string zeroArena();
@@ -698,10 +706,7 @@ Status CudaSession::setupGpu() {
     useGraph_ = false;
   // The tuning cache: this package's choices on this GPU from an earlier load, else tune and
   // keep what the tuners chose.
-  bool anyGemmStep = false;
-  for (const RtStep &rs : steps_)
-    anyGemmStep = anyGemmStep || rs.gemm;
-  const uint64_t key = tune_ && anyGemmStep ? tuneKey(major, minor) : 0;
+  const uint64_t key = tune_ && !gemmSteps().empty() ? tuneKey(major, minor) : 0;
   std::string cachePath;
   if (key)
     cachePath = tuneCachePath(key, tuneCacheNote_); // "" with the reason when there is none
@@ -1602,24 +1607,21 @@ int64_t CudaSession::findChoice(const RtStep &s, const std::string &choice) {
 }
 
 bool CudaSession::loadTuneCache(const std::string &path, uint64_t key) {
-  std::vector<size_t> gemmSteps;
-  for (size_t i = 0; i < steps_.size(); ++i)
-    if (steps_[i].gemm)
-      gemmSteps.push_back(i);
+  const std::vector<size_t> gemms = gemmSteps();
   TuneRecord r;
   std::string why;
   bool ok = readTuneRecord(path, key, r, why);
-  if (ok && r.choices.size() != gemmSteps.size())
+  if (ok && r.choices.size() != gemms.size())
     ok = false, why = "it lists " + std::to_string(r.choices.size()) + " GEMM steps, the plan has " +
-                      std::to_string(gemmSteps.size());
+                      std::to_string(gemms.size());
   // Every choice must be a candidate here before any is applied.
   std::vector<int64_t> picks;
-  for (size_t q = 0; ok && q < gemmSteps.size(); ++q) {
-    picks.push_back((size_t)r.choices[q].first == gemmSteps[q]
-                        ? findChoice(steps_[gemmSteps[q]], r.choices[q].second)
+  for (size_t q = 0; ok && q < gemms.size(); ++q) {
+    picks.push_back((size_t)r.choices[q].first == gemms[q]
+                        ? findChoice(steps_[gemms[q]], r.choices[q].second)
                         : -1);
     if (picks.back() < 0)
-      ok = false, why = "step " + std::to_string(gemmSteps[q]) + "'s choice '" +
+      ok = false, why = "step " + std::to_string(gemms[q]) + "'s choice '" +
                         r.choices[q].second + "' is not a candidate here";
   }
   if (!ok) {
@@ -1627,13 +1629,13 @@ bool CudaSession::loadTuneCache(const std::string &path, uint64_t key) {
       tuneCacheNote_ = path + ": " + why + "; tuned anew";
     return false;
   }
-  for (size_t q = 0; q < gemmSteps.size(); ++q) {
-    RtStep &st = steps_[gemmSteps[q]];
+  for (size_t q = 0; q < gemms.size(); ++q) {
+    RtStep &st = steps_[gemms[q]];
     const size_t nLt = st.g.useLt ? st.g.cands.size() : 0;
     if ((size_t)picks[q] < candidateCount(st, nLt)) // else "none": setup's choice stays
       selectGemm(st, nLt, (size_t)picks[q]);
   }
-  tuneCacheNote_ = path + ": " + std::to_string(gemmSteps.size()) + " GEMM choices applied";
+  tuneCacheNote_ = path + ": " + std::to_string(gemms.size()) + " GEMM choices applied";
   tuneSummary_ = graphTuneSummary_ = "from the tuning cache";
   return true;
 }
@@ -1641,9 +1643,8 @@ bool CudaSession::loadTuneCache(const std::string &path, uint64_t key) {
 void CudaSession::saveTuneCache(const std::string &path, uint64_t key) {
   TuneRecord r;
   r.key = key;
-  for (size_t i = 0; i < steps_.size(); ++i)
-    if (steps_[i].gemm)
-      r.choices.push_back({(int)i, choiceOf(steps_[i])});
+  for (size_t i : gemmSteps())
+    r.choices.push_back({(int)i, choiceOf(steps_[i])});
   std::string why;
   if (!writeTuneRecord(path, r, why))
     tuneCacheNote_ += (tuneCacheNote_.empty() ? "" : "; ") + why + " (not cached)";

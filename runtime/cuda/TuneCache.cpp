@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -49,17 +50,6 @@ bool validChoice(const std::string &c) {
     return true;
   }
   return false;
-}
-
-/// mkdir -p.
-bool makeDirs(const std::string &dir) {
-  for (size_t at = 1; at <= dir.size(); ++at)
-    if (at == dir.size() || dir[at] == '/') {
-      const std::string part = dir.substr(0, at);
-      if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
-        return false;
-    }
-  return true;
 }
 
 } // namespace
@@ -152,8 +142,11 @@ bool readTuneRecord(const std::string &path, uint64_t key, TuneRecord &r, std::s
 
 bool writeTuneRecord(const std::string &path, const TuneRecord &r, std::string &why) {
   const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && !makeDirs(path.substr(0, slash)))
-    return why = "cannot create " + path.substr(0, slash) + ": " + std::strerror(errno), false;
+  std::error_code ec;
+  if (slash != std::string::npos)
+    std::filesystem::create_directories(path.substr(0, slash), ec);
+  if (ec)
+    return why = "cannot create " + path.substr(0, slash) + ": " + ec.message(), false;
   // A unique temporary file (two sessions may write the same record at once), then a rename.
   std::string tmp = path + ".XXXXXX";
   const int fd = ::mkstemp(tmp.data());
