@@ -1,8 +1,9 @@
 // EliminateIdentities.cpp — `tgc-eliminate-identities`: drop ops that return their input.
 //
 // Exporters and earlier rewrites leave reshape chains, transpose pairs, full slices, no-op
-// arithmetic (x + 0, x * 1) and selects on a constant condition behind. Each is one atomic rule;
-// removing them early lets recognition and horizontal fusion see the ops that compute.
+// arithmetic (x + 0, x * 1), norms scaled by ones, and selects on a constant condition behind.
+// Each is one atomic rule; removing them early lets recognition and horizontal fusion see the
+// ops that compute.
 #include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -233,6 +234,49 @@ template <typename OpT> struct FoldNoOpArithmetic : Rule<OpT> {
   }
 };
 
+/// True when `v` is an f32 constant whose elements all equal `want` (stored as a splat or not).
+bool allF32Equal(mlir::Value v, float want) {
+  mlir::Attribute attr;
+  if (!v || !mlir::matchPattern(v, mlir::m_Constant(&attr)))
+    return false;
+  auto dense = attr.dyn_cast<mlir::DenseElementsAttr>();
+  if (!dense || !dense.getElementType().isF32())
+    return false;
+  if (dense.isSplat())
+    return dense.getSplatValue<float>() == want;
+  for (float x : dense.getValues<float>())
+    if (x != want)
+      return false;
+  return true;
+}
+
+// layer_norm(x, 1, 0) -> layer_norm(x)   (a scale of ones and a shift of zeros, either or both)
+struct DropUnitLayerNormAffine : Rule<tg::LayerNormOp> {
+  DropUnitLayerNormAffine(mlir::MLIRContext *ctx) : Rule(ctx, "DropUnitLayerNormAffine") {}
+  mlir::LogicalResult apply(tg::LayerNormOp op, mlir::PatternRewriter &rewriter) const override {
+    mlir::Value scale = op.getScale(), bias = op.getBias();
+    const bool dropScale = scale && allF32Equal(scale, 1.f), dropBias = bias && allF32Equal(bias, 0.f);
+    if (!dropScale && !dropBias)
+      return rewriter.notifyMatchFailure(op, "no scale of ones or shift of zeros");
+    rewriter.replaceOpWithNewOp<tg::LayerNormOp>(
+        op, op.getType(), op.getInput(), dropScale ? mlir::Value() : scale,
+        dropBias ? mlir::Value() : bias, op.getAxisAttr(), op.getEpsilonAttr());
+    return mlir::success();
+  }
+};
+
+// rms_norm(x, 1) -> rms_norm(x)
+struct DropUnitRmsNormScale : Rule<tg::RmsNormOp> {
+  DropUnitRmsNormScale(mlir::MLIRContext *ctx) : Rule(ctx, "DropUnitRmsNormScale") {}
+  mlir::LogicalResult apply(tg::RmsNormOp op, mlir::PatternRewriter &rewriter) const override {
+    if (!op.getScale() || !allF32Equal(op.getScale(), 1.f))
+      return rewriter.notifyMatchFailure(op, "no scale of ones");
+    rewriter.replaceOpWithNewOp<tg::RmsNormOp>(op, op.getType(), op.getInput(), mlir::Value(),
+                                               op.getAxisAttr(), op.getEpsilonAttr());
+    return mlir::success();
+  }
+};
+
 struct EliminateIdentitiesPass : public EliminateIdentitiesBase<EliminateIdentitiesPass> {
   void runOnOperation() override {
     mlir::MLIRContext *ctx = &getContext();
@@ -240,7 +284,8 @@ struct EliminateIdentitiesPass : public EliminateIdentitiesBase<EliminateIdentit
     patterns.add<FoldReshapeChain, FoldIdentityReshape, FoldTransposePair, FoldIdentityTranspose,
                  FoldLayoutChainToReshape, FoldIdentityExpand, FoldFullSlice, FoldWhereConstantCondition,
                  FoldNoOpArithmetic<tg::AddOp>, FoldNoOpArithmetic<tg::SubOp>,
-                 FoldNoOpArithmetic<tg::MulOp>, FoldNoOpArithmetic<tg::DivOp>>(ctx);
+                 FoldNoOpArithmetic<tg::MulOp>, FoldNoOpArithmetic<tg::DivOp>,
+                 DropUnitLayerNormAffine, DropUnitRmsNormScale>(ctx);
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

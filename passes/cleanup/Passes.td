@@ -27,8 +27,10 @@ def EliminateIdentities : Pass<"tgc-eliminate-identities", "mlir::func::FuncOp">
     `FoldLayoutChainToReshape` (a single-use chain of reshapes and transposes that leaves every
     element in place -> one reshape; checked exactly on an index array),
     `FoldIdentityExpand`, `FoldFullSlice`, `FoldWhereConstantCondition` (a constant all-true or
-    all-false condition picks one branch) and `FoldNoOpArithmetic` (x + 0, x - 0, x * 1, x / 1
-    with a constant splat that does not broadcast x). Runs in the cleanup stage so later stages
+    all-false condition picks one branch), `FoldNoOpArithmetic` (x + 0, x - 0, x * 1, x / 1
+    with a constant splat that does not broadcast x), `DropUnitLayerNormAffine` (a layer norm's
+    f32 scale of ones and shift of zeros) and `DropUnitRmsNormScale` (an RMS norm's scale of
+    ones). Runs in the cleanup stage so later stages
     see only ops that compute something.
   }];
   let constructor = "tgc::createEliminateIdentitiesPass()";

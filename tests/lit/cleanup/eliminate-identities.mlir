@@ -225,3 +225,43 @@ func.func @no_fold_layout_chain(%x: tensor<1x4x5xf32>) -> tensor<1x4x5xf32> {
   %3 = tg.transpose %2 {perm = [0, 2, 1]} : tensor<1x5x4xf32> -> tensor<1x4x5xf32>
   return %3 : tensor<1x4x5xf32>
 }
+
+// -----
+
+// A layer norm's scale of ones and shift of zeros (stored element by element) are dropped.
+// CHECK-LABEL: func.func @layer_norm_unit_affine
+func.func @layer_norm_unit_affine(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %g = tg.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %b = tg.constant dense<0.0> : tensor<2xf32>
+  // CHECK: %[[N:.+]] = tg.layer_norm %{{[^,]+}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<4x2xf32> -> tensor<4x2xf32>
+  // CHECK: return %[[N]]
+  %n = tg.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  return %n : tensor<4x2xf32>
+}
+
+// -----
+
+// Only the shift is zero: the scale stays.
+// CHECK-LABEL: func.func @layer_norm_keeps_scale
+func.func @layer_norm_keeps_scale(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %g = tg.constant dense<[2.0, 1.0]> : tensor<2xf32>
+  %b = tg.constant dense<0.0> : tensor<2xf32>
+  // CHECK: %[[G:.+]] = tg.constant dense<[2.000000e+00, 1.000000e+00]>
+  // CHECK: tg.layer_norm %{{[^,]+}}, %[[G]] {axis = 1 : i64
+  %n = tg.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  return %n : tensor<4x2xf32>
+}
+
+// -----
+
+// An RMS norm's scale of ones is dropped; a scale of twos is not.
+// CHECK-LABEL: func.func @rms_norm_unit_scale
+func.func @rms_norm_unit_scale(%x: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
+  %one = tg.constant dense<1.0> : tensor<2xf32>
+  %two = tg.constant dense<2.0> : tensor<2xf32>
+  // CHECK-DAG: tg.rms_norm %{{[^,]+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x2xf32> -> tensor<4x2xf32>
+  // CHECK-DAG: tg.rms_norm %{{[^,]+}}, %{{.+}} {axis = 1 : i64
+  %a = tg.rms_norm %x, %one {axis = 1 : i64, epsilon = 1.0e-6 : f32} : tensor<4x2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  %b = tg.rms_norm %x, %two {axis = 1 : i64, epsilon = 1.0e-6 : f32} : tensor<4x2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  return %a, %b : tensor<4x2xf32>, tensor<4x2xf32>
+}
