@@ -600,7 +600,8 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   p.mutable_steps(norm)->mutable_args(0)->set_bytes(p.steps(norm).args(0).bytes() - 64);
   refused(p, "the norm must read exactly the GEMM's result");
   p = good;
-  p.mutable_steps(norm)->mutable_norm()->set_kind(plan::NormDesc::RMS_NORM); // with gpt2's bias
+  p.mutable_steps(norm)->mutable_norm()->set_kind(plan::NormDesc::RMS_NORM);
+  p.mutable_steps(norm)->mutable_norm()->set_bias(true);
   refused(p, "an RMS norm has no bias");
   p = good;
   p.mutable_steps(norm)->mutable_norm()->set_cols(p.steps(norm).norm().cols() / 2);
