@@ -197,6 +197,11 @@ private:
   CUdeviceptr mmaWs_ = 0, mmaCnt_ = 0;
   int64_t mmaWsBytes_ = 0, mmaCntBytes_ = 0;
   int sms_ = 0;
+  /// Steps marked one_block_per_sm, how many of them launch padded, the padded size (the last
+  /// one's) and a multiprocessor's shared memory: describe() reports them.
+  int oneBlockMarked_ = 0, oneBlockPadded_ = 0;
+  uint32_t oneBlockShared_ = 0;
+  int smemPerSm_ = 0, smemReserved_ = 0;
   cublasLtHandle_t ltHandle_ = nullptr;
   const CutlassLib *cutlass_ = nullptr; ///< the plug-in, on sm_90 when found
   std::string cutlassError_ = "not needed";
@@ -605,6 +610,7 @@ Status CudaSession::setupGpu() {
   d_->cuDeviceGetAttribute(&smemPerSm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev_);
   d_->cuDeviceGetAttribute(&smemReserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, dev_);
   d_->cuDeviceGetAttribute(&smemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_);
+  smemPerSm_ = smemPerSm, smemReserved_ = smemReserved;
   // Programmatic dependent launch needs sm_90 and cuLaunchKernelEx.
   if (const char *p = std::getenv("TGC_CUDA_PDL");
       (p && std::string(p) == "0") || major < 9 || !d_->cuLaunchKernelEx)
@@ -687,6 +693,11 @@ Status CudaSession::setupGpu() {
       rs.grid[dd] = s.grid(dd), rs.block[dd] = s.block(dd);
     rs.shared = plan::launchSharedBytes(s, (int64_t)rs.grid[0] * rs.grid[1] * rs.grid[2], sms_,
                                         smemPerSm, smemReserved, smemPerBlock);
+    if (s.one_block_per_sm()) {
+      ++oneBlockMarked_;
+      if (rs.shared != s.shared_bytes())
+        ++oneBlockPadded_, oneBlockShared_ = rs.shared;
+    }
     if (rs.shared > 48 * 1024 &&
         !(e = ck(d_->cuFuncSetAttribute(rs.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         (int)rs.shared),
@@ -1691,6 +1702,16 @@ std::string CudaSession::describe() const {
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +
                   (tuneCacheNote_.empty() ? "" : "gemm tuning cache: " + tuneCacheNote_ + "\n") +
                   tuneDetail_ +
+                  (oneBlockMarked_ ? "one block per multiprocessor: " +
+                                         std::to_string(oneBlockPadded_) + " of " +
+                                         std::to_string(oneBlockMarked_) +
+                                         " marked steps launch with " +
+                                         std::to_string(oneBlockShared_) +
+                                         " B of dynamic shared memory (a multiprocessor has " +
+                                         std::to_string(smemPerSm_) + " B, " +
+                                         std::to_string(smemReserved_) +
+                                         " B of it reserved per block)\n"
+                                   : std::string()) +
                   "launches per run: " + std::to_string(launchesPerRun()) +
                   (fused.empty() ? "" : " (" + fused + " fused into GEMMs)") +
                   (useGraph_ ? " (one CUDA graph" : " (no graph") +

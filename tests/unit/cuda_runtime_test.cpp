@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <cstdio>
 #include <limits>
 #include <fstream>
 #include <optional>
@@ -389,6 +390,53 @@ func.func @main(%q: tensor<1x2x32x64xT>, %k: tensor<1x2x32x64xT>, %v: tensor<1x2
       norm += std::fabs(got[0].get(5 * 64 + d));
     EXPECT_GT(norm, 0.0) << "the fully masked row came out 0";
   }
+}
+
+// The tensor-core attention step is marked one_block_per_sm (fp16): where its grid fits in the
+// multiprocessors, the runtime launches it with more than half a multiprocessor's shared memory,
+// so no second block can share one; the outputs still match.
+TEST(CudaOneBlockPerSm, AttentionLaunchesWithHalfAMultiprocessorsSharedMemory) {
+  std::string why, arch;
+  if (!cuda::cudaDeviceAvailable(why, arch))
+    GTEST_SKIP() << "no usable GPU: " << why;
+  setenv("TGC_TUNE_CACHE", "off", 1);
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_cuda_obps", dir));
+  CompileOptions o;
+  o.modelPath = modelsDir() + "/gpt2_tiny/model.onnx";
+  o.outputPath = dir.str().str() + "/pkg";
+  o.target = "cuda:" + arch;
+  o.precision = "fp16";
+  llvm::raw_null_ostream quiet;
+  auto r = compile(o, quiet);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  Status st;
+  auto s = Session::load(o.outputPath, st);
+  ASSERT_TRUE(s) << st.message;
+  const std::string about = s->describe(), tag = "one block per multiprocessor: ";
+  const size_t at = about.find(tag);
+  ASSERT_NE(at, std::string::npos) << about;
+  int padded = 0, marked = 0;
+  long long shared = 0, perSm = 0, reserved = 0;
+  ASSERT_EQ(std::sscanf(about.c_str() + at + tag.size(),
+                        "%d of %d marked steps launch with %lld B of dynamic shared memory (a "
+                        "multiprocessor has %lld B, %lld B of it reserved per block)",
+                        &padded, &marked, &shared, &perSm, &reserved),
+            5)
+      << about;
+  EXPECT_EQ(marked, 2) << about; // one attention per layer
+  EXPECT_EQ(padded, marked) << about;
+  EXPECT_GT(2 * (shared + reserved), perSm) << about; // a second block does not fit
+  EXPECT_LE(shared + reserved, perSm) << about;       // one does
+  std::vector<HostTensor> got;
+  const std::string set = modelsDir() + "/gpt2_tiny/test_data_set_0";
+  const std::vector<HostTensor> in = readSet(set, "input"), want = readSet(set, "output");
+  st = s->run(in, got);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_LE(relativeL2(got[i], want[i]), 1e-2) << "output " << i;
+  llvm::sys::fs::remove_directories(dir.str());
 }
 
 // The GEMM tuning cache (runtime/cuda/TuneCache.h): the first load of a package tunes and writes
