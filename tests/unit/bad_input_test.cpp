@@ -12,6 +12,7 @@
 #include "frontends/onnx/TensorIO.h"
 #include "frontends/onnx/onnx.pb.h"
 #include "tests/unit/OnnxModelBuilder.h"
+#include "tests/unit/TestFiles.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -45,14 +46,8 @@ std::string freshDir(const std::string &name) {
   return d;
 }
 
-void writeFile(const std::string &path, const std::string &data) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
-}
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::readFile;
+using test::writeFile;
 
 bool contains(const std::string &s, const std::string &sub) {
   return s.find(sub) != std::string::npos;

@@ -12,6 +12,7 @@
 #include "mlir/Parser/Parser.h"
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
+#include "tests/unit/TestFiles.h"
 #include "tests/unit/attention_edge_cases.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -42,12 +43,7 @@ std::string tempDir(const std::string &tag) {
   return p.str().str();
 }
 
-std::string readAll(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::readFile;
 
 llvm::Expected<CompileResult> compileModel(const std::string &model, const std::string &target,
                                            const std::string &out, const std::string &cache = "",
@@ -80,10 +76,10 @@ std::string irPackageSource(const std::string &ir, const std::string &tag, std::
   std::string src;
   if (!stats)
     error = llvm::toString(stats.takeError());
-  else if (readAll(dir + "/pkg/kernels.cubin").empty())
+  else if (readFile(dir + "/pkg/kernels.cubin").empty())
     error = "empty cubin";
   else
-    src = readAll(dir + "/pkg/kernels.cu");
+    src = readFile(dir + "/pkg/kernels.cu");
   llvm::sys::fs::remove_directories(dir);
   return src;
 }
@@ -103,12 +99,12 @@ TEST_P(NvrtcAllKernels, Compiles) {
   std::string pkg = dir + "/pkg";
   auto r = compileModel(model, std::string("cuda:") + arch, pkg, "", precision);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  std::string cubin = readAll(pkg + "/kernels.cubin"), ptx = readAll(pkg + "/kernels.ptx");
-  std::string src = readAll(pkg + "/kernels.cu");
+  std::string cubin = readFile(pkg + "/kernels.cubin"), ptx = readFile(pkg + "/kernels.ptx");
+  std::string src = readFile(pkg + "/kernels.cu");
   ASSERT_FALSE(cubin.empty());
   EXPECT_NE(ptx.find(std::string(".target ") + arch), std::string::npos);
   plan::Plan p;
-  ASSERT_TRUE(p.ParseFromString(readAll(pkg + "/plan.pb")));
+  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
   EXPECT_EQ(p.target(), std::string("cuda:") + arch);
   EXPECT_EQ(p.precision(), precision); // `tgc run` picks its default tolerance from it
   EXPECT_EQ(r->package.kernels, p.steps_size());
@@ -497,7 +493,7 @@ TEST(CudaCodegen, KernelCacheHitsOnRecompile) {
   auto b = compileModel("gpt2_tiny", "cuda:sm_90", dir + "/b", dir + "/cache");
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_TRUE(b->package.kernelCacheHit);
-  EXPECT_EQ(readAll(dir + "/a/kernels.cubin"), readAll(dir + "/b/kernels.cubin"));
+  EXPECT_EQ(readFile(dir + "/a/kernels.cubin"), readFile(dir + "/b/kernels.cubin"));
   llvm::sys::fs::remove_directories(dir);
 }
 
@@ -531,14 +527,14 @@ TEST(CudaRuntimeNoGpu, RefusesCorruptPackagesAndReportsMissingGpu) {
     EXPECT_NE(st.message.find(pkg), std::string::npos) << st.message;
   }
 
-  std::string cubin = readAll(pkg + "/kernels.cubin");
+  std::string cubin = readFile(pkg + "/kernels.cubin");
   cubin[cubin.size() / 2] ^= 0x5a;
   std::ofstream(pkg + "/kernels.cubin", std::ios::binary) << cubin;
   s = Session::load(pkg, st);
   EXPECT_FALSE(s);
   EXPECT_NE(st.message.find("kernels.cubin checksum mismatch"), std::string::npos) << st.message;
 
-  std::string w = readAll(pkg + "/weights.bin");
+  std::string w = readFile(pkg + "/weights.bin");
   std::ofstream(pkg + "/weights.bin", std::ios::binary) << w.substr(0, w.size() / 2);
   s = Session::load(pkg, st);
   EXPECT_FALSE(s);
@@ -566,7 +562,7 @@ TEST(CudaRuntimeNoGpu, RefusesSkipIfFusedWithoutActivationGemm) {
   auto r = compileModel("bert_tiny", "cuda:sm_90", pkg, "", "fp16");
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   plan::Plan p;
-  ASSERT_TRUE(p.ParseFromString(readAll(pkg + "/plan.pb")));
+  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
   int flagged = -1;
   for (int i = 1; i < p.steps_size() && flagged < 0; ++i)
     if (p.steps(i).kind() == plan::Step::KERNEL && p.steps(i - 1).kind() == plan::Step::KERNEL)
@@ -585,7 +581,7 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   auto r = compileModel("gpt2_tiny", "cuda:sm_90", pkg, "", "bf16");
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   plan::Plan p;
-  ASSERT_TRUE(p.ParseFromString(readAll(pkg + "/plan.pb")));
+  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
   int norm = -1;
   for (int i = 1; i < p.steps_size() && norm < 0; ++i)
     if (p.steps(i).norm().kind() == plan::NormDesc::RMS_NORM ||

@@ -12,6 +12,7 @@
 #include "frontends/onnx/TensorIO.h"
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
+#include "tests/unit/TestFiles.h"
 #include "tests/unit/attention_edge_cases.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -455,12 +456,6 @@ TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
     std::string dir;
     ~Restore() { setenv("TGC_TUNE_CACHE", "off", 1), llvm::sys::fs::remove_directories(dir); }
   } restore{dir.str().str()};
-  auto slurp = [](const std::string &path) {
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
   CompileOptions o;
   o.modelPath = modelsDir() + "/gpt2_tiny/model.onnx";
   o.outputPath = dir.str().str() + "/pkg";
@@ -499,10 +494,10 @@ TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
   for (llvm::sys::fs::directory_iterator it(cacheDir, ec), end; it != end && !ec; it.increment(ec))
     files.push_back(it->path());
   ASSERT_EQ(files.size(), 1u);
-  const std::string record = slurp(files[0]);
+  const std::string record = test::readFile(files[0]);
   EXPECT_EQ(record.rfind("tgc tune cache v1\nkey ", 0), 0u) << record;
   load(second);
-  EXPECT_EQ(slurp(files[0]), record) << "a load that applied the record rewrote it";
+  EXPECT_EQ(test::readFile(files[0]), record) << "a load that applied the record rewrote it";
   EXPECT_NE(line(second, "gemm tuning cache: ").find("GEMM choices applied"), std::string::npos)
       << second;
   EXPECT_EQ(line(second, "gemm autotune: "), "gemm autotune: from the tuning cache") << second;
@@ -515,7 +510,7 @@ TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
   EXPECT_NE(line(damaged, "gemm tuning cache: ").find("tuned anew; rewritten"), std::string::npos)
       << damaged;
   EXPECT_NE(line(damaged, "gemm autotune in the graph: "), "gemm autotune in the graph: from the tuning cache");
-  EXPECT_EQ(slurp(files[0]).rfind("tgc tune cache v1\nkey ", 0), 0u) << "not rewritten";
+  EXPECT_EQ(test::readFile(files[0]).rfind("tgc tune cache v1\nkey ", 0), 0u) << "not rewritten";
   setenv("TGC_TUNE_CACHE", "off", 1);
   load(off);
   EXPECT_EQ(line(off, "gemm tuning cache: "), "gemm tuning cache: off ($TGC_TUNE_CACHE=off)") << off;

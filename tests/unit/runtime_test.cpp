@@ -10,6 +10,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "tests/unit/TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -543,11 +545,7 @@ TEST_F(SmallPackage, RefusesPlanWithBadChecksum) {
 
 TEST_F(SmallPackage, RefusesTruncatedPlan) {
   std::string d = copy("trunc.tgpkg");
-  std::string bytes;
-  {
-    std::ifstream in(d + "/plan.pb", std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const std::string bytes = tgc::test::readFile(d + "/plan.pb");
   for (size_t cut : {bytes.size() / 2, bytes.size() - 1, bytes.size() - 5, size_t(3)}) {
     std::ofstream(d + "/plan.pb", std::ios::binary | std::ios::trunc).write(bytes.data(), cut);
     std::string e = loadError(d);
