@@ -234,30 +234,32 @@ template <typename OpT> struct FoldNoOpArithmetic : Rule<OpT> {
   }
 };
 
-/// True when `v` is an f32 constant whose elements all equal `want` (stored as a splat or not).
-bool allF32Equal(mlir::Value v, float want) {
+/// True when `v` is a float constant whose elements all equal `want` (+0 and -0 both equal 0;
+/// the splat form covers any constant whose elements have identical bits).
+bool allFloatsEqual(mlir::Value v, double want) {
   mlir::Attribute attr;
   if (!v || !mlir::matchPattern(v, mlir::m_Constant(&attr)))
     return false;
   auto dense = attr.dyn_cast<mlir::DenseElementsAttr>();
-  if (!dense || !dense.getElementType().isF32())
+  if (!dense || !dense.getElementType().isa<mlir::FloatType>())
     return false;
-  if (dense.isSplat())
-    return dense.getSplatValue<float>() == want;
-  for (float x : dense.getValues<float>())
-    if (x != want)
+  for (const llvm::APFloat &x : dense.getValues<llvm::APFloat>())
+    if (x.convertToDouble() != want)
       return false;
   return true;
 }
 
-// layer_norm(x, 1, 0) -> layer_norm(x)   (a scale of ones and a shift of zeros, either or both)
+// layer_norm(x, 1, 0) -> layer_norm(x);  layer_norm(x, γ, 0) -> layer_norm(x, γ)
+// (a scale of ones goes only with its shift: the printed form of a norm with a shift and no
+// scale reads back as one with a scale)
 struct DropUnitLayerNormAffine : Rule<tg::LayerNormOp> {
   DropUnitLayerNormAffine(mlir::MLIRContext *ctx) : Rule(ctx, "DropUnitLayerNormAffine") {}
   mlir::LogicalResult apply(tg::LayerNormOp op, mlir::PatternRewriter &rewriter) const override {
     mlir::Value scale = op.getScale(), bias = op.getBias();
-    const bool dropScale = scale && allF32Equal(scale, 1.f), dropBias = bias && allF32Equal(bias, 0.f);
+    const bool dropBias = allFloatsEqual(bias, 0.0);
+    const bool dropScale = allFloatsEqual(scale, 1.0) && (!bias || dropBias);
     if (!dropScale && !dropBias)
-      return rewriter.notifyMatchFailure(op, "no scale of ones or shift of zeros");
+      return rewriter.notifyMatchFailure(op, "no scale of ones (without a shift) or shift of zeros");
     rewriter.replaceOpWithNewOp<tg::LayerNormOp>(
         op, op.getType(), op.getInput(), dropScale ? mlir::Value() : scale,
         dropBias ? mlir::Value() : bias, op.getAxisAttr(), op.getEpsilonAttr());
@@ -269,7 +271,7 @@ struct DropUnitLayerNormAffine : Rule<tg::LayerNormOp> {
 struct DropUnitRmsNormScale : Rule<tg::RmsNormOp> {
   DropUnitRmsNormScale(mlir::MLIRContext *ctx) : Rule(ctx, "DropUnitRmsNormScale") {}
   mlir::LogicalResult apply(tg::RmsNormOp op, mlir::PatternRewriter &rewriter) const override {
-    if (!op.getScale() || !allF32Equal(op.getScale(), 1.f))
+    if (!allFloatsEqual(op.getScale(), 1.0))
       return rewriter.notifyMatchFailure(op, "no scale of ones");
     rewriter.replaceOpWithNewOp<tg::RmsNormOp>(op, op.getType(), op.getInput(), mlir::Value(),
                                                op.getAxisAttr(), op.getEpsilonAttr());

@@ -29,8 +29,8 @@ def EliminateIdentities : Pass<"tgc-eliminate-identities", "mlir::func::FuncOp">
     `FoldIdentityExpand`, `FoldFullSlice`, `FoldWhereConstantCondition` (a constant all-true or
     all-false condition picks one branch), `FoldNoOpArithmetic` (x + 0, x - 0, x * 1, x / 1
     with a constant splat that does not broadcast x), `DropUnitLayerNormAffine` (a layer norm's
-    f32 scale of ones and shift of zeros) and `DropUnitRmsNormScale` (an RMS norm's scale of
-    ones). Runs in the cleanup stage so later stages
+    constant shift of zeros, and its scale of ones where no shift stays) and
+    `DropUnitRmsNormScale` (an RMS norm's constant scale of ones). Runs in the cleanup stage so later stages
     see only ops that compute something.
   }];
   let constructor = "tgc::createEliminateIdentitiesPass()";

@@ -202,6 +202,8 @@ private:
   int oneBlockMarked_ = 0, oneBlockPadded_ = 0;
   uint32_t oneBlockShared_ = 0;
   int smemPerSm_ = 0, smemReserved_ = 0;
+  /// describe()'s line on them ("" when no step is marked).
+  std::string oneBlockLine() const;
   cublasLtHandle_t ltHandle_ = nullptr;
   const CutlassLib *cutlass_ = nullptr; ///< the plug-in, on sm_90 when found
   std::string cutlassError_ = "not needed";
@@ -327,6 +329,19 @@ private:
   /// Set while a run is in progress: a concurrent run on this session is refused.
   std::atomic<bool> running_{false};
 };
+
+std::string CudaSession::oneBlockLine() const {
+  if (!oneBlockMarked_)
+    return "";
+  const std::string head = "one block per multiprocessor: " + std::to_string(oneBlockPadded_) +
+                           " of " + std::to_string(oneBlockMarked_) + " marked steps";
+  if (!oneBlockPadded_) // grids wider than the multiprocessors, or no size from the driver
+    return head + " padded (grids wider than " + std::to_string(sms_) +
+           " multiprocessors, or no shared memory size from the driver)\n";
+  return head + " launch with " + std::to_string(oneBlockShared_) +
+         " B of dynamic shared memory (a multiprocessor has " + std::to_string(smemPerSm_) +
+         " B, " + std::to_string(smemReserved_) + " B of it reserved per block)\n";
+}
 
 CudaSession::~CudaSession() {
   if (!d_)
@@ -1702,16 +1717,7 @@ std::string CudaSession::describe() const {
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +
                   (tuneCacheNote_.empty() ? "" : "gemm tuning cache: " + tuneCacheNote_ + "\n") +
                   tuneDetail_ +
-                  (oneBlockMarked_ ? "one block per multiprocessor: " +
-                                         std::to_string(oneBlockPadded_) + " of " +
-                                         std::to_string(oneBlockMarked_) +
-                                         " marked steps launch with " +
-                                         std::to_string(oneBlockShared_) +
-                                         " B of dynamic shared memory (a multiprocessor has " +
-                                         std::to_string(smemPerSm_) + " B, " +
-                                         std::to_string(smemReserved_) +
-                                         " B of it reserved per block)\n"
-                                   : std::string()) +
+                  oneBlockLine() +
                   "launches per run: " + std::to_string(launchesPerRun()) +
                   (fused.empty() ? "" : " (" + fused + " fused into GEMMs)") +
                   (useGraph_ ? " (one CUDA graph" : " (no graph") +

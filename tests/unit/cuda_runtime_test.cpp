@@ -26,13 +26,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <functional>
 #include <cstdio>
-#include <limits>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 
 using namespace tgc;
@@ -396,7 +395,7 @@ func.func @main(%q: tensor<1x2x32x64xT>, %k: tensor<1x2x32x64xT>, %v: tensor<1x2
 // The tensor-core attention step is marked one_block_per_sm (fp16): where its grid fits in the
 // multiprocessors, the runtime launches it with more than half a multiprocessor's shared memory,
 // so no second block can share one; the outputs still match.
-TEST(CudaOneBlockPerSm, AttentionLaunchesWithHalfAMultiprocessorsSharedMemory) {
+TEST(CudaOneBlockPerSm, AttentionLaunchesWithOverHalfAMultiprocessorsSharedMemory) {
   std::string why, arch;
   if (!cuda::cudaDeviceAvailable(why, arch))
     GTEST_SKIP() << "no usable GPU: " << why;

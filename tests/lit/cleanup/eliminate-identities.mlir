@@ -228,11 +228,12 @@ func.func @no_fold_layout_chain(%x: tensor<1x4x5xf32>) -> tensor<1x4x5xf32> {
 
 // -----
 
-// A layer norm's scale of ones and shift of zeros (stored element by element) are dropped.
+// A layer norm's scale of ones and shift of zeros are dropped (+0 and -0 alike: the shift is not
+// a splat).
 // CHECK-LABEL: func.func @layer_norm_unit_affine
 func.func @layer_norm_unit_affine(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
   %g = tg.constant dense<[1.0, 1.0]> : tensor<2xf32>
-  %b = tg.constant dense<0.0> : tensor<2xf32>
+  %b = tg.constant dense<[0.0, -0.0]> : tensor<2xf32>
   // CHECK: %[[N:.+]] = tg.layer_norm %{{[^,]+}} {axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : tensor<4x2xf32> -> tensor<4x2xf32>
   // CHECK: return %[[N]]
   %n = tg.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2xf32>
@@ -264,4 +265,33 @@ func.func @rms_norm_unit_scale(%x: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<
   %a = tg.rms_norm %x, %one {axis = 1 : i64, epsilon = 1.0e-6 : f32} : tensor<4x2xf32>, tensor<2xf32> -> tensor<4x2xf32>
   %b = tg.rms_norm %x, %two {axis = 1 : i64, epsilon = 1.0e-6 : f32} : tensor<4x2xf32>, tensor<2xf32> -> tensor<4x2xf32>
   return %a, %b : tensor<4x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// A scale of ones stays while a shift does (a norm with a shift and no scale prints like one with
+// a scale); a scale and shift that do something stay; so does a scale that is not a constant.
+// CHECK-LABEL: func.func @layer_norm_affine_stays
+func.func @layer_norm_affine_stays(%x: tensor<4x2xf32>, %s: tensor<2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
+  %one = tg.constant dense<1.0> : tensor<2xf32>
+  %g = tg.constant dense<[2.0, 1.0]> : tensor<2xf32>
+  %b = tg.constant dense<[0.5, 0.0]> : tensor<2xf32>
+  // CHECK: tg.layer_norm %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} {axis = 1 : i64
+  // CHECK: tg.layer_norm %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} {axis = 1 : i64
+  // CHECK: tg.layer_norm %{{[^,]+}}, %{{[^ ]+}} {axis = 1 : i64
+  %n1 = tg.layer_norm %x, %one, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  %n2 = tg.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  %n3 = tg.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  return %n1, %n2, %n3 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// Any float type: an f16 RMS norm's scale of ones is dropped.
+// CHECK-LABEL: func.func @rms_norm_f16_unit_scale
+func.func @rms_norm_f16_unit_scale(%x: tensor<4x2xf16>) -> tensor<4x2xf16> {
+  %one = tg.constant dense<1.0> : tensor<2xf16>
+  // CHECK: tg.rms_norm %{{[^,]+}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : tensor<4x2xf16> -> tensor<4x2xf16>
+  %n = tg.rms_norm %x, %one {axis = 1 : i64, epsilon = 1.0e-6 : f32} : tensor<4x2xf16>, tensor<2xf16> -> tensor<4x2xf16>
+  return %n : tensor<4x2xf16>
 }
