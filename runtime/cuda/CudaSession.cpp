@@ -198,7 +198,8 @@ private:
   int64_t mmaWsBytes_ = 0, mmaCntBytes_ = 0;
   int sms_ = 0;
   /// Steps marked one_block_per_sm, how many of them launch padded, the padded size (the last
-  /// one's) and a multiprocessor's shared memory: describe() reports them.
+  /// one's), and a multiprocessor's shared memory and per-block reserve (the padding's inputs):
+  /// describe() reports them.
   int oneBlockMarked_ = 0, oneBlockPadded_ = 0;
   uint32_t oneBlockShared_ = 0;
   int smemPerSm_ = 0, smemReserved_ = 0;
@@ -621,11 +622,10 @@ Status CudaSession::setupGpu() {
   sms_ = std::max(sms_, 1);
   // Shared memory per multiprocessor, reserved per block, most per block: what a step marked
   // one_block_per_sm is padded by (0 where the driver does not say: no padding).
-  int smemPerSm = 0, smemReserved = 0, smemPerBlock = 0;
-  d_->cuDeviceGetAttribute(&smemPerSm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev_);
-  d_->cuDeviceGetAttribute(&smemReserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, dev_);
+  int smemPerBlock = 0;
+  d_->cuDeviceGetAttribute(&smemPerSm_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev_);
+  d_->cuDeviceGetAttribute(&smemReserved_, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, dev_);
   d_->cuDeviceGetAttribute(&smemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_);
-  smemPerSm_ = smemPerSm, smemReserved_ = smemReserved;
   // Programmatic dependent launch needs sm_90 and cuLaunchKernelEx.
   if (const char *p = std::getenv("TGC_CUDA_PDL");
       (p && std::string(p) == "0") || major < 9 || !d_->cuLaunchKernelEx)
@@ -707,7 +707,7 @@ Status CudaSession::setupGpu() {
     for (int dd = 0; dd < 3; ++dd)
       rs.grid[dd] = s.grid(dd), rs.block[dd] = s.block(dd);
     rs.shared = plan::launchSharedBytes(s, (int64_t)rs.grid[0] * rs.grid[1] * rs.grid[2], sms_,
-                                        smemPerSm, smemReserved, smemPerBlock);
+                                        smemPerSm_, smemReserved_, smemPerBlock);
     if (s.one_block_per_sm()) {
       ++oneBlockMarked_;
       if (rs.shared != s.shared_bytes())

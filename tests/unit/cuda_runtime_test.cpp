@@ -59,6 +59,18 @@ std::vector<HostTensor> readSet(const std::string &dir, const char *prefix) {
   return out;
 }
 
+/// Compiles tests/data/models/<model> for the device `arch` at `precision` into `dir`/pkg.
+llvm::Expected<CompileResult> compileFor(const std::string &model, const std::string &arch,
+                                         llvm::StringRef dir, const std::string &precision) {
+  CompileOptions o;
+  o.modelPath = modelsDir() + "/" + model + "/model.onnx";
+  o.outputPath = dir.str() + "/pkg";
+  o.target = "cuda:" + arch;
+  o.precision = precision;
+  llvm::raw_null_ostream quiet;
+  return compile(o, quiet);
+}
+
 class CudaModels : public ::testing::TestWithParam<const char *> {
 protected:
   void SetUp() override {
@@ -74,16 +86,11 @@ TEST_P(CudaModels, MatchesReferenceWithGraphReplay) {
   std::string model = GetParam();
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_cuda_rt", dir));
-  CompileOptions o;
-  o.modelPath = modelsDir() + "/" + model + "/model.onnx";
-  o.outputPath = dir.str().str() + "/pkg";
-  o.target = "cuda:" + arch_;
-  llvm::raw_null_ostream quiet;
-  auto r = compile(o, quiet);
+  auto r = compileFor(model, arch_, dir, "fp32");
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
 
   Status st;
-  auto s = Session::load(o.outputPath, st);
+  auto s = Session::load(dir.str().str() + "/pkg", st);
   ASSERT_TRUE(s) << st.message;
   EXPECT_EQ(s->launchesPerRun(), r->package.kernels);
   // The GEMM choices were checked in the captured graph at load: the baseline graph and at
@@ -402,16 +409,10 @@ TEST(CudaOneBlockPerSm, AttentionLaunchesWithOverHalfAMultiprocessorsSharedMemor
   setenv("TGC_TUNE_CACHE", "off", 1);
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc_cuda_obps", dir));
-  CompileOptions o;
-  o.modelPath = modelsDir() + "/gpt2_tiny/model.onnx";
-  o.outputPath = dir.str().str() + "/pkg";
-  o.target = "cuda:" + arch;
-  o.precision = "fp16";
-  llvm::raw_null_ostream quiet;
-  auto r = compile(o, quiet);
+  auto r = compileFor("gpt2_tiny", arch, dir, "fp16");
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   Status st;
-  auto s = Session::load(o.outputPath, st);
+  auto s = Session::load(dir.str().str() + "/pkg", st);
   ASSERT_TRUE(s) << st.message;
   const std::string about = s->describe(), tag = "one block per multiprocessor: ";
   const size_t at = about.find(tag);
@@ -455,19 +456,14 @@ TEST(CudaTuneCache, SecondLoadAppliesTheFirstLoadsChoices) {
     std::string dir;
     ~Restore() { setenv("TGC_TUNE_CACHE", "off", 1), llvm::sys::fs::remove_directories(dir); }
   } restore{dir.str().str()};
-  CompileOptions o;
-  o.modelPath = modelsDir() + "/gpt2_tiny/model.onnx";
-  o.outputPath = dir.str().str() + "/pkg";
-  o.target = "cuda:" + arch;
-  o.precision = "fp16";
-  llvm::raw_null_ostream quiet;
-  auto r = compile(o, quiet);
+  auto r = compileFor("gpt2_tiny", arch, dir, "fp16");
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  const std::string pkg = dir.str().str() + "/pkg";
   const std::string set = modelsDir() + "/gpt2_tiny/test_data_set_0";
   const std::vector<HostTensor> in = readSet(set, "input"), want = readSet(set, "output");
   auto load = [&](std::string &about) {
     Status st;
-    auto s = Session::load(o.outputPath, st);
+    auto s = Session::load(pkg, st);
     if (!s) {
       ADD_FAILURE() << st.message;
       return;
