@@ -79,11 +79,20 @@ void rotaryElement(Code &c, tg::RotaryOp ro, const std::string &it, const std::s
 
 /// A value read by elementwise code: a buffer (kernel parameter or constant array) or a splat
 /// literal.
+/// Reading through a row gather (KernelBuilder::gatherReadable): row r of the operand is row
+/// idx[r] of a table of `rows` rows of `cols` elements, which `ptr` then points at.
+struct GatherRead {
+  std::string idx; ///< the index parameter; empty: not a gather
+  std::string out; ///< a norm's parameter to store the gathered rows to (later ops read them)
+  int64_t rows = 0, cols = 0;
+};
+
 struct Leaf {
   Shape shape;
   CType ct;
   std::string ptr;   ///< pointer expression; empty for splats
   std::string splat; ///< literal when splat
+  GatherRead gather; ///< read through a row gather (ptr: its table)
 };
 
 /// State of one op being lowered: its steps, and the kernel being written.
@@ -185,6 +194,20 @@ struct KernelBuilder {
   /// alone (tanh, a cast, an activation), writing a buffer clear of the norm's operands. Null
   /// otherwise.
   mlir::Operation *normEpilogue(mlir::Operation *norm) const;
+  /// Whether the kernel of the op right after `g` reads through it, so `g` emits nothing: `g`
+  /// takes rows of a 2-D table (axis 0; an embedding lookup), and the op is a layer/RMS norm
+  /// over those rows (which also stores them where later ops read them: LLaMA's first residual)
+  /// or, as the gather's only reader, an elementwise op or pointwise kernel whose result has the
+  /// gather's shape (GPT-2's and BERT's position adds). The embedding and the kernel after it
+  /// then take one kernel instead of two.
+  bool gatherReadable(tg::GatherOp g) const;
+  /// For operand `i` of the kernel, a gather read through (gatherReadable): binds in<i> to the
+  /// gather's table and adds its indices as parameter gidx<i> (and, when later ops read the
+  /// gather's result too, that result as gout<i>). Empty when operand `i` is not one.
+  GatherRead readThroughGather(unsigned i);
+  /// Lines that set int64_t `var` to the table row gathered row `row` reads: its index, wrapped
+  /// if negative and clamped to the table, as the gather kernel reads it.
+  void gatherRowLines(const GatherRead &g, const std::string &row, const std::string &var);
   /// The tg.rotary ops applied in the split's kernel while it moves the parts, or, when the GEMM
   /// before wrote the parts (`byGemm`), in one kernel in place of the split (emitSplitRotary): for
   /// each result of `sp`, the rotary that is its only reader (through reshape views), when the

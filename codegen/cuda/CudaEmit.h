@@ -76,6 +76,9 @@ private:
   std::set<mlir::Operation *> appliedByNorm_;
   /// Rotary ops the kernel emitted for the split before them applies (splitRotaries).
   std::set<mlir::Operation *> appliedBySplit_;
+  /// Row gathers the kernel of the op right after them reads through (gatherReadable): they emit
+  /// nothing.
+  std::set<mlir::Operation *> readThrough_;
   friend struct KernelBuilder;
 };
 

@@ -306,7 +306,77 @@ llvm::Expected<Leaf> KernelBuilder::operandLeaf(unsigned i) {
   auto ct = ctypeOf(v, root);
   if (!ct)
     return ct.takeError();
-  return Leaf{shapeOf(v), *ct, inPtr[i], ""};
+  return Leaf{shapeOf(v), *ct, inPtr[i], "", readThroughGather(i)};
+}
+
+bool KernelBuilder::gatherReadable(tg::GatherOp g) const {
+  const Value r = g.getResult();
+  const Shape d = shapeOf(g.getData());
+  auto axis = tgc::normalizeAxis(g.getAxis(), d.size());
+  Operation *user = g->getNextNode();
+  if (!axis || *axis != 0 || d.size() != 2 || d[0] == 0 || d[1] == 0 || !user ||
+      llvm::none_of(r.getUsers(), [&](Operation *u) { return u == user; }))
+    return false;
+  for (Value v : {g.getData(), g.getIndices()}) {
+    auto loc = em.plan_.locs.find(v);
+    if (loc == em.plan_.locs.end() || loc->second.kind == BufferLoc::Inline)
+      return false;
+  }
+  const Shape rs = shapeOf(r);
+  if (isa<tg::LayerNormOp, tg::RmsNormOp>(user)) {
+    const int64_t ax = isa<tg::LayerNormOp>(user)
+                           ? cast<tg::LayerNormOp>(user).getAxis()
+                           : cast<tg::RmsNormOp>(user).getAxisAttr().getInt();
+    auto a = tgc::normalizeAxis(ax, rs.size());
+    return user->getOperand(0) == r && a && *a == (int64_t)rs.size() - 1 &&
+           llvm::count(user->getOperands(), r) == 1;
+  }
+  auto f = dyn_cast<tg::FusedOp>(user);
+  return r.hasOneUse() && ((f && f.getKind() == "pointwise") || isElementwiseOp(user)) &&
+         user->getNumResults() == 1 && shapeOf(user->getResult(0)) == rs;
+}
+
+GatherRead KernelBuilder::readThroughGather(unsigned i) {
+  const Value v = root->getOperand(i);
+  auto g = v.getDefiningOp<tg::GatherOp>();
+  if (!g || !em.readThrough_.count(g) || inPtr[i].empty())
+    return {};
+  auto ict = ctypeOf(g.getIndices(), g);
+  if (!ict) {
+    llvm::consumeError(ict.takeError());
+    return {};
+  }
+  for (size_t k = 0; k < kargs.size(); ++k) // in<i> reads the table
+    if (kargs[k].value == v && params[k].size() > inPtr[i].size() &&
+        params[k].compare(params[k].size() - inPtr[i].size() - 1, std::string::npos,
+                          "*" + inPtr[i]) == 0)
+      kargs[k] = StepArg{g.getData()};
+  GatherRead r;
+  r.idx = "gidx" + std::to_string(i);
+  addParam("const " + ict->name + " *" + r.idx, StepArg{g.getIndices()});
+  if (!v.hasOneUse()) { // (a norm: gatherReadable)
+    auto ct = ctypeOf(v, g);
+    if (!ct) {
+      llvm::consumeError(ct.takeError());
+      return {};
+    }
+    r.out = "gout" + std::to_string(i);
+    addParam(ct->name + " *" + r.out, StepArg{v});
+  }
+  const Shape d = shapeOf(g.getData());
+  r.rows = d[0], r.cols = d[1];
+  const std::string names = locationNames(g->getLoc());
+  label += " + tg.gather" + std::string(r.out.empty() ? "" : " (rows stored)") +
+           (names.empty() ? "" : " <- " + names);
+  return r;
+}
+
+void KernelBuilder::gatherRowLines(const GatherRead &g, const std::string &row,
+                                   const std::string &var) {
+  c.line("int64_t " + var + " = (int64_t)" + g.idx + "[" + row + "];");
+  c.line("if (" + var + " < 0) " + var + " += " + str(g.rows) + ";");
+  c.line(var + " = " + var + " < 0 ? 0 : (" + var + " >= " + str(g.rows) + " ? " +
+         str(g.rows - 1) + " : " + var + ");");
 }
 
 llvm::Expected<std::string> KernelBuilder::elemExpr(Operation *op,
@@ -397,7 +467,8 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
   const int64_t V = rct.lowp ? 8 : (rct.name == "float" ? 4 : 0);
   bool vec = V > 0 && total % V == 0 && total > 0;
   for (auto &[v, l] : leaves)
-    vec = vec && (l.ptr.empty() || (l.shape == outShape && l.ct.name == rct.name));
+    vec = vec && (l.ptr.empty() || (l.shape == outShape && l.ct.name == rct.name)) &&
+          (l.gather.idx.empty() || l.gather.cols % V == 0);
   vec = vec && argsAligned16();
   if (vec) {
     vecWidth = V;
@@ -406,9 +477,16 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
     std::vector<std::string> vecs(leaves.size()); // each leaf's loaded vector, as elements
     for (size_t k = 0; k < leaves.size(); ++k)
       if (!leaves[k].second.ptr.empty()) {
+        const Leaf &l = leaves[k].second;
         std::string r = fresh("r");
-        c.line("const uint4 " + r + " = reinterpret_cast<const uint4 *>(" + leaves[k].second.ptr +
-               ")[i];");
+        if (!l.gather.idx.empty()) { // the vector lies in one gathered row
+          const std::string gx = fresh("gx"), cols = str(l.gather.cols);
+          gatherRowLines(l.gather, "(int64_t)i * " + str(V) + " / " + cols, gx);
+          c.line("const uint4 " + r + " = *reinterpret_cast<const uint4 *>(" + l.ptr + " + " + gx +
+                 " * " + cols + " + (int64_t)i * " + str(V) + " % " + cols + ");");
+        } else {
+          c.line("const uint4 " + r + " = reinterpret_cast<const uint4 *>(" + l.ptr + ")[i];");
+        }
         vecs[k] = "reinterpret_cast<const " + leaves[k].second.ct.name + " *>(&" + r + ")";
       }
     c.line("uint4 w;");
@@ -433,7 +511,14 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
     }
   gridLoop(outShape, strides, bases, [&](Code &c, const std::vector<std::string> &offs) {
     std::string r = element(c, [&](size_t k) {
-      return leaves[k].second.ct.ld(leaves[k].second.ptr + "[" + offs[operandOf[k]] + "]");
+      const Leaf &l = leaves[k].second;
+      const std::string &off = offs[operandOf[k]];
+      if (l.gather.idx.empty())
+        return l.ct.ld(l.ptr + "[" + off + "]");
+      // The leaf has the result's shape: its offset is the element's, row off / cols.
+      const std::string gx = fresh("gx"), cols = str(l.gather.cols);
+      gatherRowLines(l.gather, off + " / " + cols, gx);
+      return l.ct.ld(l.ptr + "[" + gx + " * " + cols + " + " + off + " % " + cols + "]");
     });
     c.line(out + "[" + offs[0] + "] = " + r + ";");
   });
@@ -1073,6 +1158,10 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
 }
 
 llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
+  if (auto g = dyn_cast<tg::GatherOp>(op); g && gatherReadable(g)) {
+    em.readThrough_.insert(op); // the kernel after it reads the table's rows itself
+    return llvm::Error::success();
+  }
   if (isa<tg::FusedOp>(op))
     return emitFused(op, code);
   if (em.appliedByNorm_.count(op) || em.appliedBySplit_.count(op) || castFoldsIntoTranspose(op))

@@ -607,6 +607,7 @@ constexpr int64_t kWarpRowMax = 2048;
 struct NormStore {
   CType ot;
   std::string epi = "t";
+  GatherRead gather; ///< the rows are read through a gather (in0: its table)
 };
 void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                   bool center, const std::string &scale, const std::string &bias,
@@ -642,7 +643,14 @@ void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doub
   const std::string loopJ = "for (" + it + " j = threadIdx.x; j < " + str(D) +
                             "; j += blockDim.x)";
   c.line("const " + it + " r = blockIdx.x;");
-  c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
+  if (st.gather.idx.empty()) {
+    c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
+  } else {
+    kb.gatherRowLines(st.gather, "r", "gx");
+    c.line("const " + T + " *xr = in0 + gx * " + str(D) + ";");
+    if (!st.gather.out.empty()) // later ops read the gathered rows
+      c.line(loopJ + " " + st.gather.out + "[r * " + str(D) + " + j] = xr[j];");
+  }
   c.line(st.ot.name + " *yr = out0 + r * " + str(D) + ";");
   if (center) {
     c.line(A + " s = 0;");
@@ -721,10 +729,32 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
   if (!bias.empty() && !biasConst)
     loadParam("be", bias);
   c.line("if (r >= " + str(R) + ") return;");
-  c.line("const " + ct.name + " *xr = in0 + r * " + sD + ";");
+  if (st.gather.idx.empty()) {
+    c.line("const " + ct.name + " *xr = in0 + r * " + sD + ";");
+  } else {
+    kb.gatherRowLines(st.gather, "r", "gx");
+    c.line("const " + ct.name + " *xr = in0 + gx * " + sD + ";");
+  }
   c.line(st.ot.name + " *yr = out0 + r * " + sD + ";");
   c.line("float v[" + sE + "];");
   loadChunks("v", "xr");
+  if (!st.gather.out.empty()) { // later ops read the gathered rows: stored as read (exact)
+    c.line(ct.name + " *gr = " + st.gather.out + " + r * " + sD + ";");
+    c.line("#pragma unroll");
+    c.open("for (int i = 0; i < " + sNC + "; ++i)");
+    c.line("const int ch = lane + 32 * i;");
+    if (V == 1) {
+      c.line("if (ch < " + sD + ") gr[ch] = " + ct.st("v[i]") + ";");
+    } else {
+      c.open("if (ch * " + sV + " < " + sD + ")");
+      c.line("__align__(16) " + ct.name + " o[" + sV + "];");
+      c.line("#pragma unroll");
+      c.line("for (int u = 0; u < " + sV + "; ++u) o[u] = " + ct.st("v[i * " + sV + " + u]") + ";");
+      c.line("reinterpret_cast<uint4 *>(gr)[ch] = *reinterpret_cast<const uint4 *>(o);");
+      c.close();
+    }
+    c.close();
+  }
   // Element e of the lane's arrays lies in the row when its chunk does.
   const std::string valid = "(lane + 32 * (e / " + sV + ")) * " + sV + " < " + sD;
   if (center) {
@@ -872,8 +902,10 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     auto st = normStore(op, ct);
     if (!st)
       return st.takeError();
-    gemmMayApply(plan::NormDesc::LAYER_NORM, ln.getEpsilon().convertToDouble(), D, scale, bias,
-                 *st);
+    st->gather = readThroughGather(0);
+    if (st->gather.idx.empty()) // (a GEMM before it wrote something else)
+      gemmMayApply(plan::NormDesc::LAYER_NORM, ln.getEpsilon().convertToDouble(), D, scale, bias,
+                   *st);
     rowNorm(*this, ct, R, D, ln.getEpsilon().convertToDouble(), true, scale,
             ln.getScale() && isWeight(ln.getScale()), bias, ln.getBias() && isWeight(ln.getBias()),
             simple(scale, 1) && simple(bias, ln.getScale() ? 2 : 1), *st, code);
@@ -903,7 +935,9 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     auto st = normStore(op, ct);
     if (!st)
       return st.takeError();
-    gemmMayApply(plan::NormDesc::RMS_NORM, rn.getEpsilon().convertToDouble(), D, scale, "", *st);
+    st->gather = readThroughGather(0);
+    if (st->gather.idx.empty())
+      gemmMayApply(plan::NormDesc::RMS_NORM, rn.getEpsilon().convertToDouble(), D, scale, "", *st);
     rowNorm(*this, ct, R, D, rn.getEpsilon().convertToDouble(), false, scale,
             rn.getScale() && isWeight(rn.getScale()), "", false, true, *st, code);
     return llvm::Error::success();

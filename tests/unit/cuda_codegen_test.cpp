@@ -384,6 +384,66 @@ func.func @main(%x: tensor<4x64xf32>, %g: tensor<64xf32>) -> tensor<4x64xO> {
   }
 }
 
+// An embedding gather emits no kernel when the op right after it reads through it
+// (gatherReadable): an elementwise op that is its only reader, or a norm of its rows, which also
+// stores the rows when later ops read them. Otherwise the gather keeps its own kernel: a second
+// reader of an elementwise op's gathered rows, an op in between, a gather along axis 1.
+TEST(CudaCodegen, EmbeddingGatherReadThroughOnlyByTheOpRightAfterIt) {
+  const std::string base = R"(
+func.func @main(%t: tensor<10x64xf32>, %ids: tensor<6xi64>, %p: tensor<6x64xf32>) -> (tensor<6x64xf32>, tensor<6x64xf32>) {
+  %0 = tg.gather %t, %ids {axis = 0 : i64} : tensor<10x64xf32>, tensor<6xi64> -> tensor<6x64xf32>
+  BODY
+}
+)";
+  struct Case {
+    const char *name, *body;
+    bool readThrough, rowsStored;
+  } cases[] = {
+      {"add, its only reader",
+       "%1 = tg.add %0, %p : tensor<6x64xf32>, tensor<6x64xf32> -> tensor<6x64xf32>\n"
+       "  %2 = tg.tanh %1 : tensor<6x64xf32>\n  return %1, %2 : tensor<6x64xf32>, tensor<6x64xf32>",
+       true, false},
+      {"norm, rows read later too",
+       "%1 = tg.layer_norm %0 {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<6x64xf32> -> tensor<6x64xf32>\n"
+       "  %2 = tg.add %1, %0 : tensor<6x64xf32>, tensor<6x64xf32> -> tensor<6x64xf32>\n"
+       "  return %1, %2 : tensor<6x64xf32>, tensor<6x64xf32>",
+       true, true},
+      {"add with a second reader",
+       "%1 = tg.add %0, %p : tensor<6x64xf32>, tensor<6x64xf32> -> tensor<6x64xf32>\n"
+       "  %2 = tg.mul %0, %p : tensor<6x64xf32>, tensor<6x64xf32> -> tensor<6x64xf32>\n"
+       "  return %1, %2 : tensor<6x64xf32>, tensor<6x64xf32>",
+       false, false},
+      {"an op in between",
+       "%1 = tg.tanh %p : tensor<6x64xf32>\n"
+       "  %2 = tg.add %0, %1 : tensor<6x64xf32>, tensor<6x64xf32> -> tensor<6x64xf32>\n"
+       "  return %1, %2 : tensor<6x64xf32>, tensor<6x64xf32>",
+       false, false},
+  };
+  for (const Case &c : cases) {
+    std::string ir = base;
+    ir.replace(ir.find("BODY"), 4, c.body);
+    std::string error;
+    const std::string src = irPackageSource(ir, "gather_read_through", error);
+    ASSERT_TRUE(error.empty()) << c.name << ": " << error;
+    EXPECT_EQ(src.find("_gather(") == std::string::npos, c.readThrough) << c.name << ":\n" << src;
+    EXPECT_EQ(src.find("gidx0[") != std::string::npos, c.readThrough) << c.name;
+    EXPECT_EQ(src.find("gout0") != std::string::npos, c.rowsStored) << c.name;
+  }
+  // Along axis 1 (not an embedding's rows): its own kernel.
+  const std::string axis1 = R"(
+func.func @main(%t: tensor<6x10xf32>, %ids: tensor<4xi64>, %p: tensor<6x4xf32>) -> tensor<6x4xf32> {
+  %0 = tg.gather %t, %ids {axis = 1 : i64} : tensor<6x10xf32>, tensor<4xi64> -> tensor<6x4xf32>
+  %1 = tg.add %0, %p : tensor<6x4xf32>, tensor<6x4xf32> -> tensor<6x4xf32>
+  return %1 : tensor<6x4xf32>
+}
+)";
+  std::string error;
+  const std::string src = irPackageSource(axis1, "gather_axis1", error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_NE(src.find("_gather("), std::string::npos);
+  EXPECT_EQ(src.find("gidx0["), std::string::npos);
+}
+
 // A split applies the rotaries right after it (splitRotaries) only when nothing else runs in
 // between and it is each part's only reader; otherwise the rotary keeps its own kernel.
 TEST(CudaCodegen, SplitAppliesRotaryOnlyWhenRightAfterIt) {

@@ -362,6 +362,61 @@ func.func @main(%x: tensor<2x8x48xT>, %a: tensor<2x8x1x8xT>, %b: tensor<2x8x1x8x
       }
 }
 
+// Embedding gathers read through by the kernel right after them (KernelBuilder::gatherReadable):
+// an add that is the gather's only reader (vector loads of gathered rows), a layer norm whose
+// gathered rows a later add reads too (the norm kernel stores them), and an RMS norm of rows
+// over 2048 long (one block per row) likewise; negative indices among them (wrapped, as the
+// gather kernel does; the interpreter refuses indices out of range). At f32 and f16 against the
+// interpreter.
+TEST_F(CudaAttention, GatherReadThroughMatchesInterpreter) {
+  const char *irs[] = {R"(
+func.func @main(%t: tensor<10x64xT>, %ids: tensor<6xi64>, %p: tensor<6x64xT>) -> (tensor<6x64xT>, tensor<6x64xT>) {
+  %0 = tg.gather %t, %ids {axis = 0 : i64} : tensor<10x64xT>, tensor<6xi64> -> tensor<6x64xT>
+  %1 = tg.add %0, %p : tensor<6x64xT>, tensor<6x64xT> -> tensor<6x64xT>
+  %2 = tg.tanh %1 : tensor<6x64xT>
+  return %1, %2 : tensor<6x64xT>, tensor<6x64xT>
+})",
+                       R"(
+func.func @main(%t: tensor<10x64xT>, %ids: tensor<6xi64>, %g: tensor<64xT>, %b: tensor<64xT>) -> (tensor<6x64xT>, tensor<6x64xT>) {
+  %0 = tg.gather %t, %ids {axis = 0 : i64} : tensor<10x64xT>, tensor<6xi64> -> tensor<6x64xT>
+  %1 = tg.layer_norm %0, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<6x64xT>, tensor<64xT>, tensor<64xT> -> tensor<6x64xT>
+  %2 = tg.add %1, %0 : tensor<6x64xT>, tensor<6x64xT> -> tensor<6x64xT>
+  return %1, %2 : tensor<6x64xT>, tensor<6x64xT>
+})",
+                       R"(
+func.func @main(%t: tensor<10x2304xT>, %ids: tensor<6xi64>, %g: tensor<2304xT>) -> (tensor<6x2304xT>, tensor<6x2304xT>) {
+  %0 = tg.gather %t, %ids {axis = 0 : i64} : tensor<10x2304xT>, tensor<6xi64> -> tensor<6x2304xT>
+  %1 = tg.rms_norm %0, %g {axis = 1 : i64, epsilon = 1.0e-6 : f32} : tensor<6x2304xT>, tensor<2304xT> -> tensor<6x2304xT>
+  %2 = tg.add %1, %0 : tensor<6x2304xT>, tensor<6x2304xT> -> tensor<6x2304xT>
+  return %1, %2 : tensor<6x2304xT>, tensor<6x2304xT>
+})"};
+  for (const char *elem : {"f32", "f16"}) {
+    const double tol = std::string(elem) == "f32" ? 1e-5 : 1e-2;
+    for (const char *base : irs) {
+      std::string ir = base;
+      for (size_t at; (at = ir.find("xT>")) != std::string::npos;)
+        ir.replace(at, 3, std::string("x") + elem + ">");
+      SCOPED_TRACE(std::string(elem) + ir.substr(0, ir.find('\n', 1)));
+      std::vector<HostTensor> got, want;
+      std::string plan;
+      expectMatchesInterpreter(
+          ir, arch_, tol,
+          [](size_t a, size_t, DType t, std::vector<int64_t> shape) -> std::optional<HostTensor> {
+            if (a != 1)
+              return std::nullopt;
+            HostTensor ids = randomTensor(t, shape, 7);
+            const int64_t v[] = {3, -1, 7, 0, -10, 9};
+            for (int64_t i = 0; i < 6; ++i)
+              ids.set(i, (double)v[i]);
+            return ids;
+          },
+          got, want, &plan);
+      EXPECT_EQ(plan.find("_gather<<<"), std::string::npos) << plan; // read through
+      EXPECT_NE(plan.find("+ tg.gather"), std::string::npos) << plan;
+    }
+  }
+}
+
 // A mask of the element type's lowest finite value (Hugging Face's masking) on a whole query
 // row gives that row uniform attention (the mean of v), not 0: the tensor-core kernel works in the
 // log2 domain, where that value times log2 e must not overflow to -inf. bf16 (lowest -3.39e38)
