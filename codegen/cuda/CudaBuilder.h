@@ -77,8 +77,6 @@ void rotaryElement(Code &c, tg::RotaryOp ro, const std::string &it, const std::s
                    const std::string &x, const std::string &cs, const std::string &sn,
                    const std::vector<std::string> &q);
 
-/// A value read by elementwise code: a buffer (kernel parameter or constant array) or a splat
-/// literal.
 /// Reading through a row gather (KernelBuilder::gatherReadable): row r of the operand is row
 /// idx[r] of a table of `rows` rows of `cols` elements, which `ptr` then points at.
 struct GatherRead {
@@ -87,6 +85,8 @@ struct GatherRead {
   int64_t rows = 0, cols = 0;
 };
 
+/// A value read by elementwise code: a buffer (kernel parameter or constant array) or a splat
+/// literal.
 struct Leaf {
   Shape shape;
   CType ct;
@@ -198,12 +198,15 @@ struct KernelBuilder {
   /// takes rows of a 2-D table (axis 0; an embedding lookup), and the op is a layer/RMS norm
   /// over those rows (which also stores them where later ops read them: LLaMA's first residual)
   /// or, as the gather's only reader, an elementwise op or pointwise kernel whose result has the
-  /// gather's shape (GPT-2's and BERT's position adds). The embedding and the kernel after it
-  /// then take one kernel instead of two.
+  /// gather's shape (GPT-2's and BERT's position adds) — not a cast the transpose after it
+  /// applies (that transpose would read the gather's result) — and what that kernel writes is
+  /// clear of the table and the indices (the planner may reuse their bytes after the gather).
+  /// The embedding and the kernel after it then take one kernel instead of two.
   bool gatherReadable(tg::GatherOp g) const;
-  /// For operand `i` of the kernel, a gather read through (gatherReadable): binds in<i> to the
-  /// gather's table and adds its indices as parameter gidx<i> (and, when later ops read the
-  /// gather's result too, that result as gout<i>). Empty when operand `i` is not one.
+  /// For operand `i` of the kernel, a gather read through (gatherReadable) right before it:
+  /// binds in<i> to the gather's table and adds its indices as parameter gidx<i> (and, when
+  /// later ops read the gather's result too, that result as gout<i>, which those ops then read
+  /// as usual). Empty when operand `i` is not one.
   GatherRead readThroughGather(unsigned i);
   /// Lines that set int64_t `var` to the table row gathered row `row` reads: its index, wrapped
   /// if negative and clamped to the table, as the gather kernel reads it.

@@ -309,41 +309,58 @@ llvm::Expected<Leaf> KernelBuilder::operandLeaf(unsigned i) {
   return Leaf{shapeOf(v), *ct, inPtr[i], "", readThroughGather(i)};
 }
 
+namespace {
+bool overlaps(const BufferLoc &a, const BufferLoc &b);
+} // namespace
+
 bool KernelBuilder::gatherReadable(tg::GatherOp g) const {
   const Value r = g.getResult();
   const Shape d = shapeOf(g.getData());
   auto axis = tgc::normalizeAxis(g.getAxis(), d.size());
   Operation *user = g->getNextNode();
   if (!axis || *axis != 0 || d.size() != 2 || d[0] == 0 || d[1] == 0 || !user ||
-      llvm::none_of(r.getUsers(), [&](Operation *u) { return u == user; }))
+      user->getNumResults() != 1 || llvm::count(user->getOperands(), r) != 1)
     return false;
+  // The kernel's writes (its results, the op it applies after a norm) clear of what it reads.
+  std::vector<Value> written(user->getResults().begin(), user->getResults().end());
+  if (Operation *epi = isa<tg::LayerNormOp, tg::RmsNormOp>(user) ? normEpilogue(user) : nullptr)
+    written.push_back(epi->getResult(0));
   for (Value v : {g.getData(), g.getIndices()}) {
     auto loc = em.plan_.locs.find(v);
     if (loc == em.plan_.locs.end() || loc->second.kind == BufferLoc::Inline)
       return false;
+    for (Value w : written) {
+      auto wl = em.plan_.locs.find(w);
+      if (wl == em.plan_.locs.end() || overlaps(loc->second, wl->second))
+        return false;
+    }
   }
+  if (castFoldsIntoTranspose(user))
+    return false; // the transpose after the cast would read the gather's unwritten result
   const Shape rs = shapeOf(r);
   if (isa<tg::LayerNormOp, tg::RmsNormOp>(user)) {
     const int64_t ax = isa<tg::LayerNormOp>(user)
                            ? cast<tg::LayerNormOp>(user).getAxis()
                            : cast<tg::RmsNormOp>(user).getAxisAttr().getInt();
     auto a = tgc::normalizeAxis(ax, rs.size());
-    return user->getOperand(0) == r && a && *a == (int64_t)rs.size() - 1 &&
-           llvm::count(user->getOperands(), r) == 1;
+    return user->getOperand(0) == r && a && *a == (int64_t)rs.size() - 1;
   }
   auto f = dyn_cast<tg::FusedOp>(user);
   return r.hasOneUse() && ((f && f.getKind() == "pointwise") || isElementwiseOp(user)) &&
-         user->getNumResults() == 1 && shapeOf(user->getResult(0)) == rs;
+         shapeOf(user->getResult(0)) == rs;
 }
 
 GatherRead KernelBuilder::readThroughGather(unsigned i) {
   const Value v = root->getOperand(i);
   auto g = v.getDefiningOp<tg::GatherOp>();
-  if (!g || !em.readThrough_.count(g) || inPtr[i].empty())
+  // (Later readers of a norm's gathered rows read the rows the norm kernel stored.)
+  if (!g || !em.readThrough_.count(g) || g->getNextNode() != root || inPtr[i].empty())
     return {};
   auto ict = ctypeOf(g.getIndices(), g);
-  if (!ict) {
+  auto rct = ctypeOf(v, g);
+  if (!ict || !rct) {
     llvm::consumeError(ict.takeError());
+    llvm::consumeError(rct.takeError());
     return {};
   }
   for (size_t k = 0; k < kargs.size(); ++k) // in<i> reads the table
@@ -355,13 +372,8 @@ GatherRead KernelBuilder::readThroughGather(unsigned i) {
   r.idx = "gidx" + std::to_string(i);
   addParam("const " + ict->name + " *" + r.idx, StepArg{g.getIndices()});
   if (!v.hasOneUse()) { // (a norm: gatherReadable)
-    auto ct = ctypeOf(v, g);
-    if (!ct) {
-      llvm::consumeError(ct.takeError());
-      return {};
-    }
     r.out = "gout" + std::to_string(i);
-    addParam(ct->name + " *" + r.out, StepArg{v});
+    addParam(rct->name + " *" + r.out, StepArg{v});
   }
   const Shape d = shapeOf(g.getData());
   r.rows = d[0], r.cols = d[1];

@@ -386,8 +386,9 @@ func.func @main(%x: tensor<4x64xf32>, %g: tensor<64xf32>) -> tensor<4x64xO> {
 
 // An embedding gather emits no kernel when the op right after it reads through it
 // (gatherReadable): an elementwise op that is its only reader, or a norm of its rows, which also
-// stores the rows when later ops read them. Otherwise the gather keeps its own kernel: a second
-// reader of an elementwise op's gathered rows, an op in between, a gather along axis 1.
+// stores the rows when later ops read them (those ops read the stored rows, not the table).
+// Otherwise the gather keeps its own kernel: a second reader of an elementwise op's gathered
+// rows, an op in between, a gather along axis 1 (and a cast the transpose after it applies).
 TEST(CudaCodegen, EmbeddingGatherReadThroughOnlyByTheOpRightAfterIt) {
   const std::string base = R"(
 func.func @main(%t: tensor<10x64xf32>, %ids: tensor<6xi64>, %p: tensor<6x64xf32>) -> (tensor<6x64xf32>, tensor<6x64xf32>) {
@@ -428,6 +429,33 @@ func.func @main(%t: tensor<10x64xf32>, %ids: tensor<6xi64>, %p: tensor<6x64xf32>
     EXPECT_EQ(src.find("_gather(") == std::string::npos, c.readThrough) << c.name << ":\n" << src;
     EXPECT_EQ(src.find("gidx0[") != std::string::npos, c.readThrough) << c.name;
     EXPECT_EQ(src.find("gout0") != std::string::npos, c.rowsStored) << c.name;
+    // Only the kernel right after the gather reads the table through the indices.
+    size_t kernels = 0;
+    for (size_t at = src.find("*gidx"); at != std::string::npos; at = src.find("*gidx", at + 1))
+      ++kernels;
+    EXPECT_EQ(kernels, c.readThrough ? 1u : 0u) << c.name << ":\n" << src;
+  }
+  // A cast followed by a transpose that may convert while it moves (castFoldsIntoTranspose,
+  // when the planner keeps the cast's input clear of the transpose's result): that transpose
+  // reads the cast's operand, so the gather must then write it.
+  const std::string castT = R"(
+func.func @main(%t: tensor<10x64xf32>, %ids: tensor<6xi64>) -> tensor<6x8x8xf16> {
+  %0 = tg.gather %t, %ids {axis = 0 : i64} : tensor<10x64xf32>, tensor<6xi64> -> tensor<6x64xf32>
+  %1 = tg.cast %0 : tensor<6x64xf32> -> tensor<6x64xf16>
+  %2 = tg.reshape %1 : tensor<6x64xf16> -> tensor<6x8x8xf16>
+  %3 = tg.transpose %2 {perm = [0, 2, 1]} : tensor<6x8x8xf16> -> tensor<6x8x8xf16>
+  return %3 : tensor<6x8x8xf16>
+}
+)";
+  {
+    std::string error;
+    const std::string src = irPackageSource(castT, "gather_cast_transpose", error);
+    ASSERT_TRUE(error.empty()) << error;
+    // Whichever the planner allows: the cast read through the gather (its own kernel), or the
+    // transpose converting (then the gather writes what the transpose reads).
+    const bool castKernel = src.find("_cast(") != std::string::npos;
+    EXPECT_EQ(src.find("_gather(") != std::string::npos, !castKernel) << src;
+    EXPECT_EQ(src.find("gidx0[") != std::string::npos, castKernel) << src;
   }
   // Along axis 1 (not an embedding's rows): its own kernel.
   const std::string axis1 = R"(

@@ -363,9 +363,10 @@ func.func @main(%x: tensor<2x8x48xT>, %a: tensor<2x8x1x8xT>, %b: tensor<2x8x1x8x
 }
 
 // Embedding gathers read through by the kernel right after them (KernelBuilder::gatherReadable):
-// an add that is the gather's only reader (vector loads of gathered rows), a layer norm whose
-// gathered rows a later add reads too (the norm kernel stores them), and an RMS norm of rows
-// over 2048 long (one block per row) likewise; negative indices among them (wrapped, as the
+// an add that is the gather's only reader (vector loads of gathered rows; with rows of 60, at f16
+// scalar loads), a layer norm whose gathered rows a later add reads too (the norm kernel stores
+// them: vector stores, and at f16 with rows of 60 scalar ones), and an RMS norm of rows over
+// 2048 long (one block per row) likewise; negative indices among them (wrapped, as the
 // gather kernel does; the interpreter refuses indices out of range). At f32 and f16 against the
 // interpreter.
 TEST_F(CudaAttention, GatherReadThroughMatchesInterpreter) {
@@ -389,6 +390,20 @@ func.func @main(%t: tensor<10x2304xT>, %ids: tensor<6xi64>, %g: tensor<2304xT>) 
   %1 = tg.rms_norm %0, %g {axis = 1 : i64, epsilon = 1.0e-6 : f32} : tensor<6x2304xT>, tensor<2304xT> -> tensor<6x2304xT>
   %2 = tg.add %1, %0 : tensor<6x2304xT>, tensor<6x2304xT> -> tensor<6x2304xT>
   return %1, %2 : tensor<6x2304xT>, tensor<6x2304xT>
+})",
+                       R"(
+func.func @main(%t: tensor<10x60xT>, %ids: tensor<6xi64>, %p: tensor<6x60xT>) -> (tensor<6x60xT>, tensor<6x60xT>) {
+  %0 = tg.gather %t, %ids {axis = 0 : i64} : tensor<10x60xT>, tensor<6xi64> -> tensor<6x60xT>
+  %1 = tg.add %0, %p : tensor<6x60xT>, tensor<6x60xT> -> tensor<6x60xT>
+  %2 = tg.tanh %1 : tensor<6x60xT>
+  return %1, %2 : tensor<6x60xT>, tensor<6x60xT>
+})",
+                       R"(
+func.func @main(%t: tensor<10x60xT>, %ids: tensor<6xi64>, %g: tensor<60xT>) -> (tensor<6x60xT>, tensor<6x60xT>) {
+  %0 = tg.gather %t, %ids {axis = 0 : i64} : tensor<10x60xT>, tensor<6xi64> -> tensor<6x60xT>
+  %1 = tg.layer_norm %0, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<6x60xT>, tensor<60xT> -> tensor<6x60xT>
+  %2 = tg.add %1, %0 : tensor<6x60xT>, tensor<6x60xT> -> tensor<6x60xT>
+  return %1, %2 : tensor<6x60xT>, tensor<6x60xT>
 })"};
   for (const char *elem : {"f32", "f16"}) {
     const double tol = std::string(elem) == "f32" ? 1e-5 : 1e-2;
