@@ -13,6 +13,56 @@
 
 namespace tgc::codegen {
 
+std::string integerCTypeName(mlir::Type t) {
+  if (t.isInteger(1))
+    return "uint8_t";
+  auto i = t.dyn_cast<mlir::IntegerType>();
+  if (!i)
+    return "";
+  const bool u = i.isUnsigned();
+  switch (i.getWidth()) {
+  case 8: return u ? "uint8_t" : "int8_t";
+  case 16: return u ? "uint16_t" : "int16_t";
+  case 32: return u ? "uint32_t" : "int32_t";
+  case 64: return u ? "uint64_t" : "int64_t";
+  default: return "";
+  }
+}
+
+std::optional<std::vector<std::string>>
+denseLiterals(const mlir::DenseElementsAttr &a, const std::function<bool(mlir::Type)> &floatOk,
+              const std::function<std::string(double, bool)> &floatLit) {
+  std::vector<std::string> out;
+  mlir::Type e = a.getElementType();
+  if (e.isa<mlir::FloatType>()) {
+    if (!floatOk(e))
+      return std::nullopt;
+    const bool f32 = !e.isF64();
+    if (a.isSplat())
+      out.push_back(floatLit(a.getSplatValue<llvm::APFloat>().convertToDouble(), f32));
+    else
+      for (llvm::APFloat f : a.getValues<llvm::APFloat>())
+        out.push_back(floatLit(f.convertToDouble(), f32));
+    return out;
+  }
+  auto it = e.dyn_cast<mlir::IntegerType>();
+  if (!it)
+    return std::nullopt;
+  auto lit = [&](const llvm::APInt &v) {
+    if (it.getWidth() == 1)
+      return std::string(v.isZero() ? "0" : "1");
+    if (it.isUnsigned())
+      return std::to_string(v.getZExtValue()) + "ULL";
+    return str(v.getSExtValue());
+  };
+  if (a.isSplat())
+    out.push_back(lit(a.getSplatValue<llvm::APInt>()));
+  else
+    for (llvm::APInt v : a.getValues<llvm::APInt>())
+      out.push_back(lit(v));
+  return out;
+}
+
 int64_t product(const Shape &s, size_t from, size_t to) {
   int64_t n = 1;
   for (size_t i = from; i < std::min(to, s.size()); ++i)

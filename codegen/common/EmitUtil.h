@@ -8,11 +8,36 @@
 #include "mlir/IR/Value.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+namespace mlir {
+class DenseElementsAttr;
+} // namespace mlir
+
 namespace tgc::codegen {
+
+/// Indented code being appended to a string: how both emitters write a kernel's body.
+struct Code {
+  std::string &s;
+  int ind = 1;
+  void line(const std::string &t) {
+    s.append(ind * 2, ' ');
+    s += t;
+    s += '\n';
+  }
+  void open(const std::string &t) {
+    line(t.empty() ? "{" : t + " {");
+    ++ind;
+  }
+  void close(const std::string &t = "}") {
+    --ind;
+    line(t);
+  }
+};
 
 /// Product of dims [from, to) of `s` (1 for an empty range).
 int64_t product(const Shape &s, size_t from = 0, size_t to = SIZE_MAX);
@@ -29,6 +54,15 @@ std::string str(int64_t v);
 std::string locationNames(mlir::Location loc);
 /// "{a, b, c}" ("{0}" for an empty list, so the array is never zero-sized).
 std::string intArray(const Shape &v);
+/// C name of an integer element type of 1 (as uint8_t) or 8 to 64 bits, signed or unsigned; ""
+/// for any other type.
+std::string integerCTypeName(mlir::Type t);
+/// Literals of every element of a dense constant (one when splat): a float element type that
+/// `floatOk` accepts through `floatLit(value, f32)` (f32: not f64), integers exactly (i1 as 0/1,
+/// unsigned with ULL). Nullopt for any other element type.
+std::optional<std::vector<std::string>>
+denseLiterals(const mlir::DenseElementsAttr &a, const std::function<bool(mlir::Type)> &floatOk,
+              const std::function<std::string(double, bool)> &floatLit);
 
 /// How a reduce_* op (its operand 0 and "axes" attribute) walks its row-major input: the kept
 /// dims and their input strides, the reduced dims of size > 1 as (size, stride) pairs with

@@ -65,16 +65,8 @@ llvm::Expected<CType> ctypeOf(Type t, Operation *op) {
     return CType{"double", true, false};
   if (t.isInteger(1))
     return CType{"uint8_t", false, true};
-  if (auto i = t.dyn_cast<IntegerType>()) {
-    bool u = i.isUnsigned();
-    switch (i.getWidth()) {
-    case 8: return CType{u ? "uint8_t" : "int8_t"};
-    case 16: return CType{u ? "uint16_t" : "int16_t"};
-    case 32: return CType{u ? "uint32_t" : "int32_t"};
-    case 64: return CType{u ? "uint64_t" : "int64_t"};
-    default: break;
-    }
-  }
+  if (std::string n = codegen::integerCTypeName(t); !n.empty())
+    return CType{n};
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;
@@ -97,57 +89,15 @@ std::string floatLiteral(double v, bool f32) {
 }
 
 /// Literals of every element of a dense constant (one when splat).
-llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, const CType &ct,
-                                                    Operation *op) {
-  std::vector<std::string> out;
-  Type e = a.getElementType();
-  if (e.isa<FloatType>()) {
-    if (!(e.isF32() || e.isF64()))
-      return opError(op, "constant element type not supported");
-    if (a.isSplat())
-      out.push_back(floatLiteral(a.getSplatValue<APFloat>().convertToDouble(), e.isF32()));
-    else
-      for (APFloat f : a.getValues<APFloat>())
-        out.push_back(floatLiteral(f.convertToDouble(), e.isF32()));
-    return out;
-  }
-  auto it = e.dyn_cast<IntegerType>();
-  if (!it)
+llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operation *op) {
+  auto out = codegen::denseLiterals(
+      a, [](Type e) { return e.isF32() || e.isF64(); }, floatLiteral);
+  if (!out)
     return opError(op, "constant element type not supported");
-  auto lit = [&](const APInt &v) {
-    if (it.getWidth() == 1)
-      return std::string(v.isZero() ? "0" : "1");
-    if (it.isUnsigned())
-      return std::to_string(v.getZExtValue()) + "ULL";
-    return str(v.getSExtValue());
-  };
-  if (a.isSplat())
-    out.push_back(lit(a.getSplatValue<APInt>()));
-  else
-    for (APInt v : a.getValues<APInt>())
-      out.push_back(lit(v));
-  (void)ct;
-  return out;
+  return std::move(*out);
 }
 
-/// Indented code being appended to a string.
-struct Code {
-  std::string &s;
-  int ind = 1;
-  void line(const std::string &t) {
-    s.append(ind * 2, ' ');
-    s += t;
-    s += '\n';
-  }
-  void open(const std::string &t) {
-    line(t.empty() ? "{" : t + " {");
-    ++ind;
-  }
-  void close(const std::string &t = "}") {
-    --ind;
-    line(t);
-  }
-};
+using codegen::Code;
 
 std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride) {
   if (stride == 0)
@@ -312,7 +262,7 @@ struct KernelBuilder {
     auto ct = ctypeOf(v, owner);
     if (!ct)
       return ct.takeError();
-    auto lits = literalsOf(dense, *ct, owner);
+    auto lits = literalsOf(dense, owner);
     if (!lits)
       return lits.takeError();
     Leaf l;

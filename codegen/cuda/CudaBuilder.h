@@ -53,23 +53,7 @@ llvm::Expected<CType> ctypeOf(mlir::Value v, mlir::Operation *op);
 std::string floatLiteral(double v, bool f32);
 
 /// Indented code appended to a string.
-struct Code {
-  std::string &s;
-  int ind = 1;
-  void line(const std::string &t) {
-    s.append(ind * 2, ' ');
-    s += t;
-    s += '\n';
-  }
-  void open(const std::string &t) {
-    line(t.empty() ? "{" : t + " {");
-    ++ind;
-  }
-  void close(const std::string &t = "}") {
-    --ind;
-    line(t);
-  }
-};
+using codegen::Code;
 
 /// The body of a rotary's grid loop over its input's shape, with `q` the offsets of (result, x,
 /// cos, sin) (CudaKernels.cpp).

@@ -45,16 +45,8 @@ llvm::Expected<CType> ctypeOf(Type t, Operation *op) {
     return CType{"__nv_bfloat16", true, false, true};
   if (t.isInteger(1))
     return CType{"uint8_t", false, true};
-  if (auto i = t.dyn_cast<IntegerType>()) {
-    bool u = i.isUnsigned();
-    switch (i.getWidth()) {
-    case 8: return CType{u ? "uint8_t" : "int8_t"};
-    case 16: return CType{u ? "uint16_t" : "int16_t"};
-    case 32: return CType{u ? "uint32_t" : "int32_t"};
-    case 64: return CType{u ? "uint64_t" : "int64_t"};
-    default: break;
-    }
-  }
+  if (std::string n = codegen::integerCTypeName(t); !n.empty())
+    return CType{n};
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;
@@ -80,35 +72,11 @@ namespace {
 /// Literals of every element of a dense constant (one when splat); f16/bf16 values as float
 /// literals (exact: both are subsets of f32).
 llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operation *op) {
-  std::vector<std::string> out;
-  Type e = a.getElementType();
-  if (e.isa<FloatType>()) {
-    if (!(e.isF32() || e.isF64() || e.isF16() || e.isBF16()))
-      return opError(op, "constant element type not supported");
-    bool f32 = !e.isF64();
-    if (a.isSplat())
-      out.push_back(floatLiteral(a.getSplatValue<APFloat>().convertToDouble(), f32));
-    else
-      for (APFloat f : a.getValues<APFloat>())
-        out.push_back(floatLiteral(f.convertToDouble(), f32));
-    return out;
-  }
-  auto it = e.dyn_cast<IntegerType>();
-  if (!it)
+  auto out = codegen::denseLiterals(
+      a, [](Type e) { return e.isF32() || e.isF64() || e.isF16() || e.isBF16(); }, floatLiteral);
+  if (!out)
     return opError(op, "constant element type not supported");
-  auto lit = [&](const APInt &v) {
-    if (it.getWidth() == 1)
-      return std::string(v.isZero() ? "0" : "1");
-    if (it.isUnsigned())
-      return std::to_string(v.getZExtValue()) + "ULL";
-    return str(v.getSExtValue());
-  };
-  if (a.isSplat())
-    out.push_back(lit(a.getSplatValue<APInt>()));
-  else
-    for (APInt v : a.getValues<APInt>())
-      out.push_back(lit(v));
-  return out;
+  return std::move(*out);
 }
 
 std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride) {
