@@ -331,11 +331,10 @@ GatherRead KernelBuilder::readThroughGather(unsigned i) {
     llvm::consumeError(rct.takeError());
     return {};
   }
-  for (size_t k = 0; k < kargs.size(); ++k) // in<i> reads the table
-    if (kargs[k].value == v && params[k].size() > inPtr[i].size() &&
-        params[k].compare(params[k].size() - inPtr[i].size() - 1, std::string::npos,
-                          "*" + inPtr[i]) == 0)
-      kargs[k] = StepArg{g.getData()};
+  // in<i> reads the table: the operands' parameters come first, inlined operands have none.
+  kargs[(size_t)llvm::count_if(llvm::makeArrayRef(inPtr).take_front(i),
+                               [](const std::string &p) { return !p.empty(); })] =
+      StepArg{g.getData()};
   GatherRead r;
   r.idx = "gidx" + std::to_string(i);
   addParam("const " + ict->name + " *" + r.idx, StepArg{g.getIndices()});

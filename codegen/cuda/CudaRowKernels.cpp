@@ -612,6 +612,13 @@ struct NormStore {
 void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                   bool center, const std::string &scale, const std::string &bias,
                   const NormStore &st, std::string &code);
+/// `const T *xr`: row r of the norm's input in0, or, read through a gather, the table row r picks.
+void rowPointer(KernelBuilder &kb, const std::string &T, int64_t D, const NormStore &st) {
+  std::string row = "r";
+  if (!st.gather.idx.empty())
+    kb.gatherRowLines(st.gather, "r", row = "gx");
+  kb.c.line("const " + T + " *xr = in0 + " + row + " * " + str(D) + ";");
+}
 void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
                  bool center, const std::string &scale, bool scaleConst, const std::string &bias,
                  bool biasConst, const NormStore &st, int64_t V, std::string &code);
@@ -643,14 +650,9 @@ void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doub
   const std::string loopJ = "for (" + it + " j = threadIdx.x; j < " + str(D) +
                             "; j += blockDim.x)";
   c.line("const " + it + " r = blockIdx.x;");
-  if (st.gather.idx.empty()) {
-    c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
-  } else {
-    kb.gatherRowLines(st.gather, "r", "gx");
-    c.line("const " + T + " *xr = in0 + gx * " + str(D) + ";");
-    if (!st.gather.out.empty()) // later ops read the gathered rows
-      c.line(loopJ + " " + st.gather.out + "[r * " + str(D) + " + j] = xr[j];");
-  }
+  rowPointer(kb, T, D, st);
+  if (!st.gather.out.empty()) // later ops read the gathered rows
+    c.line(loopJ + " " + st.gather.out + "[r * " + str(D) + " + j] = xr[j];");
   c.line(st.ot.name + " *yr = out0 + r * " + str(D) + ";");
   if (center) {
     c.line(A + " s = 0;");
@@ -729,12 +731,7 @@ void warpRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, doubl
   if (!bias.empty() && !biasConst)
     loadParam("be", bias);
   c.line("if (r >= " + str(R) + ") return;");
-  if (st.gather.idx.empty()) {
-    c.line("const " + ct.name + " *xr = in0 + r * " + sD + ";");
-  } else {
-    kb.gatherRowLines(st.gather, "r", "gx");
-    c.line("const " + ct.name + " *xr = in0 + gx * " + sD + ";");
-  }
+  rowPointer(kb, ct.name, D, st);
   c.line(st.ot.name + " *yr = out0 + r * " + sD + ";");
   c.line("float v[" + sE + "];");
   loadChunks("v", "xr");
