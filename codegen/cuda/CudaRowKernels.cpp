@@ -819,13 +819,17 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     return st;
   };
   // A norm the GEMM before it might apply (EmittedStep::norm): f16/bf16 stored as read (no
-  // epilogue op), a scale and a bias that are absent or one value per column.
+  // epilogue op) or cast to f32 (the model's output, often), a scale and a bias that are absent
+  // or one value per column.
   auto gemmMayApply = [&](plan::NormDesc::Kind kind, double eps, int64_t D,
                           const std::string &scale, const std::string &bias, const NormStore &st) {
     const bool perColumn = (scale.empty() || scale == inPtr[1] + "[j]") &&
                            (bias.empty() || bias == inPtr[scale.empty() ? 1 : 2] + "[j]");
-    if (!ct.lowp || st.epi != "t" || st.ot.name != ct.name || !perColumn)
+    const bool asRead = st.epi == "t" && st.ot.name == ct.name;
+    const bool toF32 = st.ot.name == "float" && isa_and_nonnull<tg::CastOp>(normEpilogue(op));
+    if (!ct.lowp || !(asRead || toF32) || !perColumn)
       return;
+    norm.set_out_f32(toF32);
     norm.set_kind(kind);
     norm.set_epsilon((float)eps);
     norm.set_scale(!scale.empty());

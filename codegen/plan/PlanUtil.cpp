@@ -160,15 +160,15 @@ std::string gemmNormProblem(const Step &gemm, const Step &norm) {
       g.ldc() != g.n() || nd.cols() != g.n() || !(nd.epsilon() >= 0.f && nd.epsilon() < 1e30f))
     return "the norm needs an f16/bf16 GEMM of one batch without an activation, rows of n = "
            "cols packed (ldc = n) and a finite epsilon >= 0";
-  const int64_t row = g.n() * 2, all = g.m() * row;
+  const int64_t row = g.n() * 2, all = g.m() * row, yAll = all * (nd.out_f32() ? 2 : 1);
   const int want = 2 + nd.scale() + nd.bias();
   if (norm.args_size() != want || gemm.args_size() < 3)
     return "the norm needs " + std::to_string(want) + " arguments";
   const BufferArg &x = norm.args(0), &c = gemm.args(2), &y = norm.args(want - 1);
   if (x.kind() != c.kind() || x.index() != c.index() || x.offset() != c.offset() ||
-      x.bytes() != all || c.bytes() != all || y.bytes() != all)
+      x.bytes() != all || c.bytes() != all || y.bytes() != yAll)
     return "the norm must read exactly the GEMM's result (" + std::to_string(all) +
-           " bytes) and write as many";
+           " bytes) and write " + std::to_string(yAll);
   for (int j = 1; j + 1 < want; ++j)
     if (norm.args(j).bytes() != row)
       return "the norm's scale and bias need " + std::to_string(row) + " bytes each";

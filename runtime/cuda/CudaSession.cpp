@@ -973,6 +973,7 @@ Status CudaSession::setupCutlass(size_t i) {
     d.gamma = nd->scale() ? reinterpret_cast<const void *>(p[1]) : nullptr;
     d.beta = nd->bias() ? reinterpret_cast<const void *>(p[1 + nd->scale()]) : nullptr;
     d.norm_out = reinterpret_cast<void *>(p.back());
+    d.norm_out_f32 = nd->out_f32() ? 1 : 0;
   }
   char err[512] = {0};
   for (auto [tile, splits] : kCutlassConfigs) {
@@ -982,7 +983,7 @@ Status CudaSession::setupCutlass(size_t i) {
       d.norm = 0;
     TgcCutlassGemmDesc plain = d; // the norm's buffers only where it is applied
     if (!d.norm)
-      plain.gamma = plain.beta = plain.norm_out = nullptr, plain.eps = 0.f;
+      plain.gamma = plain.beta = plain.norm_out = nullptr, plain.eps = 0.f, plain.norm_out_f32 = 0;
     void *h = nullptr;
     // The plug-in checks split-K's divisibility; the runtime limits slice depth and memory.
     if ((splits > 1 && (g.k() / splits < kCutlassMinSliceK ||

@@ -240,8 +240,8 @@ TEST_P(NvrtcAllKernels, Compiles) {
               std::string::npos);
     // Norm steps right after the GEMM that writes their input carry the norm (the CUTLASS
     // plug-in's split-K may apply it): every transformer layer has two residual GEMMs each
-    // followed by a norm, less the model's last norm, which also converts to the f32 output.
-    int fused = 0, norms = 0;
+    // followed by a norm; the model's last norm also converts to the f32 output.
+    int fused = 0, norms = 0, toF32 = 0;
     for (int i = 1; i < p.steps_size(); ++i)
       if (p.steps(i).skip_if_gemm_fused()) {
         EXPECT_EQ(p.steps(i - 1).kind(), plan::Step::GEMM);
@@ -249,6 +249,11 @@ TEST_P(NvrtcAllKernels, Compiles) {
           ++norms;
           EXPECT_EQ(plan::gemmNormProblem(p.steps(i - 1), p.steps(i)), "");
           EXPECT_TRUE(p.steps(i - 1).gemm().residual());
+          if (p.steps(i).norm().out_f32()) {
+            ++toF32;
+            EXPECT_EQ(i, p.steps_size() - 1) << "only the output's norm stores f32";
+            EXPECT_NE(p.steps(i).label().find("tg.cast"), std::string::npos) << p.steps(i).label();
+          }
         } else {
           ++fused;
           EXPECT_NE(p.steps(i - 1).gemm().activation(), plan::GemmDesc::NONE);
@@ -260,10 +265,12 @@ TEST_P(NvrtcAllKernels, Compiles) {
     if (m.find("bert") != std::string::npos || m.find("gpt2") != std::string::npos ||
         m.find("vit") != std::string::npos)
       EXPECT_EQ(fused, 2) << "one GELU GEMM per layer";
-    if (m.find("parallel_mlp") == std::string::npos)
-      EXPECT_EQ(norms, 3) << "two layers";
-    else
+    if (m.find("parallel_mlp") == std::string::npos) {
+      EXPECT_EQ(norms, 4) << "two layers";
+      EXPECT_EQ(toF32, 1);
+    } else {
       EXPECT_EQ(norms, 0) << "its norms apply tanh";
+    }
     const char *type = std::string(precision) == "fp16" ? "__half" : "__nv_bfloat16";
     EXPECT_NE(src.find("#include <cuda_fp16.h>"), std::string::npos);
     EXPECT_NE(src.find(std::string("const ") + type + " *in0"), std::string::npos);

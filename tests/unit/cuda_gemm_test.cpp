@@ -287,117 +287,124 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
 // skipped; out = norm(h) · W2 + h checks the norm and h (the GEMM's own result) both, at f16 and
 // bf16, against an fp64 reference, on every path (tuned, forced split-K in 2 and 4, CUTLASS off).
 // Rows of 256 (one warp per row in the sum kernel) and of 1000 (four warps, three threads idle);
-// the residual r + r is computed in the graph, so the norm's output may take its buffer.
+// the residual r + r is computed in the graph, so the norm's output may take its buffer. With the
+// norm as the model's output (out = norm(h), f32), the sum kernel stores the norm as float.
 TEST_F(CudaGemm, SplitKSumKernelAppliesTheNorm) {
   const int64_t m = 128, k = 1024;
   const double eps = 1e-5;
   for (const int64_t n : {256, 1000}) {
     for (const bool rms : {false, true}) {
-      const std::string name = std::string(rms ? "linear_residual_rmsnorm" : "linear_residual_layernorm") +
-                               "_" + std::to_string(n);
-      OnnxModel om(20);
-      auto x = randomValues(m * k, 11, 1.f), w = randomValues(k * n, 12, 0.08f),
-           b = randomValues(n, 13, 0.5f), r = randomValues(m * n, 14, 1.f),
-           g = randomValues(n, 15, 0.5f), be = randomValues(n, 16, 0.5f),
-           w2 = randomValues(n * n, 17, 0.08f);
-      for (float &v : g)
-        v += 1.f;
-      om.input("x", 1, {m, k});
-      om.input("r", 1, {m, n});
-      om.initF32("w", {k, n}, w);
-      om.initF32("b", {n}, b);
-      om.initF32("g", {n}, g);
-      om.initF32("w2", {n, n}, w2);
-      om.node("MatMul", {"x", "w"}, {"mm"});
-      om.node("Add", {"mm", "b"}, {"biased"});
-      om.node("Add", {"r", "r"}, {"r2"});
-      om.node("Add", {"biased", "r2"}, {"h"});
-      if (rms) { // LLaMA's decomposed form, as the exporters write it
-        om.initF32("two", {}, {2.f});
-        om.initF32("eps", {}, {(float)eps});
-        om.initI64("axes", {-1});
-        om.node("Pow", {"h", "two"}, {"sq"});
-        test::attrInt(om.node("ReduceMean", {"sq", "axes"}, {"ms"}), "keepdims", 1);
-        om.node("Add", {"ms", "eps"}, {"mse"});
-        om.node("Sqrt", {"mse"}, {"rt"});
-        om.node("Div", {"h", "rt"}, {"hn"});
-        om.node("Mul", {"hn", "g"}, {"normed"});
-      } else {
-        om.initF32("be", {n}, be);
-        auto *ln = om.node("LayerNormalization", {"h", "g", "be"}, {"normed"});
-        test::attrInt(ln, "axis", -1);
-        test::attrFloat(ln, "epsilon", (float)eps);
-      }
-      om.node("MatMul", {"normed", "w2"}, {"proj"});
-      om.node("Add", {"proj", "h"}, {"y"});
-      om.output("y");
-      std::vector<double> h((size_t)(m * n)), want((size_t)(m * n));
-      for (int64_t i = 0; i < m; ++i) {
-        double sum = 0, sq = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          double acc = b[(size_t)j] + 2.0 * r[(size_t)(i * n + j)];
-          for (int64_t kk = 0; kk < k; ++kk)
-            acc += (double)x[(size_t)(i * k + kk)] * w[(size_t)(kk * n + j)];
-          h[(size_t)(i * n + j)] = acc;
-          sum += acc;
+      for (const bool last : {false, true}) { // the norm is the f32 output: it stores float
+        const std::string name = std::string(rms ? "linear_residual_rmsnorm" : "linear_residual_layernorm") +
+                                 "_" + std::to_string(n) + (last ? "_out" : "");
+        OnnxModel om(20);
+        auto x = randomValues(m * k, 11, 1.f), w = randomValues(k * n, 12, 0.08f),
+             b = randomValues(n, 13, 0.5f), r = randomValues(m * n, 14, 1.f),
+             g = randomValues(n, 15, 0.5f), be = randomValues(n, 16, 0.5f),
+             w2 = randomValues(n * n, 17, 0.08f);
+        for (float &v : g)
+          v += 1.f;
+        om.input("x", 1, {m, k});
+        om.input("r", 1, {m, n});
+        om.initF32("w", {k, n}, w);
+        om.initF32("b", {n}, b);
+        om.initF32("g", {n}, g);
+        om.initF32("w2", {n, n}, w2);
+        om.node("MatMul", {"x", "w"}, {"mm"});
+        om.node("Add", {"mm", "b"}, {"biased"});
+        om.node("Add", {"r", "r"}, {"r2"});
+        om.node("Add", {"biased", "r2"}, {"h"});
+        if (rms) { // LLaMA's decomposed form, as the exporters write it
+          om.initF32("two", {}, {2.f});
+          om.initF32("eps", {}, {(float)eps});
+          om.initI64("axes", {-1});
+          om.node("Pow", {"h", "two"}, {"sq"});
+          test::attrInt(om.node("ReduceMean", {"sq", "axes"}, {"ms"}), "keepdims", 1);
+          om.node("Add", {"ms", "eps"}, {"mse"});
+          om.node("Sqrt", {"mse"}, {"rt"});
+          om.node("Div", {"h", "rt"}, {"hn"});
+          om.node("Mul", {"hn", "g"}, {"normed"});
+        } else {
+          om.initF32("be", {n}, be);
+          auto *ln = om.node("LayerNormalization", {"h", "g", "be"}, {"normed"});
+          test::attrInt(ln, "axis", -1);
+          test::attrFloat(ln, "epsilon", (float)eps);
         }
-        const double mean = rms ? 0 : sum / n;
-        for (int64_t j = 0; j < n; ++j)
-          sq += (h[(size_t)(i * n + j)] - mean) * (h[(size_t)(i * n + j)] - mean);
-        const double rstd = 1 / std::sqrt(sq / n + eps);
-        std::vector<double> nr((size_t)n);
-        for (int64_t j = 0; j < n; ++j)
-          nr[(size_t)j] = (h[(size_t)(i * n + j)] - mean) * rstd * g[(size_t)j] + (rms ? 0 : be[(size_t)j]);
-        for (int64_t j = 0; j < n; ++j) {
-          double acc = h[(size_t)(i * n + j)];
-          for (int64_t kk = 0; kk < n; ++kk)
-            acc += nr[(size_t)kk] * w2[(size_t)(kk * n + j)];
-          want[(size_t)(i * n + j)] = acc;
+        if (last) {
+          om.output("normed");
+        } else {
+          om.node("MatMul", {"normed", "w2"}, {"proj"});
+          om.node("Add", {"proj", "h"}, {"y"});
+          om.output("y");
         }
-      }
-      const std::string model = dir_ + "/" + name + ".onnx";
-      std::ofstream(model, std::ios::binary) << om.bytes();
-      const std::vector<HostTensor> inputs = {hostTensor({m, k}, x), hostTensor({m, n}, r)};
-      for (const char *precision : {"fp16", "bf16"}) {
-        CompileOptions o;
-        o.modelPath = model;
-        o.outputPath = dir_ + "/" + name + "_" + precision;
-        o.target = "cuda:" + arch_;
-        o.precision = precision;
-        std::string log;
-        llvm::raw_string_ostream os(log);
-        auto res = compile(o, os);
-        ASSERT_TRUE(bool(res)) << name << " " << precision << ": "
-                               << llvm::toString(res.takeError()) << "\n" << os.str();
-        for (const std::string cfg : {"", "cutlass64x64x128/s2", "cutlass64x64x128/s4", "off"}) {
-          SCOPED_TRACE(name + " " + precision + " TGC_GEMM_CUTLASS=" + cfg);
-          setenv("TGC_GEMM_CUTLASS", cfg.c_str(), 1);
-          Status st;
-          auto s = Session::load(o.outputPath, st);
-          ASSERT_TRUE(s) << st.message;
-          const std::string about = s->describe();
-          EXPECT_NE(about.find(rms ? "rms_norm[unless the GEMM applied it]"
-                                   : "layer_norm[unless the GEMM applied it]"),
-                    std::string::npos) << about;
-          const bool split = cfg.find("/s") != std::string::npos;
-          if (split && arch_ == "sm_90") {
-            EXPECT_NE(about.find("1 × " + cfg), std::string::npos) << about;
-            EXPECT_NE(about.find("1 norm steps fused into GEMMs"), std::string::npos) << about;
-          } else if (cfg == "off" || arch_ != "sm_90") {
-            EXPECT_EQ(about.find("norm steps fused"), std::string::npos) << about;
+        std::vector<double> h((size_t)(m * n)), want((size_t)(m * n));
+        for (int64_t i = 0; i < m; ++i) {
+          double sum = 0, sq = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            double acc = b[(size_t)j] + 2.0 * r[(size_t)(i * n + j)];
+            for (int64_t kk = 0; kk < k; ++kk)
+              acc += (double)x[(size_t)(i * k + kk)] * w[(size_t)(kk * n + j)];
+            h[(size_t)(i * n + j)] = acc;
+            sum += acc;
           }
-          std::vector<HostTensor> got;
-          for (int rep = 0; rep < 2; ++rep) {
-            st = s->run(inputs, got);
-            ASSERT_TRUE(st.ok) << st.message;
-            ASSERT_EQ(got.size(), 1u);
-            ASSERT_EQ(got[0].numel(), m * n);
-            double num = 0, den = 0;
-            for (int64_t i = 0; i < m * n; ++i) {
-              const double d = got[0].get(i) - want[(size_t)i];
-              num += d * d, den += want[(size_t)i] * want[(size_t)i];
+          const double mean = rms ? 0 : sum / n;
+          for (int64_t j = 0; j < n; ++j)
+            sq += (h[(size_t)(i * n + j)] - mean) * (h[(size_t)(i * n + j)] - mean);
+          const double rstd = 1 / std::sqrt(sq / n + eps);
+          std::vector<double> nr((size_t)n);
+          for (int64_t j = 0; j < n; ++j)
+            nr[(size_t)j] = (h[(size_t)(i * n + j)] - mean) * rstd * g[(size_t)j] + (rms ? 0 : be[(size_t)j]);
+          for (int64_t j = 0; j < n; ++j) {
+            double acc = last ? nr[(size_t)j] : h[(size_t)(i * n + j)];
+            for (int64_t kk = 0; !last && kk < n; ++kk)
+              acc += nr[(size_t)kk] * w2[(size_t)(kk * n + j)];
+            want[(size_t)(i * n + j)] = acc;
+          }
+        }
+        const std::string model = dir_ + "/" + name + ".onnx";
+        std::ofstream(model, std::ios::binary) << om.bytes();
+        const std::vector<HostTensor> inputs = {hostTensor({m, k}, x), hostTensor({m, n}, r)};
+        for (const char *precision : {"fp16", "bf16"}) {
+          CompileOptions o;
+          o.modelPath = model;
+          o.outputPath = dir_ + "/" + name + "_" + precision;
+          o.target = "cuda:" + arch_;
+          o.precision = precision;
+          std::string log;
+          llvm::raw_string_ostream os(log);
+          auto res = compile(o, os);
+          ASSERT_TRUE(bool(res)) << name << " " << precision << ": "
+                                 << llvm::toString(res.takeError()) << "\n" << os.str();
+          for (const std::string cfg : {"", "cutlass64x64x128/s2", "cutlass64x64x128/s4", "off"}) {
+            SCOPED_TRACE(name + " " + precision + " TGC_GEMM_CUTLASS=" + cfg);
+            setenv("TGC_GEMM_CUTLASS", cfg.c_str(), 1);
+            Status st;
+            auto s = Session::load(o.outputPath, st);
+            ASSERT_TRUE(s) << st.message;
+            const std::string about = s->describe();
+            EXPECT_NE(about.find(rms ? "rms_norm[unless the GEMM applied it]"
+                                     : "layer_norm[unless the GEMM applied it]"),
+                      std::string::npos) << about;
+            const bool split = cfg.find("/s") != std::string::npos;
+            if (split && arch_ == "sm_90") {
+              EXPECT_NE(about.find("1 × " + cfg), std::string::npos) << about;
+              EXPECT_NE(about.find("1 norm steps fused into GEMMs"), std::string::npos) << about;
+            } else if (cfg == "off" || arch_ != "sm_90") {
+              EXPECT_EQ(about.find("norm steps fused"), std::string::npos) << about;
             }
-            EXPECT_LT(std::sqrt(num / den), 1e-2) << "run " << rep;
+            std::vector<HostTensor> got;
+            for (int rep = 0; rep < 2; ++rep) {
+              st = s->run(inputs, got);
+              ASSERT_TRUE(st.ok) << st.message;
+              ASSERT_EQ(got.size(), 1u);
+              ASSERT_EQ(got[0].numel(), m * n);
+              double num = 0, den = 0;
+              for (int64_t i = 0; i < m * n; ++i) {
+                const double d = got[0].get(i) - want[(size_t)i];
+                num += d * d, den += want[(size_t)i] * want[(size_t)i];
+              }
+              EXPECT_LT(std::sqrt(num / den), 1e-2) << "run " << rep;
+            }
           }
         }
       }

@@ -124,6 +124,11 @@ TEST(CutlassPlugin, AcceptsNormsAfterSplitK) {
   EXPECT_EQ(refusal(d), "");
   d.norm_out = d.c; // ... or over C
   EXPECT_EQ(refusal(d), "");
+  d = ffn2Norm(); // a float Y (the model's output: a cast folded into the norm) clear of both
+  d.norm_out_f32 = 1;
+  EXPECT_EQ(refusal(d), "");
+  d.norm_out = static_cast<char *>(const_cast<void *>(d.residual)) - 128 * 768 * 4;
+  EXPECT_EQ(refusal(d), "");
   d = ffn2Norm(); // without the norm its buffers are not looked at
   d.norm = 0, d.gamma = reinterpret_cast<const void *>(0x300004);
   d.norm_out = static_cast<char *>(d.c) + 8;
@@ -140,12 +145,20 @@ TEST(CutlassPlugin, RefusesNormsItCannotApply) {
       {"a norm needs split-K", [](TgcCutlassGemmDesc &d) {
          d.n = 8200, d.ldc = 8200, d.norm_out = reinterpret_cast<void *>(0x10000000);
        }},
-      {"partly overlaps C", [](TgcCutlassGemmDesc &d) {
+      {"overlaps C or the residual", [](TgcCutlassGemmDesc &d) {
          d.norm_out = static_cast<char *>(d.c) + 1536; // one row on
        }},
-      {"partly overlaps C", [](TgcCutlassGemmDesc &d) {
+      {"overlaps C or the residual", [](TgcCutlassGemmDesc &d) {
          d.norm_out = static_cast<char *>(const_cast<void *>(d.residual)) - 1536;
        }},
+      {"overlaps C or the residual", [](TgcCutlassGemmDesc &d) { // a float Y is twice as long
+         d.norm_out_f32 = 1;
+         d.norm_out = static_cast<char *>(const_cast<void *>(d.residual)) - 128 * 768 * 2;
+       }},
+      {"overlaps C or the residual", [](TgcCutlassGemmDesc &d) { // and never in place
+         d.norm_out_f32 = 1, d.norm_out = d.c;
+       }},
+      {"norm_out_f32 2", [](TgcCutlassGemmDesc &d) { d.norm_out_f32 = 2; }},
       {"16-byte aligned", [](TgcCutlassGemmDesc &d) { d.gamma = reinterpret_cast<const void *>(0x300004); }},
       {"overlaps the bias", [](TgcCutlassGemmDesc &d) { d.bias = d.norm_out; }},
       {"overlaps the bias", [](TgcCutlassGemmDesc &d) {

@@ -204,4 +204,42 @@ func.func @main(%x: tensor<4x16xf32>, %c: tensor<4x8xf32>, %s: tensor<4x8xf32>, 
   }
 }
 
+// A norm right after the op that writes its input, cast to f32 right after: the cast's result
+// lands clear of the norm's input and of that op's operands (here the residual %r, free after
+// the add otherwise), so a kernel finishing that op may write it while it reads them (the CUDA
+// backend's split-K sum kernel). Negative: with no cast after the norm, the norm's result reuses
+// the residual's buffer as before.
+TEST(PlanBuffers, NormCastClearOfItsInputAndItsProducersOperands) {
+  for (const bool cast : {true, false}) {
+    SCOPED_TRACE(cast ? "norm + cast" : "norm only");
+    const std::string tail = cast ? "  %4 = tg.cast %3 : tensor<16x64xf16> -> tensor<16x64xf32>\n"
+                                    "  return %4 : tensor<16x64xf32>\n}\n"
+                                  : "  return %3 : tensor<16x64xf16>\n}\n";
+    auto p = parse(std::string(R"(
+func.func @main(%x: tensor<16x64xf16>, %w: tensor<64x64xf16>) -> )") +
+                   (cast ? "tensor<16x64xf32>" : "tensor<16x64xf16>") + R"( {
+  %r = tg.exp %x : tensor<16x64xf16>
+  %1 = tg.linear %r, %w : tensor<16x64xf16>, tensor<64x64xf16> -> tensor<16x64xf16>
+  %2 = tg.add %1, %r : tensor<16x64xf16>, tensor<16x64xf16> -> tensor<16x64xf16>
+  %3 = tg.layer_norm %2 {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<16x64xf16> -> tensor<16x64xf16>
+)" + tail);
+    ASSERT_TRUE(p->main);
+    auto plan = tgc::planBuffers(p->main);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    expectNoOverlap(*plan);
+    std::vector<mlir::Operation *> ops;
+    for (mlir::Operation &op : p->main.getBody().front())
+      ops.push_back(&op);
+    auto clear = [](const tgc::BufferLoc &a, const tgc::BufferLoc &b) {
+      return a.offset >= b.offset + b.bytes || b.offset >= a.offset + a.bytes;
+    };
+    const tgc::BufferLoc r = plan->locs.lookup(ops[0]->getResult(0));
+    const tgc::BufferLoc in = plan->locs.lookup(ops[2]->getResult(0));
+    const tgc::BufferLoc out = plan->locs.lookup(ops[cast ? 4 : 3]->getResult(0));
+    EXPECT_EQ(clear(out, r), cast) << "result @" << out.offset << ", residual @" << r.offset;
+    if (cast)
+      EXPECT_TRUE(clear(out, in)) << "result @" << out.offset << ", norm input @" << in.offset;
+  }
+}
+
 } // namespace

@@ -85,14 +85,16 @@ __device__ inline float blockSum(float v, float *red) {
 /// (n % 8 == 0, n <= 8192). C = Σ_s P_s + bias + R as splitReduce computes it, then Y = the
 /// norm of the row of C as stored (rounded to T), in two passes over registers like tgc's norm
 /// kernels: layer norm (norm 1) y = (c - mean) / sqrt(mean((c - mean)²) + eps) · γ + β, RMS
-/// norm (norm 2) y = c / sqrt(mean(c²) + eps) · γ. Each block reads its row of R before it
-/// writes its row of Y, so Y may be R (or C) itself. Bias, γ and β (weights: no grid writes
-/// them) are loaded before the wait, and every partial and the residual are in flight at once.
-template <class T>
+/// norm (norm 2) y = c / sqrt(mean(c²) + eps) · γ, stored as TY (T, or float: a cast to f32
+/// after the norm, as tgc's norm kernel applies it). Each block reads its row of R before it
+/// writes its row of Y, so Y may be R (or C) itself where TY is T. Bias, γ and β (weights: no
+/// grid writes them) are loaded before the wait, and every partial and the residual are in
+/// flight at once.
+template <class T, class TY>
 __global__ void splitReduceNorm(const float *__restrict__ P, int S, int m, int n, int ldc,
                                 const T *__restrict__ bias, const T *res, T *C, int norm,
                                 float eps, const T *__restrict__ gamma, const T *__restrict__ beta,
-                                T *Y) {
+                                TY *Y) {
   __shared__ float red[33];
   asm volatile("griddepcontrol.launch_dependents;");
   const int r = blockIdx.x, c = threadIdx.x * 8;
@@ -162,11 +164,13 @@ __global__ void splitReduceNorm(const float *__restrict__ P, int S, int m, int n
   const float rstd = 1.f / sqrtf(blockSum(sq, red) / n + eps);
   if (!in)
     return;
-  uint4 raw;
-  T *o = reinterpret_cast<T *>(&raw);
+  constexpr int kVecs = sizeof(TY) * 8 / 16; // 16-byte stores of the 8 outputs
+  uint4 raw[kVecs];
+  TY *o = reinterpret_cast<TY *>(raw);
   for (int q = 0; q < 8; ++q)
-    o[q] = T((v[q] - mean) * rstd * g[q] + b[q]);
-  *reinterpret_cast<uint4 *>(Y + (long long)r * n + c) = raw;
+    o[q] = TY((v[q] - mean) * rstd * g[q] + b[q]);
+  for (int w = 0; w < kVecs; ++w)
+    reinterpret_cast<uint4 *>(Y + (long long)r * n + c)[w] = raw[w];
 }
 
 } // namespace tgc_cutlass
@@ -252,10 +256,14 @@ template <class G, class T> struct SplitOp : Op {
     if (d.norm) {
       cfg.gridDim = dim3((unsigned)d.m);
       cfg.blockDim = dim3((unsigned)((d.n / 8 + 31) / 32 * 32));
-      e = cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduceNorm<T>, p, d.splits, (int)d.m,
-                             (int)d.n, (int)d.ldc, bias, res, c, d.norm, d.eps,
-                             static_cast<const T *>(d.gamma), static_cast<const T *>(d.beta),
-                             static_cast<T *>(d.norm_out));
+      const T *gamma = static_cast<const T *>(d.gamma), *beta = static_cast<const T *>(d.beta);
+      e = d.norm_out_f32
+              ? cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduceNorm<T, float>, p, d.splits,
+                                   (int)d.m, (int)d.n, (int)d.ldc, bias, res, c, d.norm, d.eps,
+                                   gamma, beta, static_cast<float *>(d.norm_out))
+              : cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduceNorm<T, T>, p, d.splits,
+                                   (int)d.m, (int)d.n, (int)d.ldc, bias, res, c, d.norm, d.eps,
+                                   gamma, beta, static_cast<T *>(d.norm_out));
     } else {
       cfg.gridDim = dim3((unsigned)((d.m * d.n / 4 + 255) / 256));
       cfg.blockDim = dim3(256);
@@ -312,7 +320,7 @@ TgcCutlassGemmDesc partialDesc(const TgcCutlassGemmDesc &d, float *ws) {
   p.stride_a = p.stride_b = p.k;
   p.ldc = d.n, p.stride_c = d.m * d.n;
   p.c = ws, p.bias = p.residual = nullptr, p.activation = 0, p.bias_stride = 0;
-  p.norm = 0, p.gamma = p.beta = nullptr, p.norm_out = nullptr;
+  p.norm = 0, p.gamma = p.beta = nullptr, p.norm_out = nullptr, p.norm_out_f32 = 0;
   return p;
 }
 
@@ -322,7 +330,9 @@ std::string describe(const TgcCutlassGemmDesc &d) {
                 "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d splits %d%s",
                 (long long)d.m, (long long)d.n, (long long)d.k, (long long)d.lda,
                 (long long)d.ldb, (long long)d.ldc, (long long)d.batch, d.dtype, d.tile, d.splits,
-                d.norm == 1 ? " + layer norm" : d.norm == 2 ? " + RMS norm" : "");
+                d.norm == 1 ? (d.norm_out_f32 ? " + layer norm to f32" : " + layer norm")
+                : d.norm == 2 ? (d.norm_out_f32 ? " + RMS norm to f32" : " + RMS norm")
+                              : "");
   return b;
 }
 
@@ -354,20 +364,24 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
   if (d.norm && (d.splits < 2 || d.activation || d.n > 8192 || !d.norm_out ||
                  !(d.eps >= 0.f && d.eps < 1e30f)))
     return "a norm needs split-K, no activation, n <= 8192, an output and a finite eps >= 0";
+  if (d.norm_out_f32 != 0 && d.norm_out_f32 != 1)
+    return "norm_out_f32 " + std::to_string(d.norm_out_f32) + " (0 or 1)";
   if (d.norm) {
     // Y rows are n apart: equal to or clear of C and R (rows ldc apart), which each block reads
-    // or writes one row of.
+    // or writes one row of; a float Y is clear of them.
     const auto bytes = [&](int64_t ld) { return (uint64_t)((d.m - 1) * ld + d.n) * 2; };
+    const uint64_t yBytes = bytes(d.n) * (d.norm_out_f32 ? 2 : 1);
     const auto clear = [&](const void *p, int64_t ld) {
       const uint64_t y = (uintptr_t)d.norm_out, x = (uintptr_t)p;
-      return !p || (x == y && ld == d.n) || x + bytes(ld) <= y || y + bytes(d.n) <= x;
+      return !p || (x == y && ld == d.n && !d.norm_out_f32) || x + bytes(ld) <= y ||
+             y + yBytes <= x;
     };
     if (!clear(d.c, d.ldc) || !clear(d.residual, d.ldc))
-      return "the norm's output partly overlaps C or the residual";
+      return "the norm's output overlaps C or the residual (other than exactly in place)";
     // Every block reads all of the bias, gamma and beta while others write Y.
     const auto apart = [&](const void *p) {
       const uint64_t y = (uintptr_t)d.norm_out, x = (uintptr_t)p;
-      return !p || x + (uint64_t)d.n * 2 <= y || y + bytes(d.n) <= x;
+      return !p || x + (uint64_t)d.n * 2 <= y || y + yBytes <= x;
     };
     if (!apart(d.bias) || !apart(d.gamma) || !apart(d.beta))
       return "the norm's output overlaps the bias, gamma or beta";

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define TGC_CUTLASS_ABI 4
+#define TGC_CUTLASS_ABI 5
 
 /// B must not change while the previous kernel runs (a weight): the kernel prefetches it before
 /// waiting for that kernel. For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
@@ -45,6 +45,8 @@ typedef struct TgcCutlassGemmDesc {
   float eps;
   const void *gamma, *beta;
   void *norm_out;
+  int norm_out_f32; /* 1: Y is float (the norm's value unrounded; clear of C and the residual),
+                       0: dtype */
 } TgcCutlassGemmDesc;
 
 /// Number of tile configurations (TgcCutlassGemmDesc.tile < this).
