@@ -567,5 +567,37 @@ LogicalResult FusedOp::verify() {
   return success();
 }
 
+/// tg.layer_norm's optional scale and bias: `, %s`, `, %s, %b`, or `, bias %b` (named, so a bias
+/// alone does not parse back as a scale).
+static ParseResult parseNormParams(OpAsmParser &parser,
+                                   Optional<OpAsmParser::UnresolvedOperand> &scale,
+                                   Optional<OpAsmParser::UnresolvedOperand> &bias) {
+  if (failed(parser.parseOptionalComma()))
+    return success();
+  OpAsmParser::UnresolvedOperand v;
+  if (succeeded(parser.parseOptionalKeyword("bias"))) {
+    if (parser.parseOperand(v))
+      return failure();
+    bias = v;
+    return success();
+  }
+  if (parser.parseOperand(v))
+    return failure();
+  scale = v;
+  if (failed(parser.parseOptionalComma()))
+    return success();
+  if (parser.parseOperand(v))
+    return failure();
+  bias = v;
+  return success();
+}
+
+static void printNormParams(OpAsmPrinter &p, Operation *, Value scale, Value bias) {
+  if (scale)
+    p << ", " << scale;
+  if (bias)
+    p << (scale ? ", " : ", bias ") << bias;
+}
+
 #define GET_OP_CLASSES
 #include "compiler/dialect/TgOps.cpp.inc"

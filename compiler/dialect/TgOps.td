@@ -226,10 +226,14 @@ def TG_SwigluOp : TG_Op<"swiglu"> {
 
 def TG_LayerNormOp : TG_Op<"layer_norm", [AttrSizedOperandSegments]> {
   let summary = "(x - mean) / sqrt(var + eps) * scale + bias over dims [axis, rank)";
+  let description = [{
+    Printed `tg.layer_norm %x`, `%x, %scale`, `%x, %scale, %bias` or `%x, bias %bias`: a bias
+    without a scale is named, so it does not read back as a scale.
+  }];
   let arguments = (ins TG_Tensor:$input, Optional<TG_Tensor>:$scale, Optional<TG_Tensor>:$bias,
                        I64Attr:$axis, F32Attr:$epsilon);
   let results = (outs TG_Tensor:$result);
-  let assemblyFormat = "$input (`,` $scale^)? (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
+  let assemblyFormat = "$input `` custom<NormParams>($scale, $bias) attr-dict `:` type(operands) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -249,17 +249,16 @@ bool allFloatsEqual(mlir::Value v, double want) {
   return true;
 }
 
-// layer_norm(x, 1, 0) -> layer_norm(x);  layer_norm(x, γ, 0) -> layer_norm(x, γ)
-// (a scale of ones goes only with its shift: the printed form of a norm with a shift and no
-// scale reads back as one with a scale)
+// layer_norm(x, 1, 0) -> layer_norm(x);  layer_norm(x, γ, 0) -> layer_norm(x, γ);
+// layer_norm(x, 1, β) -> layer_norm(x, bias β)
 struct DropUnitLayerNormAffine : Rule<tg::LayerNormOp> {
   DropUnitLayerNormAffine(mlir::MLIRContext *ctx) : Rule(ctx, "DropUnitLayerNormAffine") {}
   mlir::LogicalResult apply(tg::LayerNormOp op, mlir::PatternRewriter &rewriter) const override {
     mlir::Value scale = op.getScale(), bias = op.getBias();
     const bool dropBias = allFloatsEqual(bias, 0.0);
-    const bool dropScale = allFloatsEqual(scale, 1.0) && (!bias || dropBias);
+    const bool dropScale = allFloatsEqual(scale, 1.0);
     if (!dropScale && !dropBias)
-      return rewriter.notifyMatchFailure(op, "no scale of ones (without a shift) or shift of zeros");
+      return rewriter.notifyMatchFailure(op, "no scale of ones or shift of zeros");
     rewriter.replaceOpWithNewOp<tg::LayerNormOp>(
         op, op.getType(), op.getInput(), dropScale ? mlir::Value() : scale,
         dropBias ? mlir::Value() : bias, op.getAxisAttr(), op.getEpsilonAttr());

@@ -165,17 +165,21 @@ struct BatchLinearsOnSplit : Rule<tg::SplitOp> {
 struct BatchLayerNormsOnSplit : Rule<tg::SplitOp> {
   BatchLayerNormsOnSplit(mlir::MLIRContext *ctx) : Rule(ctx, "BatchLayerNormsOnSplit") {}
 
-  /// The stacked [N, M] parameter (or the shared one) for operand `which` of the layer norms.
+  /// The stacked [N, M] parameter (or the shared one) for one operand of the layer norms; a norm
+  /// without it contributes M copies of `fill` (1 for a scale, 0 for a bias).
   static mlir::FailureOr<mlir::Value> stackParam(mlir::PatternRewriter &rewriter,
                                                  mlir::Location loc,
                                                  llvm::ArrayRef<mlir::Value> params, int64_t M,
-                                                 mlir::Type elem, const char *&why) {
-    if (!params[0])
-      return mlir::Value();
+                                                 mlir::Type elem, double fill, const char *&why) {
     if (llvm::is_splat(params))
-      return params[0]; // one shared [M]-broadcastable parameter stays as it is
+      return params[0]; // none, or one shared [M]-broadcastable parameter as it is
     llvm::SmallVector<mlir::ElementsAttr> parts;
     for (mlir::Value p : params) {
+      if (!p) {
+        parts.push_back(mlir::DenseElementsAttr::get(tensorType({M}, elem),
+                                                     rewriter.getFloatAttr(elem, fill)));
+        continue;
+      }
       auto c = constantOf(p);
       auto t = typeOf(p);
       if (!c || t.getNumElements() != M || t.getShape().back() != M) {
@@ -211,9 +215,6 @@ struct BatchLayerNormsOnSplit : Rule<tg::SplitOp> {
         return rewriter.notifyMatchFailure(split, "a layer norm is not over the last axis only");
       if (ln.getEpsilonAttr() != first.getEpsilonAttr())
         return rewriter.notifyMatchFailure(split, "layer norms have different epsilons");
-      if ((bool)ln.getScale() != (bool)first.getScale() ||
-          (bool)ln.getBias() != (bool)first.getBias())
-        return rewriter.notifyMatchFailure(split, "layer norms differ in scale/bias presence");
       scales.push_back(ln.getScale());
       biases.push_back(ln.getBias());
     }
@@ -221,16 +222,17 @@ struct BatchLayerNormsOnSplit : Rule<tg::SplitOp> {
     mlir::Location loc = fusedLoc(rewriter, ops);
     mlir::Type elem = xt.getElementType();
     // Parameters are checked before anything is created, so a bail-out leaves the IR untouched.
+    // A norm without a scale or bias (dropped as ones or zeros) stacks ones or zeros instead.
     for (auto *params : {&scales, &biases})
-      if ((*params)[0] && !llvm::is_splat(*params))
+      if (!llvm::is_splat(*params))
         for (mlir::Value p : *params)
-          if (!constantOf(p) || typeOf(p).getNumElements() != M ||
-              typeOf(p).getShape().back() != M)
+          if (p && (!constantOf(p) || typeOf(p).getNumElements() != M ||
+                    typeOf(p).getShape().back() != M))
             return rewriter.notifyMatchFailure(split,
                                                "a scale/bias is not a constant with M elements");
     rewriter.setInsertionPointAfter(split);
-    auto scale = stackParam(rewriter, loc, scales, M, elem, why);
-    auto bias = stackParam(rewriter, loc, biases, M, elem, why);
+    auto scale = stackParam(rewriter, loc, scales, M, elem, 1.0, why);
+    auto bias = stackParam(rewriter, loc, biases, M, elem, 0.0, why);
     if (mlir::failed(scale) || mlir::failed(bias))
       return rewriter.notifyMatchFailure(split, why);
     llvm::SmallVector<int64_t> shape = llvm::to_vector(xt.getShape().drop_back());

@@ -269,14 +269,14 @@ func.func @rms_norm_unit_scale(%x: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<
 
 // -----
 
-// A scale of ones stays while a shift does (a norm with a shift and no scale prints like one with
-// a scale); a scale and shift that do something stay; so does a scale that is not a constant.
+// A scale of ones goes while a shift stays (printed `bias %b`); a scale and shift that do
+// something stay; so does a scale that is not a constant.
 // CHECK-LABEL: func.func @layer_norm_affine_stays
 func.func @layer_norm_affine_stays(%x: tensor<4x2xf32>, %s: tensor<2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
   %one = tg.constant dense<1.0> : tensor<2xf32>
   %g = tg.constant dense<[2.0, 1.0]> : tensor<2xf32>
   %b = tg.constant dense<[0.5, 0.0]> : tensor<2xf32>
-  // CHECK: tg.layer_norm %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} {axis = 1 : i64
+  // CHECK: tg.layer_norm %{{[^,]+}}, bias %{{[^ ]+}} {axis = 1 : i64{{.*}}} : tensor<4x2xf32>, tensor<2xf32> -> tensor<4x2xf32>
   // CHECK: tg.layer_norm %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} {axis = 1 : i64
   // CHECK: tg.layer_norm %{{[^,]+}}, %{{[^ ]+}} {axis = 1 : i64
   %n1 = tg.layer_norm %x, %one, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2xf32>

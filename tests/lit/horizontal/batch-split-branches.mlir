@@ -97,6 +97,25 @@ func.func @batch_layer_norms_on_split(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, 
 
 // -----
 
+// Norms that kept different parameters (a scale of ones or a shift of zeros was dropped): the
+// missing ones stack as ones and zeros.
+// CHECK-LABEL: func.func @batch_layer_norms_mixed_affine
+func.func @batch_layer_norms_mixed_affine(%x: tensor<3x6xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
+  // CHECK-DAG: %[[SC:.+]] = tg.constant dense<{{\[\[}}2.000000e+00, 3.000000e+00], [1.000000e+00, 1.000000e+00], [1.000000e+00, 1.000000e+00]]> : tensor<3x2xf32>
+  // CHECK-DAG: %[[BI:.+]] = tg.constant dense<{{\[\[}}0.000000e+00, 0.000000e+00], [5.000000e-01, -5.000000e-01], [0.000000e+00, 0.000000e+00]]> : tensor<3x2xf32>
+  // CHECK: tg.layer_norm %{{[^,]+}}, %[[SC]], %[[BI]] {axis = 2 : i64
+  // CHECK-NOT: tg.layer_norm
+  %s:3 = tg.split %x {axis = 1 : i64} : tensor<3x6xf32> -> tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+  %g0 = tg.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %b1 = tg.constant dense<[0.5, -0.5]> : tensor<2xf32>
+  %0 = tg.layer_norm %s#0, %g0 {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<3x2xf32>, tensor<2xf32> -> tensor<3x2xf32>
+  %1 = tg.layer_norm %s#1, bias %b1 {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<3x2xf32>, tensor<2xf32> -> tensor<3x2xf32>
+  %2 = tg.layer_norm %s#2 {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<3x2xf32> -> tensor<3x2xf32>
+  return %0, %1, %2 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
 // A scale shared by every branch stays one [M] operand.
 // CHECK-LABEL: func.func @batch_layer_norms_shared_scale
 func.func @batch_layer_norms_shared_scale(%x: tensor<3x4xf32>, %g: tensor<2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {

@@ -161,7 +161,7 @@ func.func @layer_norm_rsqrt_two_axes(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   %eps = tg.constant dense<1.000000e-05> : tensor<f32>
   %b = tg.constant dense<2.500000e-01> : tensor<1x4x8xf32>
   // CHECK: %[[B:.+]] = tg.constant dense<2.500000e-01> : tensor<4x8xf32>
-  // CHECK: %[[N:.+]] = tg.layer_norm %{{[^,]+}}, %[[B]] {axis = 1 : i64, {{.+}}} : tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<2x4x8xf32>
+  // CHECK: %[[N:.+]] = tg.layer_norm %{{[^,]+}}, bias %[[B]] {axis = 1 : i64, {{.+}}} : tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<2x4x8xf32>
   // CHECK: return %[[N]]
   %0 = tg.reduce_mean %x {axes = [1, 2], keepdims = true} : tensor<2x4x8xf32> -> tensor<2x1x1xf32>
   %1 = tg.sub %x, %0 : tensor<2x4x8xf32>, tensor<2x1x1xf32> -> tensor<2x4x8xf32>
