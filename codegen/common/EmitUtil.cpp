@@ -142,4 +142,47 @@ ReduceLayout reduceLayout(mlir::Operation *reduceOp) {
   return l;
 }
 
+NormParamIndex normParamIndex(const Shape &x, int64_t axis, Shape ps) {
+  NormParamIndex ix;
+  const Shape norm(x.begin() + axis, x.end());
+  const int64_t D = product(norm);
+  while (ps.size() > norm.size() && ps.front() == 1)
+    ps.erase(ps.begin());
+  Shape st;
+  if (ps.size() > norm.size()) {
+    ix.rowDims = true;
+    st = broadcastStrides(ps, x);
+    for (int64_t d = 0; d < axis; ++d)
+      if (st[d] != 0)
+        ix.rowOff += " + ((r / " + str(product(x, d + 1, axis)) + ") % " + str(x[d]) + ") * " +
+                     str(st[d]);
+    st.erase(st.begin(), st.begin() + axis);
+  } else if (ps == norm) {
+    ix.perColumn = true;
+    return ix;
+  } else if (product(ps) == 1) {
+    ix.one = true;
+    return ix;
+  } else {
+    st = broadcastStrides(ps, norm);
+  }
+  Shape coord(norm.size(), 0);
+  bool contiguous = true;
+  for (int64_t j = 0; j < D; ++j) {
+    int64_t o = 0;
+    for (size_t d = 0; d < norm.size(); ++d)
+      o += coord[d] * st[d];
+    ix.table.push_back(o);
+    contiguous = contiguous && o == j;
+    for (int64_t d = (int64_t)norm.size() - 1; d >= 0; --d) {
+      if (++coord[d] < norm[d])
+        break;
+      coord[d] = 0;
+    }
+  }
+  if (contiguous)
+    ix.table.clear();
+  return ix;
+}
+
 } // namespace tgc::codegen

@@ -74,6 +74,21 @@ struct ReduceLayout {
 };
 ReduceLayout reduceLayout(mlir::Operation *reduceOp);
 
+/// Where a norm reads its scale or bias (shape `param`, leading 1s ignored) for element j of row
+/// r of an input of shape `x` normalized over dims [axis, rank):
+///  - `one`: a single element, [0];
+///  - `perColumn`: one per position of the row, [j];
+///  - otherwise [rowOff + j] when `table` is empty, else [rowOff + table[j]]: `rowOff` is "0" plus
+///    one "((r / a) % b) * c" term per row dim the parameter varies along (a parameter with more
+///    dims than the normalized ones broadcasts against the whole input, e.g. [N, M] on
+///    [rows, N, M] with axis -1; `rowDims`: it does).
+struct NormParamIndex {
+  bool one = false, perColumn = false, rowDims = false;
+  std::string rowOff = "0";
+  Shape table;
+};
+NormParamIndex normParamIndex(const Shape &x, int64_t axis, Shape param);
+
 } // namespace tgc::codegen
 
 #endif // TGC_CODEGEN_COMMON_EMITUTIL_H

@@ -34,6 +34,8 @@ constexpr int64_t kParallelWork = 1 << 15;
 using codegen::broadcastStrides;
 using codegen::contiguousStrides;
 using codegen::intArray;
+using codegen::NormParamIndex;
+using codegen::normParamIndex;
 using codegen::product;
 using codegen::ReduceLayout;
 using codegen::reduceLayout;
@@ -610,60 +612,19 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     Shape x = shapeOf(ln.getInput());
     int64_t axis = *tgc::normalizeAxis(ln.getAxis(), x.size());
     int64_t R = product(x, 0, axis), D = product(x, axis);
-    Shape norm(x.begin() + axis, x.end());
-    // Index of scale/bias for position j of the normalized dims.
+    // Index of scale/bias for position j of the normalized dims (r: the row).
     auto indexOf = [&](Value p, const std::string &name) -> llvm::Expected<std::string> {
-      Shape ps = shapeOf(p);
-      while (ps.size() > norm.size() && ps.front() == 1)
-        ps.erase(ps.begin());
-      if (ps.size() > norm.size()) {
-        // Broadcast against the whole input (e.g. [N, M] on [rows, N, M], axis -1): the offset
-        // splits into a row part (from r) and a part within the row (from j).
-        Shape st = broadcastStrides(ps, x), rowIdx, coord(norm.size(), 0);
-        std::string rowOff = "0";
-        for (int64_t d = 0; d < axis; ++d)
-          if (st[d] != 0)
-            rowOff += " + ((r / " + str(product(x, d + 1, axis)) + ") % " + str(x[d]) + ") * " +
-                      str(st[d]);
-        for (int64_t j = 0; j < D; ++j) {
-          int64_t o = 0;
-          for (size_t d = 0; d < norm.size(); ++d)
-            o += coord[d] * st[axis + d];
-          rowIdx.push_back(o);
-          for (int64_t d = (int64_t)norm.size() - 1; d >= 0; --d) {
-            if (++coord[d] < norm[d])
-              break;
-            coord[d] = 0;
-          }
-        }
-        bool contiguous = true;
-        for (int64_t j = 0; j < D; ++j)
-          contiguous = contiguous && rowIdx[j] == j;
-        if (contiguous)
-          return name + "[" + rowOff + " + j]";
-        std::string t = fresh("idx");
-        c.line("static const int64_t " + t + "[" + str(D) + "] = " + intArray(rowIdx) + ";");
-        return name + "[" + rowOff + " + " + t + "[j]]";
-      }
-      if (ps == norm)
-        return name + "[j]";
-      if (product(ps) == 1)
+      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(p));
+      if (ix.one)
         return name + "[0]";
-      Shape st = broadcastStrides(ps, norm), idx, coord(norm.size(), 0);
-      for (int64_t j = 0; j < D; ++j) {
-        int64_t o = 0;
-        for (size_t d = 0; d < norm.size(); ++d)
-          o += coord[d] * st[d];
-        idx.push_back(o);
-        for (int64_t d = (int64_t)norm.size() - 1; d >= 0; --d) {
-          if (++coord[d] < norm[d])
-            break;
-          coord[d] = 0;
-        }
-      }
+      if (ix.perColumn)
+        return name + "[j]";
+      const std::string row = ix.rowDims ? ix.rowOff + " + " : "";
+      if (ix.table.empty())
+        return name + "[" + row + "j]";
       std::string t = fresh("idx");
-      c.line("static const int64_t " + t + "[" + str(D) + "] = " + intArray(idx) + ";");
-      return name + "[" + t + "[j]]";
+      c.line("static const int64_t " + t + "[" + str(D) + "] = " + intArray(ix.table) + ";");
+      return name + "[" + row + t + "[j]]";
     };
     std::string scale, bias;
     unsigned next = 1;
@@ -811,15 +772,10 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     std::string scale;
     if (rn.getScale()) {
       // The scale covers the normalized dims exactly (leading 1s aside) or is one element.
-      Shape ps = shapeOf(rn.getScale()), norm(x.begin() + axis, x.end());
-      while (ps.size() > norm.size() && ps.front() == 1)
-        ps.erase(ps.begin());
-      if (ps == norm)
-        scale = inPtr[1] + "[j]";
-      else if (product(ps) == 1)
-        scale = inPtr[1] + "[0]";
-      else
+      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(rn.getScale()));
+      if (!ix.perColumn && !ix.one)
         return opError(op, "rms_norm scale must cover the normalized dims exactly");
+      scale = inPtr[1] + (ix.one ? "[0]" : "[j]");
     }
     if (R * D == 0) {
       c.line("// empty tensor");

@@ -24,6 +24,8 @@ namespace tgc::cuda {
 using codegen::broadcastStrides;
 using codegen::contiguousStrides;
 using codegen::intArray;
+using codegen::NormParamIndex;
+using codegen::normParamIndex;
 using codegen::product;
 using codegen::ReduceLayout;
 using codegen::reduceLayout;

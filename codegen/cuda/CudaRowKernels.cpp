@@ -845,49 +845,18 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     Shape x = shapeOf(ln.getInput());
     int64_t axis = *tgc::normalizeAxis(ln.getAxis(), x.size());
     int64_t R = product(x, 0, axis), D = product(x, axis);
-    Shape norm(x.begin() + axis, x.end());
     // Index of scale/bias for position j of the normalized dims (r: the row).
     auto indexOf = [&](Value p, const std::string &name) -> std::string {
-      Shape ps = shapeOf(p);
-      while (ps.size() > norm.size() && ps.front() == 1)
-        ps.erase(ps.begin());
-      Shape idx, coord(norm.size(), 0);
-      std::string rowOff = "0";
-      Shape st;
-      if (ps.size() > norm.size()) {
-        // Broadcast against the whole input: a row part (from r) and a part within the row.
-        st = broadcastStrides(ps, x);
-        for (int64_t d = 0; d < axis; ++d)
-          if (st[d] != 0)
-            rowOff += " + ((r / " + str(product(x, d + 1, axis)) + ") % " + str(x[d]) + ") * " +
-                      str(st[d]);
-        st.erase(st.begin(), st.begin() + axis);
-      } else if (ps == norm) {
-        return name + "[j]";
-      } else if (product(ps) == 1) {
+      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(p));
+      if (ix.one)
         return name + "[0]";
-      } else {
-        st = broadcastStrides(ps, norm);
-      }
-      for (int64_t j = 0; j < D; ++j) {
-        int64_t o = 0;
-        for (size_t d = 0; d < norm.size(); ++d)
-          o += coord[d] * st[d];
-        idx.push_back(o);
-        for (int64_t d = (int64_t)norm.size() - 1; d >= 0; --d) {
-          if (++coord[d] < norm[d])
-            break;
-          coord[d] = 0;
-        }
-      }
-      bool contiguous = true;
-      for (int64_t j = 0; j < D; ++j)
-        contiguous = contiguous && idx[j] == j;
-      if (contiguous)
-        return name + "[" + rowOff + " + j]";
+      if (ix.perColumn)
+        return name + "[j]";
+      if (ix.table.empty())
+        return name + "[" + ix.rowOff + " + j]";
       std::string t = "tgc_idx" + std::to_string(em.constants_++);
-      globals += "__device__ const int64_t " + t + "[" + str(D) + "] = " + intArray(idx) + ";\n";
-      return name + "[" + rowOff + " + " + t + "[j]]";
+      globals += "__device__ const int64_t " + t + "[" + str(D) + "] = " + intArray(ix.table) + ";\n";
+      return name + "[" + ix.rowOff + " + " + t + "[j]]";
     };
     std::string scale, bias;
     unsigned next = 1;
@@ -921,15 +890,11 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     int64_t R = product(x, 0, axis), D = product(x, axis);
     std::string scale;
     if (rn.getScale()) {
-      Shape ps = shapeOf(rn.getScale()), norm(x.begin() + axis, x.end());
-      while (ps.size() > norm.size() && ps.front() == 1)
-        ps.erase(ps.begin());
-      if (ps == norm)
-        scale = inPtr[1] + "[j]";
-      else if (product(ps) == 1)
-        scale = inPtr[1] + "[0]";
-      else
+      // The scale covers the normalized dims exactly (leading 1s aside) or is one element.
+      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(rn.getScale()));
+      if (!ix.perColumn && !ix.one)
         return opError(op, "rms_norm scale must cover the normalized dims exactly");
+      scale = inPtr[1] + (ix.one ? "[0]" : "[j]");
     }
     if (R * D == 0)
       return llvm::Error::success();

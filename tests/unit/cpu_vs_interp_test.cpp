@@ -129,6 +129,21 @@ func.func @main(%x: tensor<2x1x4xf32>, %y: tensor<3x1xf32>, %a: tensor<2x3x8xf32
                          "math.tgpkg");
 }
 
+// tg.layer_norm's scale and bias read three ways (codegen::normParamIndex): one per position of
+// the row, broadcast within the row ([8] over normalized dims [3, 8]: an index table), and with
+// more dims than the row ([3, 8] over rows of 8: a row offset); a bias without a scale.
+TEST(CpuVsInterp, LayerNormParameterLayouts) {
+  compareWithInterpreter(R"(
+func.func @main(%a: tensor<2x3x8xf32>, %s: tensor<8xf32>, %t: tensor<3x8xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+  %0 = tg.layer_norm %a, %s, %s {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x3x8xf32>
+  %1 = tg.layer_norm %a, %s, %t {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<2x3x8xf32>, tensor<8xf32>, tensor<3x8xf32> -> tensor<2x3x8xf32>
+  %2 = tg.layer_norm %a, bias %t {axis = 2 : i64, epsilon = 1.0e-03 : f32} : tensor<2x3x8xf32>, tensor<3x8xf32> -> tensor<2x3x8xf32>
+  return %0, %1, %2 : tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>
+}
+)",
+                         "layer_norm_params.tgpkg");
+}
+
 // tg.rms_norm (formed by tgc-recognize-norms): scale over one and over two trailing dims.
 TEST(CpuVsInterp, RmsNorm) {
   compareWithInterpreter(R"(
