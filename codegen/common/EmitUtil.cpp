@@ -180,8 +180,10 @@ NormParamIndex normParamIndex(const Shape &x, int64_t axis, Shape ps) {
       coord[d] = 0;
     }
   }
-  if (contiguous)
+  if (contiguous) {
     ix.table.clear();
+    ix.perColumn = !ix.rowDims; // e.g. [M] over normalized dims [1, M]
+  }
   return ix;
 }
 

@@ -77,7 +77,8 @@ ReduceLayout reduceLayout(mlir::Operation *reduceOp);
 /// Where a norm reads its scale or bias (shape `param`, leading 1s ignored) for element j of row
 /// r of an input of shape `x` normalized over dims [axis, rank):
 ///  - `one`: a single element, [0];
-///  - `perColumn`: one per position of the row, [j];
+///  - `perColumn`: one per position of the row, [j] (also a parameter of fewer dims that reads
+///    the same way, e.g. [M] over normalized dims [1, M]);
 ///  - otherwise [rowOff + j] when `table` is empty, else [rowOff + table[j]]: `rowOff` is "0" plus
 ///    one "((r / a) % b) * c" term per row dim the parameter varies along (a parameter with more
 ///    dims than the normalized ones broadcasts against the whole input, e.g. [N, M] on

@@ -820,9 +820,13 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   };
   // A norm the GEMM before it might apply (EmittedStep::norm): f16/bf16 stored as read (no
   // epilogue op) or cast to f32 (the model's output, often), a scale and a bias that are absent
-  // or one value per column.
+  // or weights with one value per column (the sum kernel reads them before it waits for the
+  // GEMM).
   auto gemmMayApply = [&](plan::NormDesc::Kind kind, double eps, int64_t D,
                           const std::string &scale, const std::string &bias, const NormStore &st) {
+    for (unsigned i = 1; i < op->getNumOperands(); ++i)
+      if (!isWeight(op->getOperand(i)))
+        return;
     const bool perColumn = (scale.empty() || scale == inPtr[1] + "[j]") &&
                            (bias.empty() || bias == inPtr[scale.empty() ? 1 : 2] + "[j]");
     const bool asRead = st.epi == "t" && st.ot.name == ct.name;

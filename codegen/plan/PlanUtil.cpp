@@ -170,8 +170,9 @@ std::string gemmNormProblem(const Step &gemm, const Step &norm) {
     return "the norm must read exactly the GEMM's result (" + std::to_string(all) +
            " bytes) and write " + std::to_string(yAll);
   for (int j = 1; j + 1 < want; ++j)
-    if (norm.args(j).bytes() != row)
-      return "the norm's scale and bias need " + std::to_string(row) + " bytes each";
+    if (norm.args(j).bytes() != row || norm.args(j).kind() != WEIGHT)
+      return "the norm's scale and bias need to be weights of " + std::to_string(row) +
+             " bytes each (the sum kernel reads them before the GEMM ends)";
   return "";
 }
 

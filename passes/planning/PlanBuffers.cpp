@@ -18,12 +18,13 @@
 //   input and results and the rotaries' cos/sin stay live until the last of them, so a backend
 //   may apply them all in one kernel (the CUDA backend does: in the split's kernel, or in one
 //   kernel after the GEMM that wrote the parts).
-// - A layer/RMS norm right after the op that writes its input and followed by a tg.cast of its
-//   result (a model's f32 output): the norm's input and that op's operands stay live until the
-//   cast, so the cast's result never lands on them. A backend may then apply the norm and the cast in the kernel
-//   that finishes that op while it still reads those operands (the CUDA backend's split-K sum
-//   kernel reads the GEMM's residual and writes the norm as float, twice the bytes: in place is
-//   not possible as it is for a norm of the same type).
+// - A 16-bit float layer/RMS norm right after the op that writes its input and followed by a
+//   tg.cast of its result to f32 (a model's output): the norm's input and that op's operands
+//   stay live until the cast, so the cast's result never lands on them. A backend may then
+//   apply the norm and the cast in the kernel that finishes that op while it still reads those
+//   operands (the CUDA backend's split-K sum kernel reads the GEMM's residual and writes the
+//   norm as float, twice the bytes: in place is not possible as it is for a norm of the same
+//   type).
 // - The results of a tg.split are placed back to back in one allocation (result i right after
 //   result i-1, each 64-byte aligned), live until the last reader of any of them, and never over
 //   the operands of the op that produced the split's input. So that producer can write all of
@@ -221,6 +222,10 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
     Operation *producer = op.getOperand(0).getDefiningOp(), *cast = op.getNextNode();
     if (!producer || producer->getNextNode() != &op || !isa_and_nonnull<tg::CastOp>(cast) ||
         cast->getOperand(0) != op.getResult(0))
+      continue;
+    auto elem = [](Value v) { return v.getType().cast<RankedTensorType>().getElementType(); };
+    if (!(elem(op.getResult(0)).isF16() || elem(op.getResult(0)).isBF16()) ||
+        !elem(cast->getResult(0)).isF32())
       continue;
     touch(op.getOperand(0), position[cast]);
     for (Value v : producer->getOperands())

@@ -961,8 +961,8 @@ Status CudaSession::setupCutlass(size_t i) {
   d.bias = reinterpret_cast<const void *>(gr.bias);
   d.residual = reinterpret_cast<const void *>(gr.residual);
   // The norm step after it (validated: checkNorm): split-K's sum kernel applies it where the
-  // plug-in accepts its buffers (its output equal to or clear of C and the residual), else the
-  // norm step runs after the GEMM.
+  // plug-in accepts its buffers (its output equal to or clear of C and the residual; an f32
+  // output clear of both), else the norm step runs after the GEMM.
   // $TGC_GEMM_NORM=off leaves every norm to its own kernel.
   const char *normEnv = std::getenv("TGC_GEMM_NORM");
   const plan::NormDesc *nd = nullptr;
@@ -1068,7 +1068,9 @@ Status CudaSession::tuneGemms() {
                       (int64_t)g.activation(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align,
                       (int64_t)(plan_.steps((int)i).args(1).kind() == plan::WEIGHT),
-                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm)})
+                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm),
+                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm &&
+                                plan_.steps((int)i + 1).norm().out_f32())})
       key += std::to_string(v) + ",";
     keys[key].push_back(i);
   }

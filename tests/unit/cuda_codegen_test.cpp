@@ -699,6 +699,21 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   p = good;
   p.mutable_steps(norm)->set_skip_if_gemm_fused(false);
   refused(p, "a norm step needs skip_if_gemm_fused");
+  // A scale must be a weight: the sum kernel reads it before the GEMM ends.
+  p = good;
+  {
+    plan::Step *s = p.mutable_steps(norm);
+    s->mutable_norm()->set_scale(true);
+    const plan::BufferArg y = s->args(s->args_size() - 1);
+    plan::BufferArg sc = s->args(0);
+    sc.set_bytes(s->norm().cols() * 2);
+    *s->mutable_args(s->args_size() - 1) = sc;
+    *s->add_args() = y;
+  }
+  refused(p, "the norm's scale and bias need to be weights");
+  p.mutable_steps(norm)->mutable_args(1)->set_kind(plan::WEIGHT);
+  p.mutable_steps(norm)->mutable_args(1)->set_offset(0);
+  EXPECT_EQ(plan::gemmNormProblem(p.steps(norm - 1), p.steps(norm)), "") << "a weight scale";
   p = good;
   p.mutable_steps(norm - 1)->mutable_gemm()->set_activation(plan::GemmDesc::GELU);
   refused(p, "without an activation");

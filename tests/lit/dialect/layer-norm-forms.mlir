@@ -28,3 +28,12 @@ func.func @generic_bias(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf3
   %0 = "tg.layer_norm"(%x, %b) {axis = 1 : i64, epsilon = 1.0e-5 : f32, operand_segment_sizes = dense<[1, 0, 1]> : vector<3xi32>} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// An SSA value named %bias is an operand like any other: here the scale.
+// CHECK-LABEL: func.func @value_named_bias
+func.func @value_named_bias(%x: tensor<2x8xf32>, %bias: tensor<8xf32>) -> tensor<2x8xf32> {
+  // CHECK: tg.layer_norm %{{[^ ,]+}}, %{{[^ ,]+}} {axis
+  // GENERIC: operand_segment_sizes = dense<[1, 1, 0]>
+  %0 = tg.layer_norm %x, %bias {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
