@@ -165,14 +165,15 @@ struct BatchLinearsOnSplit : Rule<tg::SplitOp> {
 struct BatchLayerNormsOnSplit : Rule<tg::SplitOp> {
   BatchLayerNormsOnSplit(mlir::MLIRContext *ctx) : Rule(ctx, "BatchLayerNormsOnSplit") {}
 
-  /// The stacked [N, M] parameter (or the shared one) for one operand of the layer norms; a norm
-  /// without it contributes M copies of `fill` (1 for a scale, 0 for a bias).
-  static mlir::FailureOr<mlir::Value> stackParam(mlir::PatternRewriter &rewriter,
-                                                 mlir::Location loc,
-                                                 llvm::ArrayRef<mlir::Value> params, int64_t M,
-                                                 mlir::Type elem, double fill, const char *&why) {
+  /// The stacked [N, M] value of one operand of the layer norms (a norm without it contributes M
+  /// copies of `fill`: 1 for a scale, 0 for a bias); a null attribute where the norms share one
+  /// parameter (or none), which stays as it is. Creates nothing, so a failure leaves the IR as
+  /// it was.
+  static mlir::FailureOr<mlir::DenseElementsAttr>
+  stackParam(mlir::PatternRewriter &rewriter, llvm::ArrayRef<mlir::Value> params, int64_t M,
+             mlir::Type elem, double fill, const char *&why) {
     if (llvm::is_splat(params))
-      return params[0]; // none, or one shared [M]-broadcastable parameter as it is
+      return mlir::DenseElementsAttr();
     llvm::SmallVector<mlir::ElementsAttr> parts;
     for (mlir::Value p : params) {
       if (!p) {
@@ -188,13 +189,13 @@ struct BatchLayerNormsOnSplit : Rule<tg::SplitOp> {
       }
       parts.push_back(*c);
     }
-    auto type = tensorType({(int64_t)params.size(), M}, elem);
-    mlir::DenseElementsAttr attr = concatConstants(parts, type);
+    mlir::DenseElementsAttr attr =
+        concatConstants(parts, tensorType({(int64_t)params.size(), M}, elem));
     if (!attr) {
       why = "scale/bias could not be stacked";
       return mlir::failure();
     }
-    return rewriter.create<tg::ConstantOp>(loc, type, attr).getResult();
+    return attr;
   }
 
   mlir::LogicalResult apply(tg::SplitOp split, mlir::PatternRewriter &rewriter) const override {
@@ -230,15 +231,20 @@ struct BatchLayerNormsOnSplit : Rule<tg::SplitOp> {
                     typeOf(p).getShape().back() != M))
             return rewriter.notifyMatchFailure(split,
                                                "a scale/bias is not a constant with M elements");
-    rewriter.setInsertionPointAfter(split);
-    auto scale = stackParam(rewriter, loc, scales, M, elem, 1.0, why);
-    auto bias = stackParam(rewriter, loc, biases, M, elem, 0.0, why);
-    if (mlir::failed(scale) || mlir::failed(bias))
+    auto scaleAttr = stackParam(rewriter, scales, M, elem, 1.0, why);
+    auto biasAttr = stackParam(rewriter, biases, M, elem, 0.0, why);
+    if (mlir::failed(scaleAttr) || mlir::failed(biasAttr))
       return rewriter.notifyMatchFailure(split, why);
+    rewriter.setInsertionPointAfter(split);
+    auto materialize = [&](mlir::DenseElementsAttr a, mlir::Value shared) -> mlir::Value {
+      return a ? rewriter.create<tg::ConstantOp>(loc, a.getType(), a).getResult() : shared;
+    };
+    const mlir::Value scale = materialize(*scaleAttr, scales[0]),
+                      bias = materialize(*biasAttr, biases[0]);
     llvm::SmallVector<int64_t> shape = llvm::to_vector(xt.getShape().drop_back());
     shape.append({N, M});
     mlir::Value v = rewriter.create<tg::ReshapeOp>(loc, tensorType(shape, elem), split.getInput());
-    v = rewriter.create<tg::LayerNormOp>(loc, v.getType(), v, *scale, *bias,
+    v = rewriter.create<tg::LayerNormOp>(loc, v.getType(), v, scale, bias,
                                          rewriter.getI64IntegerAttr(rank),
                                          first.getEpsilonAttr());
     v = rewriter.create<tg::ReshapeOp>(loc, xt, v);
