@@ -607,6 +607,7 @@ constexpr int64_t kWarpRowMax = 2048;
 struct NormStore {
   CType ot;
   std::string epi = "t";
+  mlir::Operation *epiOp = nullptr; ///< the op `epi` applies (normEpilogue), if any
   GatherRead gather; ///< the rows are read through a gather (in0: its table)
 };
 void blockRowNorm(KernelBuilder &kb, const CType &ct, int64_t R, int64_t D, double eps,
@@ -811,6 +812,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
       return e.takeError();
     st.ot = *ot;
     st.epi = *e;
+    st.epiOp = epi;
     params.back() = st.ot.name + " *out0";
     kargs.back() = StepArg{epi->getResult(0)};
     const std::string names = locationNames(epi->getLoc());
@@ -830,7 +832,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     const bool perColumn = (scale.empty() || scale == inPtr[1] + "[j]") &&
                            (bias.empty() || bias == inPtr[scale.empty() ? 1 : 2] + "[j]");
     const bool asRead = st.epi == "t" && st.ot.name == ct.name;
-    const bool toF32 = st.ot.name == "float" && isa_and_nonnull<tg::CastOp>(normEpilogue(op));
+    const bool toF32 = st.ot.name == "float" && isa_and_nonnull<tg::CastOp>(st.epiOp);
     if (!ct.lowp || !(asRead || toF32) || !perColumn)
       return;
     norm.set_out_f32(toF32);

@@ -42,6 +42,7 @@
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <algorithm>
 #include <map>
@@ -223,9 +224,9 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
     if (!producer || producer->getNextNode() != &op || !isa_and_nonnull<tg::CastOp>(cast) ||
         cast->getOperand(0) != op.getResult(0))
       continue;
-    auto elem = [](Value v) { return v.getType().cast<RankedTensorType>().getElementType(); };
-    if (!(elem(op.getResult(0)).isF16() || elem(op.getResult(0)).isBF16()) ||
-        !elem(cast->getResult(0)).isF32())
+    const Type from = getElementTypeOrSelf(op.getResult(0)),
+               to = getElementTypeOrSelf(cast->getResult(0));
+    if (!(from.isF16() || from.isBF16()) || !to.isF32())
       continue;
     touch(op.getOperand(0), position[cast]);
     for (Value v : producer->getOperands())

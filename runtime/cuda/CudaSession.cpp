@@ -1068,9 +1068,10 @@ Status CudaSession::tuneGemms() {
                       (int64_t)g.activation(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align,
                       (int64_t)(plan_.steps((int)i).args(1).kind() == plan::WEIGHT),
-                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm),
-                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm &&
-                                plan_.steps((int)i + 1).norm().out_f32())})
+                      // the norm after it (plan.proto Step.norm): 0 none, 1, 2 stored as f32
+                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm
+                                    ? 1 + plan_.steps((int)i + 1).norm().out_f32()
+                                    : 0)})
       key += std::to_string(v) + ",";
     keys[key].push_back(i);
   }

@@ -256,14 +256,15 @@ template <class G, class T> struct SplitOp : Op {
     if (d.norm) {
       cfg.gridDim = dim3((unsigned)d.m);
       cfg.blockDim = dim3((unsigned)((d.n / 8 + 31) / 32 * 32));
-      const T *gamma = static_cast<const T *>(d.gamma), *beta = static_cast<const T *>(d.beta);
-      e = d.norm_out_f32
-              ? cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduceNorm<T, float>, p, d.splits,
-                                   (int)d.m, (int)d.n, (int)d.ldc, bias, res, c, d.norm, d.eps,
-                                   gamma, beta, static_cast<float *>(d.norm_out))
-              : cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduceNorm<T, T>, p, d.splits,
-                                   (int)d.m, (int)d.n, (int)d.ldc, bias, res, c, d.norm, d.eps,
-                                   gamma, beta, static_cast<T *>(d.norm_out));
+      auto launch = [&](auto *y) { // Y's type: T, or float
+        using TY = std::remove_pointer_t<decltype(y)>;
+        return cudaLaunchKernelEx(&cfg, tgc_cutlass::splitReduceNorm<T, TY>, p, d.splits,
+                                  (int)d.m, (int)d.n, (int)d.ldc, bias, res, c, d.norm, d.eps,
+                                  static_cast<const T *>(d.gamma),
+                                  static_cast<const T *>(d.beta), y);
+      };
+      e = d.norm_out_f32 ? launch(static_cast<float *>(d.norm_out))
+                         : launch(static_cast<T *>(d.norm_out));
     } else {
       cfg.gridDim = dim3((unsigned)((d.m * d.n / 4 + 255) / 256));
       cfg.blockDim = dim3(256);
@@ -327,12 +328,11 @@ TgcCutlassGemmDesc partialDesc(const TgcCutlassGemmDesc &d, float *ws) {
 std::string describe(const TgcCutlassGemmDesc &d) {
   char b[200];
   std::snprintf(b, sizeof b,
-                "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d splits %d%s",
+                "m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch %lld dtype %d tile %d splits %d%s%s",
                 (long long)d.m, (long long)d.n, (long long)d.k, (long long)d.lda,
                 (long long)d.ldb, (long long)d.ldc, (long long)d.batch, d.dtype, d.tile, d.splits,
-                d.norm == 1 ? (d.norm_out_f32 ? " + layer norm to f32" : " + layer norm")
-                : d.norm == 2 ? (d.norm_out_f32 ? " + RMS norm to f32" : " + RMS norm")
-                              : "");
+                d.norm == 1 ? " + layer norm" : d.norm == 2 ? " + RMS norm" : "",
+                d.norm && d.norm_out_f32 ? " to f32" : "");
   return b;
 }
 
