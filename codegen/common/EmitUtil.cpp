@@ -119,6 +119,31 @@ std::string locationNames(mlir::Location loc) {
   return s;
 }
 
+std::vector<std::pair<int64_t, Shape>> mergeLoopDims(const Shape &shape,
+                                                     const std::vector<Shape> &strides) {
+  const size_t n = strides.size();
+  std::vector<std::pair<int64_t, Shape>> dims;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    Shape st(n);
+    for (size_t k = 0; k < n; ++k)
+      st[k] = strides[k][d];
+    if (!dims.empty()) {
+      bool merge = true;
+      for (size_t k = 0; k < n; ++k)
+        merge = merge && dims.back().second[k] == st[k] * shape[d];
+      if (merge) {
+        dims.back().first *= shape[d];
+        dims.back().second = st;
+        continue;
+      }
+    }
+    dims.push_back({shape[d], st});
+  }
+  return dims;
+}
+
 ReduceLayout reduceLayout(mlir::Operation *reduceOp) {
   const Shape x = shapeOf(reduceOp->getOperand(0));
   std::vector<bool> red(x.size(), false);

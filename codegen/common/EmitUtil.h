@@ -64,6 +64,12 @@ std::optional<std::vector<std::string>>
 denseLiterals(const mlir::DenseElementsAttr &a, const std::function<bool(mlir::Type)> &floatOk,
               const std::function<std::string(double, bool)> &floatLit);
 
+/// The loop dims of an elementwise walk over `shape` reading operand k with `strides[k]`: unit
+/// dims dropped and neighbours that are contiguous for every operand merged, outermost first,
+/// as (extent, one stride per operand).
+std::vector<std::pair<int64_t, Shape>> mergeLoopDims(const Shape &shape,
+                                                     const std::vector<Shape> &strides);
+
 /// How a reduce_* op (its operand 0 and "axes" attribute) walks its row-major input: the kept
 /// dims and their input strides, the reduced dims of size > 1 as (size, stride) pairs with
 /// adjacent contiguous ones merged, and the number of elements reduced per output.

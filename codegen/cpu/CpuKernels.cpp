@@ -127,26 +127,7 @@ void loopNest(Code &c, const Shape &shape, const std::vector<Shape> &strides,
     c.line("// empty tensor: nothing to do");
     return;
   }
-  // Drop unit dims, then merge neighbours that are contiguous for every operand.
-  std::vector<std::pair<int64_t, Shape>> dims;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1)
-      continue;
-    Shape st(n);
-    for (size_t k = 0; k < n; ++k)
-      st[k] = strides[k][d];
-    if (!dims.empty()) {
-      bool merge = true;
-      for (size_t k = 0; k < n; ++k)
-        merge = merge && dims.back().second[k] == st[k] * shape[d];
-      if (merge) {
-        dims.back().first *= shape[d];
-        dims.back().second = st;
-        continue;
-      }
-    }
-    dims.push_back({shape[d], st});
-  }
+  const std::vector<std::pair<int64_t, Shape>> dims = codegen::mergeLoopDims(shape, strides);
   std::vector<std::string> offs(n);
   if (dims.empty()) {
     c.open("");

@@ -189,26 +189,7 @@ void KernelBuilder::gridLoop(
     const std::function<void(Code &, const std::vector<std::string> &)> &body) {
   size_t n = strides.size();
   int64_t total = product(shape);
-  // Drop unit dims, then merge neighbours that are contiguous for every operand.
-  std::vector<std::pair<int64_t, Shape>> dims;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1)
-      continue;
-    Shape st(n);
-    for (size_t k = 0; k < n; ++k)
-      st[k] = strides[k][d];
-    if (!dims.empty()) {
-      bool merge = true;
-      for (size_t k = 0; k < n; ++k)
-        merge = merge && dims.back().second[k] == st[k] * shape[d];
-      if (merge) {
-        dims.back().first *= shape[d];
-        dims.back().second = st;
-        continue;
-      }
-    }
-    dims.push_back({shape[d], st});
-  }
+  const std::vector<std::pair<int64_t, Shape>> dims = codegen::mergeLoopDims(shape, strides);
   c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
          str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
   std::vector<std::string> offs(n);
