@@ -151,19 +151,15 @@ ReduceLayout reduceLayout(mlir::Operation *reduceOp) {
     red[(size_t)*tgc::normalizeAxis(a.cast<mlir::IntegerAttr>().getInt(), x.size())] = true;
   const Shape xs = contiguousStrides(x);
   ReduceLayout l;
+  Shape reduced, reducedStrides;
   for (size_t d = 0; d < x.size(); ++d) {
-    if (!red[d]) {
-      l.kept.push_back(x[d]);
-      l.keptStrides.push_back(xs[d]);
-    } else if (x[d] != 1) {
-      if (!l.rdims.empty() && l.rdims.back().second == xs[d] * x[d])
-        l.rdims.back() = {l.rdims.back().first * x[d], xs[d]};
-      else
-        l.rdims.push_back({x[d], xs[d]});
-    }
+    (red[d] ? reduced : l.kept).push_back(x[d]);
+    (red[d] ? reducedStrides : l.keptStrides).push_back(xs[d]);
   }
-  for (const auto &rd : l.rdims)
-    l.count *= rd.first;
+  for (const auto &[size, strides] : mergeLoopDims(reduced, {reducedStrides})) {
+    l.rdims.push_back({size, strides[0]});
+    l.count *= size;
+  }
   return l;
 }
 

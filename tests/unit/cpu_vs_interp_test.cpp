@@ -1,5 +1,6 @@
 // cpu_vs_interp_test.cpp — compiled CPU packages agree with the reference interpreter on ops and
 // layouts the runtime_test does not cover (strided slices, pads, broadcasts, grouped convs, ...).
+#include "codegen/common/EmitUtil.h"
 #include "codegen/cpu/CpuBackend.h"
 #include "compiler/interp/Interpreter.h"
 #include "runtime/Session.h"
@@ -64,6 +65,22 @@ void compareWithInterpreter(const std::string &ir, const std::string &name) {
     ASSERT_EQ(got[i].dtype, (*want)[i].dtype) << "output " << i;
     EXPECT_LT(tgc::relativeL2(got[i], (*want)[i]), 1e-5) << "output " << i << " of " << name;
   }
+}
+
+// The loop dims both emitters walk (codegen::mergeLoopDims): unit dims dropped, neighbours
+// merged only where every operand is contiguous across them (not across a broadcast).
+TEST(MergeLoopDims, DropsUnitDimsAndMergesWhereEveryOperandIsContiguous) {
+  using Dims = std::vector<std::pair<int64_t, tgc::Shape>>;
+  // [2, 1, 3, 4]: a contiguous operand and one broadcast over dim 2 (stride 0 there).
+  EXPECT_EQ(tgc::codegen::mergeLoopDims({2, 1, 3, 4}, {{12, 12, 4, 1}, {4, 4, 0, 1}}),
+            (Dims{{2, {12, 4}}, {3, {4, 0}}, {4, {1, 1}}}));
+  // Both contiguous: one dim of 24.
+  EXPECT_EQ(tgc::codegen::mergeLoopDims({2, 1, 3, 4}, {{12, 12, 4, 1}, {12, 12, 4, 1}}),
+            (Dims{{24, {1, 1}}}));
+  // A transposed operand keeps every dim apart; all unit dims leave nothing.
+  EXPECT_EQ(tgc::codegen::mergeLoopDims({2, 3}, {{3, 1}, {1, 2}}),
+            (Dims{{2, {3, 1}}, {3, {1, 2}}}));
+  EXPECT_TRUE(tgc::codegen::mergeLoopDims({1, 1}, {{1, 1}}).empty());
 }
 
 TEST(CpuVsInterp, MovementAndIndexing) {
