@@ -10,6 +10,7 @@
 #include "runtime/Session.h"
 
 #include "codegen/plan/PlanUtil.h"
+#include "runtime/IndexBounds.h"
 #include "runtime/PackageFiles.h"
 #include "runtime/cuda/CudaSession.h"
 
@@ -281,7 +282,7 @@ Status CpuSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) con
       return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
                            std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
   }
-  return Status::success();
+  return isInput ? checkIndexBounds(plan_, refs, n) : Status::success();
 }
 
 void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {

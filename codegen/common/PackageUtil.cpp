@@ -1,7 +1,10 @@
 // PackageUtil.cpp — files, weight bytes, interface descriptors and the package directory.
 #include "codegen/common/PackageUtil.h"
 
+#include "codegen/common/EmitUtil.h"
 #include "codegen/plan/PlanUtil.h"
+#include "compiler/dialect/Shapes.h"
+#include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -113,6 +116,54 @@ llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type ty
   return llvm::Error::success();
 }
 
+/// The range graph input `arg` must stay in because it indexes a Gather or GatherElements
+/// (directly, or through reshapes, broadcasts and widening integer casts, which keep values):
+/// [-s, s - 1] for an indexed axis of s elements, the tightest over all such uses. None when it
+/// indexes nothing. The kernels clamp indices (never out of bounds); this turns a bad index in
+/// the caller's input into an error that names it.
+std::optional<plan::IndexBound> indexBoundOf(mlir::Value arg) {
+  std::optional<plan::IndexBound> best;
+  llvm::SmallVector<mlir::Value> work{arg};
+  while (!work.empty()) {
+    mlir::Value v = work.pop_back_val();
+    for (mlir::OpOperand &use : v.getUses()) {
+      mlir::Operation *u = use.getOwner();
+      auto intWidth = [](mlir::Value x) {
+        auto t = x.getType().cast<mlir::ShapedType>().getElementType();
+        return t.isa<mlir::IntegerType>() ? (int)t.getIntOrFloatBitWidth() : 0;
+      };
+      if (llvm::isa<tg::ReshapeOp, tg::ExpandOp>(u) ||
+          (llvm::isa<tg::CastOp>(u) && intWidth(v) > 1 &&
+           intWidth(u->getResult(0)) >= intWidth(v))) {
+        work.push_back(u->getResult(0));
+        continue;
+      }
+      mlir::Value data;
+      int64_t axis = 0;
+      if (auto g = llvm::dyn_cast<tg::GatherOp>(u))
+        data = g.getData(), axis = g.getAxis();
+      else if (auto g = llvm::dyn_cast<tg::GatherElementsOp>(u))
+        data = g.getData(), axis = g.getAxis();
+      if (!data || use.getOperandNumber() != 1)
+        continue;
+      auto shape = data.getType().cast<mlir::ShapedType>().getShape();
+      auto ax = normalizeAxis(axis, (int64_t)shape.size());
+      if (!ax || mlir::ShapedType::isDynamic(shape[*ax]))
+        continue;
+      const int64_t s = shape[*ax];
+      if (best && best->hi() <= s - 1)
+        continue;
+      best.emplace();
+      best->set_lo(-s);
+      best->set_hi(s - 1);
+      const std::string names = locationNames(u->getLoc());
+      best->set_node(u->getName().stripDialect().str() +
+                     (names.empty() ? std::string() : " '" + names + "'"));
+    }
+  }
+  return best;
+}
+
 llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &info,
                      const std::string &target, const char *kernelsFile, const char *backend) {
   p.set_magic(plan::kPlanMagic);
@@ -128,10 +179,12 @@ llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &in
   p.set_kernels_file(kernelsFile);
   for (mlir::BlockArgument a : fn.getBody().front().getArguments()) {
     auto name = fn.getArgAttrOfType<mlir::StringAttr>(a.getArgNumber(), "tg.name");
-    if (auto e = fillDesc(*p.add_inputs(),
-                          name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
+    plan::TensorDesc &d = *p.add_inputs();
+    if (auto e = fillDesc(d, name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
                           a.getType(), backend))
       return e;
+    if (auto b = indexBoundOf(a))
+      *d.mutable_index_bound() = *b;
   }
   return llvm::Error::success();
 }

@@ -115,8 +115,14 @@ std::string formatPlan(const Plan &p) {
   os << "kernels:      " << p.kernels_file() << ", fnv1a64 " << hex << "\n";
   os << "arena:        " << p.arena_bytes() << " bytes (alignment " << p.alignment() << ")\n";
   os << "inputs:\n";
-  for (int i = 0; i < p.inputs_size(); ++i)
-    os << "  [" << i << "] " << formatDesc(p.inputs(i)) << "\n";
+  for (int i = 0; i < p.inputs_size(); ++i) {
+    os << "  [" << i << "] " << formatDesc(p.inputs(i));
+    if (p.inputs(i).has_index_bound()) {
+      const IndexBound &b = p.inputs(i).index_bound();
+      os << " in [" << b.lo() << ", " << b.hi() << "] (indices of " << b.node() << ")";
+    }
+    os << "\n";
+  }
   os << "outputs:\n";
   for (int i = 0; i < p.outputs_size(); ++i)
     os << "  [" << i << "] " << formatDesc(p.outputs(i)) << " <- "

@@ -32,6 +32,7 @@
 // does, with an event between steps.
 #include "runtime/cuda/CudaSession.h"
 
+#include "runtime/IndexBounds.h"
 #include "runtime/PackageFiles.h"
 
 #include "codegen/cuda/CudaMmaGemm.h"
@@ -1429,7 +1430,7 @@ Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) co
       return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
                            std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
   }
-  return Status::success();
+  return isInput ? checkIndexBounds(plan_, refs, n) : Status::success();
 }
 
 Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,

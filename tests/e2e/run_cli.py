@@ -135,6 +135,17 @@ r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "x"), "--target=t
 check("bad target refused", 0 < r.returncode < 128 and "tpu" in r.stderr, r.stderr)
 r = tgc("run", pkg, "--test-data", data("vit_tiny"))  # f32 image into an i64 ids model
 check("wrong input refused", 0 < r.returncode < 128 and "input_0" in r.stderr, r.stderr)
+# A token id outside the embedding table (bert_tiny's 1,000 rows): refused by `run`, naming the
+# input, the element, the range and the Gather it indexes (the kernels would clamp it silently).
+ids = bytearray(open(os.path.join(data("bert_tiny"), "input_0.pb"), "rb").read())
+at = ids.index(b"J\x80\x02") + 3  # raw_data: 32 little-endian int64 ids
+ids[at:at + 8] = (5000).to_bytes(8, "little", signed=True)
+bad_ids = os.path.join(TMP, "bad_ids.pb")
+open(bad_ids, "wb").write(bytes(ids))
+r = tgc("run", pkg, "--inputs", bad_ids)
+check("out-of-range token id refused", 0 < r.returncode < 128 and
+      "input 'input_0' [0, 0] is 5000, outside [-1000, 999]: it indexes gather "
+      "'/m/embeddings/word_embeddings/Gather'" in r.stderr, r.stderr)
 broken = os.path.join(TMP, "broken.tgpkg")
 shutil.copytree(pkg, broken)
 with open(os.path.join(broken, "plan.pb"), "r+b") as f:

@@ -127,6 +127,18 @@ TEST_P(CudaModels, MatchesReferenceWithGraphReplay) {
       EXPECT_GE(s->lastDeviceMicros(), 0);
     }
   }
+  // A token id outside the embedding table is refused before anything is copied or launched
+  // (the kernels would clamp it and return a wrong row); the session keeps working.
+  if (in[0][0].dtype == DType::I64) {
+    std::vector<HostTensor> bad = in[0], got;
+    bad[0].set(0, 1e6);
+    st = s->run(bad, got);
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("[0, 0] is 1000000, outside [-"), std::string::npos) << st.message;
+    st = s->run(in[0], got);
+    ASSERT_TRUE(st.ok) << st.message;
+    EXPECT_LE(relativeL2(got[0], want[0][0]), 1e-4) << model;
+  }
   // Device-resident back-to-back replays (what tgc bench compares with PyTorch); the run after
   // them still matches.
   const double full = s->replayMicros(20, {});

@@ -121,7 +121,7 @@ func.func @main(%x: tensor<2x3xf32> {tg.name = "x"}, %b: tensor<3xf32> {tg.name 
         tensor<2x2x4xf32> {tg.name = "gather"}, tensor<1x3x5x5xf32> {tg.name = "conv"},
         tensor<4x1xf32> {tg.name = "reduce_mean"}, tensor<3x2xf32> {tg.name = "reshape"},
         tensor<2x3x5xf32> {tg.name = "matmul"}, tensor<2x2xi64> {tg.name = "imod"},
-        tensor<1x3x3x2xf32> {tg.name = "conv_s2"}) {
+        tensor<1x3x3x2xf32> {tg.name = "conv_s2"}, tensor<2x2x4xf32> {tg.name = "gather_computed"}) {
   %two = tg.constant dense<2.0> : tensor<f32>
   %w = tg.constant dense<)" << denseList(kW, {5, 8}) << R"(> : tensor<5x8xf32>
   %bias = tg.constant dense<)" << denseList(kBias, {5}) << R"(> : tensor<5xf32>
@@ -158,7 +158,9 @@ func.func @main(%x: tensor<2x3xf32> {tg.name = "x"}, %b: tensor<3xf32> {tg.name 
   %11 = tg.matmul %q, %mb : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
   %12 = tg.mod %ids, %three : tensor<2x2xi64>, tensor<i64> -> tensor<2x2xi64>
   %13 = tg.conv %img, %cw {strides = [2, 2], pads = [1, 0, 1, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32> -> tensor<1x3x3x2xf32>
-  return %0, %1, %2, %3, %4, %5, %6#0, %6#1, %7, %8, %9, %10, %11, %12, %13 : tensor<2x3xf32>, tensor<4x5xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<2x6xf32>, tensor<4x3xf32>, tensor<4x5xf32>, tensor<2x2x4xf32>, tensor<1x3x5x5xf32>, tensor<4x1xf32>, tensor<3x2xf32>, tensor<2x3x5xf32>, tensor<2x2xi64>, tensor<1x3x3x2xf32>
+  %14 = tg.mul %ids, %three : tensor<2x2xi64>, tensor<i64> -> tensor<2x2xi64>
+  %15 = tg.gather %emb, %14 {axis = 0 : i64} : tensor<10x4xf32>, tensor<2x2xi64> -> tensor<2x2x4xf32>
+  return %0, %1, %2, %3, %4, %5, %6#0, %6#1, %7, %8, %9, %10, %11, %12, %13, %15 : tensor<2x3xf32>, tensor<4x5xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<2x6xf32>, tensor<4x3xf32>, tensor<4x5xf32>, tensor<2x2x4xf32>, tensor<1x3x5x5xf32>, tensor<4x1xf32>, tensor<3x2xf32>, tensor<2x3x5xf32>, tensor<2x2xi64>, tensor<1x3x3x2xf32>, tensor<2x2x4xf32>
 }
 )";
   return os.str();
@@ -166,7 +168,7 @@ func.func @main(%x: tensor<2x3xf32> {tg.name = "x"}, %b: tensor<3xf32> {tg.name 
 
 const std::vector<float> kX = values(6, 11), kB = values(3, 12), kA = values(32, 13),
                          kImg = values(50, 14), kQ = values(24, 15);
-const std::vector<int64_t> kIds = {3, -1, 100, -7}; // -1 wraps to 9, 100 clamps to 9, -7 -> 3
+const std::vector<int64_t> kIds = {3, -1, 9, -7}; // -1 wraps to 9, -7 to 3
 
 class BigPackage : public ::testing::Test {
 protected:
@@ -189,7 +191,7 @@ protected:
     delete dir_;
   }
   void SetUp() override {
-    ASSERT_TRUE(session_ && outs_ && outs_->size() == 15) << "package did not build or run";
+    ASSERT_TRUE(session_ && outs_ && outs_->size() == 16) << "package did not build or run";
   }
   const tgc::HostTensor &out(int i) { return (*outs_)[i]; }
   static std::string *dir_;
@@ -290,12 +292,47 @@ TEST_F(BigPackage, Split) {
   expectNear(out(7), w1, 0);
 }
 
-TEST_F(BigPackage, GatherWrapsAndClamps) {
+TEST_F(BigPackage, GatherWrapsNegativeIndices) {
   std::vector<double> want;
   for (int64_t id : {3, 9, 9, 3})
     for (int k = 0; k < 4; ++k)
       want.push_back(kEmb[id * 4 + k]);
   expectNear(out(8), want, 0);
+}
+
+// Indices the model computes are not checked: the kernel wraps them once and clamps them, so it
+// never reads outside the table (ids · 3 = {9, -3, 27, -21} → rows 9, 7, 9 (clamped), 0
+// (-21 + 10 = -11, clamped)).
+TEST_F(BigPackage, GatherOfComputedIndicesClamps) {
+  std::vector<double> want;
+  for (int64_t id : {9, 7, 9, 0})
+    for (int k = 0; k < 4; ++k)
+      want.push_back(kEmb[id * 4 + k]);
+  expectNear(out(15), want, 0);
+}
+
+// An input that indexes a Gather is checked against the gathered axis before anything runs: the
+// error names the input, the element, its value and the range; the session still runs after it.
+TEST_F(BigPackage, RefusesAnInputIndexOutsideTheGatheredAxis) {
+  const std::string about = session_->describe();
+  EXPECT_NE(about.find("'ids' i64 [2, 2] in [-10, 9] (indices of gather)"), std::string::npos)
+      << about;
+  for (auto [ids, msg] : std::vector<std::pair<std::vector<int64_t>, std::string>>{
+           {{3, -1, 100, -7}, "input 'ids' [1, 0] is 100, outside [-10, 9]: it indexes gather"},
+           {{3, -11, 0, 0}, "input 'ids' [0, 1] is -11, outside [-10, 9]: it indexes gather"}}) {
+    std::vector<tgc::HostTensor> got;
+    auto st = session_->run({f32({2, 3}, kX), f32({3}, kB), f32({4, 8}, kA), i64({2, 2}, ids),
+                             f32({1, 2, 5, 5}, kImg), f32({2, 3, 4}, kQ)},
+                            got);
+    EXPECT_FALSE(st.ok);
+    EXPECT_EQ(st.message, msg);
+  }
+  std::vector<tgc::HostTensor> again;
+  auto st = session_->run({f32({2, 3}, kX), f32({3}, kB), f32({4, 8}, kA), i64({2, 2}, kIds),
+                           f32({1, 2, 5, 5}, kImg), f32({2, 3, 4}, kQ)},
+                          again);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(again[8].data, out(8).data);
 }
 
 std::vector<double> convRef(int stride, const std::vector<int> &pads, bool bias, int OH, int OW) {
@@ -355,7 +392,7 @@ TEST_F(BigPackage, BatchedMatmul) {
 }
 
 TEST_F(BigPackage, IntegerModTakesDivisorSign) {
-  expectNear(out(13), {0, 2, 1, 2}, 0); // 3 % 3, -1 mod 3, 100 mod 3, -7 mod 3
+  expectNear(out(13), {0, 2, 0, 2}, 0); // 3 % 3, -1 mod 3, 9 mod 3, -7 mod 3
 }
 
 TEST_F(BigPackage, RunsTwiceWithSameResult) {

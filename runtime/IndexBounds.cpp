@@ -1,0 +1,56 @@
+// IndexBounds.cpp — see IndexBounds.h.
+#include "runtime/IndexBounds.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace tgc {
+namespace {
+
+/// "[1, 0]": the position of flat element `flat` in a row-major tensor of `rank` dims.
+std::string position(int64_t flat, const int64_t *dims, int32_t rank) {
+  std::string s;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    const int64_t n = dims[d] > 0 ? dims[d] : 1;
+    s = std::to_string(flat % n) + (s.empty() ? "" : ", ") + s;
+    flat /= n;
+  }
+  return "[" + s + "]";
+}
+
+} // namespace
+
+Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n) {
+  for (size_t i = 0; i < n && (int)i < plan.inputs_size(); ++i) {
+    const plan::TensorDesc &d = plan.inputs((int)i);
+    const TensorRef &r = refs[i];
+    if (!d.has_index_bound() || (r.dtype != DType::I64 && r.dtype != DType::I32) || !r.data)
+      continue;
+    const plan::IndexBound &b = d.index_bound();
+    int64_t count = 1;
+    for (int32_t k = 0; k < r.rank; ++k)
+      count *= r.dims[k];
+    const size_t esize = r.dtype == DType::I64 ? 8 : 4;
+    if (count < 0 || (size_t)count > r.bytes / esize)
+      continue; // the spec check refuses such a buffer first
+    const auto *bytes = static_cast<const uint8_t *>(r.data);
+    for (int64_t e = 0; e < count; ++e) {
+      int64_t v;
+      if (esize == 8) {
+        std::memcpy(&v, bytes + e * 8, 8);
+      } else {
+        int32_t w;
+        std::memcpy(&w, bytes + e * 4, 4);
+        v = w;
+      }
+      if (v < b.lo() || v > b.hi())
+        return Status::error("input '" + d.name() + "' " + position(e, r.dims, r.rank) + " is " +
+                             std::to_string(v) + ", outside [" + std::to_string(b.lo()) + ", " +
+                             std::to_string(b.hi()) + "]: it indexes " + b.node());
+    }
+  }
+  return Status::success();
+}
+
+} // namespace tgc

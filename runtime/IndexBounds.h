@@ -1,0 +1,22 @@
+// IndexBounds.h — refusing caller inputs that index a Gather out of range. Internal to //runtime,
+// shared by the CPU and CUDA sessions.
+#ifndef TGC_RUNTIME_INDEXBOUNDS_H
+#define TGC_RUNTIME_INDEXBOUNDS_H
+
+#include "codegen/plan/plan.pb.h"
+#include "runtime/Session.h"
+
+#include <cstddef>
+
+namespace tgc {
+
+/// Every integer input whose plan descriptor has an index bound (the input indexes a Gather or
+/// GatherElements: plan.proto IndexBound) holds only values in [lo, hi]; else an error naming the
+/// input, the element, its value, the range and the node. The kernels would clamp such an index
+/// (never out of bounds) and return a wrong row without a word. `refs` are host memory whose
+/// specs were checked; inputs without a bound, and non-integer ones, are not read.
+Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n);
+
+} // namespace tgc
+
+#endif // TGC_RUNTIME_INDEXBOUNDS_H
