@@ -26,6 +26,10 @@ struct TensorSpec {
   std::string name;
   DType dtype;
   std::vector<int64_t> shape;
+  /// Inputs only: the input indexes a Gather, and `run` refuses an element outside
+  /// [indexLo, indexHi] (the plan's IndexBound).
+  bool indexBounded = false;
+  int64_t indexLo = 0, indexHi = 0;
 };
 
 /// A caller-owned tensor buffer, for running without copies (the C API uses this).

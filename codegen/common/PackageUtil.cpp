@@ -183,8 +183,11 @@ llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &in
     if (auto e = fillDesc(d, name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
                           a.getType(), backend))
       return e;
-    if (auto b = indexBoundOf(a))
-      *d.mutable_index_bound() = *b;
+    // The runtime checks i32 and i64 inputs (indices of any other type are clamped as before).
+    const mlir::Type et = a.getType().cast<mlir::ShapedType>().getElementType();
+    if (et.isInteger(32) || et.isInteger(64))
+      if (auto b = indexBoundOf(a))
+        *d.mutable_index_bound() = *b;
   }
   return llvm::Error::success();
 }

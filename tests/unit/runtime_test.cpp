@@ -335,6 +335,68 @@ TEST_F(BigPackage, RefusesAnInputIndexOutsideTheGatheredAxis) {
   EXPECT_EQ(again[8].data, out(8).data);
 }
 
+// Which inputs get a range: the tightest over every Gather / GatherElements they index, followed
+// through reshapes (values kept) but not through ops that change values (a multiply, a narrowing
+// cast); i32 inputs, GatherElements and axes other than 0 too. Then `run` refuses an i32 index.
+TEST(IndexBounds, FollowOnlyValuePreservingOpsAndKeepTheTightest) {
+  std::ostringstream os;
+  os << R"(
+func.func @main(%a: tensor<2xi64> {tg.name = "two_tables"}, %b: tensor<2xi64> {tg.name = "scaled"},
+                %c: tensor<2xi64> {tg.name = "narrowed"}, %d: tensor<2xi32> {tg.name = "axis1"},
+                %e: tensor<2x3xi64> {tg.name = "elements"})
+    -> (tensor<2x4xf32>, tensor<1x2x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<3x2xf32>,
+        tensor<2x3xf32>) {
+  %t10 = tg.constant dense<)" << denseList(values(40, 21), {10, 4}) << R"(> : tensor<10x4xf32>
+  %t4 = tg.constant dense<)" << denseList(values(8, 22), {4, 2}) << R"(> : tensor<4x2xf32>
+  %t6 = tg.constant dense<)" << denseList(values(18, 23), {3, 6}) << R"(> : tensor<3x6xf32>
+  %t5 = tg.constant dense<)" << denseList(values(10, 24), {2, 5}) << R"(> : tensor<2x5xf32>
+  %three = tg.constant dense<3> : tensor<i64>
+  %0 = tg.gather %t10, %a {axis = 0 : i64} : tensor<10x4xf32>, tensor<2xi64> -> tensor<2x4xf32>
+  %r = tg.reshape %a : tensor<2xi64> -> tensor<1x2xi64>
+  %1 = tg.gather %t4, %r {axis = 0 : i64} : tensor<4x2xf32>, tensor<1x2xi64> -> tensor<1x2x2xf32>
+  %m = tg.mul %b, %three : tensor<2xi64>, tensor<i64> -> tensor<2xi64>
+  %2 = tg.gather %t10, %m {axis = 0 : i64} : tensor<10x4xf32>, tensor<2xi64> -> tensor<2x4xf32>
+  %n = tg.cast %c : tensor<2xi64> -> tensor<2xi32>
+  %3 = tg.gather %t10, %n {axis = 0 : i64} : tensor<10x4xf32>, tensor<2xi32> -> tensor<2x4xf32>
+  %4 = tg.gather %t6, %d {axis = 1 : i64} : tensor<3x6xf32>, tensor<2xi32> -> tensor<3x2xf32>
+  %5 = tg.gather_elements %t5, %e {axis = 1 : i64} : tensor<2x5xf32>, tensor<2x3xi64> -> tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x4xf32>, tensor<1x2x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<3x2xf32>, tensor<2x3xf32>
+}
+)";
+  const std::string dir = compile(os.str(), "bounds.tgpkg");
+  ASSERT_FALSE(dir.empty());
+  tgc::Status st;
+  auto s = tgc::Session::load(dir, st, 1);
+  ASSERT_TRUE(s) << st.message;
+  const std::string about = s->describe();
+  for (const char *line : {"'two_tables' i64 [2] in [-4, 3] (indices of gather)\n",
+                           "'scaled' i64 [2]\n", "'narrowed' i64 [2]\n",
+                           "'axis1' i32 [2] in [-6, 5] (indices of gather)\n",
+                           "'elements' i64 [2, 3] in [-5, 4] (indices of gather_elements)\n"})
+    EXPECT_NE(about.find(line), std::string::npos) << line << "\n" << about;
+  EXPECT_TRUE(s->inputs()[0].indexBounded);
+  EXPECT_EQ(s->inputs()[0].indexLo, -4);
+  EXPECT_EQ(s->inputs()[0].indexHi, 3);
+  EXPECT_FALSE(s->inputs()[1].indexBounded);
+  auto i32 = [](std::vector<int64_t> shape, std::vector<int32_t> v) {
+    tgc::HostTensor t = tgc::HostTensor::zeros(tgc::DType::I32, shape, "");
+    for (size_t i = 0; i < v.size(); ++i)
+      t.set((int64_t)i, v[i]);
+    return t;
+  };
+  auto inputs = [&](std::vector<int32_t> axis1) {
+    return std::vector<tgc::HostTensor>{i64({2}, {3, -4}), i64({2}, {100, -100}),
+                                        i64({2}, {50, 0}), i32({2}, axis1),
+                                        i64({2, 3}, {0, 4, -5, 1, 2, 3})};
+  };
+  std::vector<tgc::HostTensor> got;
+  st = s->run(inputs({5, -6}), got);
+  ASSERT_TRUE(st.ok) << st.message;
+  st = s->run(inputs({5, 6}), got);
+  EXPECT_FALSE(st.ok);
+  EXPECT_EQ(st.message, "input 'axis1' [1] is 6, outside [-6, 5]: it indexes gather");
+}
+
 std::vector<double> convRef(int stride, const std::vector<int> &pads, bool bias, int OH, int OW) {
   std::vector<double> want;
   for (int m = 0; m < 3; ++m)
