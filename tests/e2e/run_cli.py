@@ -153,6 +153,21 @@ with open(os.path.join(broken, "plan.pb"), "r+b") as f:
 r = tgc("run", broken, "--test-data", data("bert_tiny"))
 check("truncated package refused", 0 < r.returncode < 128 and "plan" in r.stderr, r.stderr)
 
+# tools/bench/gpu_bench.py appends its table to the perf log under a dated heading naming the GPU
+# (no torch needed for that part); an empty --log skips it.
+sys.path.insert(0, os.path.join(ROOT, "tools", "bench"))
+import gpu_bench  # noqa: E402
+log = os.path.join(TMP, "perf-log.md")
+open(log, "w").write("# log\n")
+table = "| model | tgc |\n|---|---|\n| gpt2 | 257.4 |"
+gpu_bench.append_log(log, table, "NVIDIA H100 80GB HBM3", "fp16", "python3 tools/bench/gpu_bench.py gpt2")
+gpu_bench.append_log("", table, "x", "fp16", "")
+text = open(log).read()
+check("gpu_bench appends its table to the perf log",
+      text.startswith("# log\n") and "### Harness run, " in text and
+      ", NVIDIA H100 80GB HBM3, fp16\n`python3 tools/bench/gpu_bench.py gpt2`" in text and
+      text.endswith("| gpt2 | 257.4 |\n") and text.count("### Harness run") == 1, text)
+
 # tools/bench/graph_timeline.py: per-node durations, gaps and increments of the replays of the
 # graph launched most often (synthetic records: two replays of two kernels, one ordinary launch).
 tsv = os.path.join(TMP, "timeline.tsv")

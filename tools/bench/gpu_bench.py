@@ -5,8 +5,10 @@ Runs on the GPU machine, in one command. For each model: build it (../shared/ben
 `build`, copied into --anchors-dir), export ONNX (opset 17, TorchScript exporter), compile with
 tgc for --target/--precision, check tgc's outputs against PyTorch fp32 on the GPU (TF32 off), and
 time tgc, PyTorch eager and reduce-overhead at the same precision. Prints a Markdown table (µs,
-ratio vs reduce-overhead, kernels per inference, compile time, arena bytes) and writes it to
-$OUT/gpu_table.md.
+ratio vs reduce-overhead, kernels per inference, compile time, arena bytes), writes it to
+$OUT/gpu_table.md and appends it, under a dated heading naming the GPU, to --log
+(docs/perf-log.md by default; --log '' to skip). On a lent GPU machine whose tree is a copy,
+pass --log $OUT/perf-log-entry.md and append that file to docs/perf-log.md here.
 
 Timing is like for like: PyTorch is timed by anchors.timeit (inputs already on the GPU, 200 calls
 enqueued back to back between two CUDA events, median of 5 rounds), and so is the "tgc" column
@@ -25,6 +27,15 @@ import sys
 import time
 
 
+def append_log(path, table, gpu, precision, command):
+    """Appends the harness table to a Markdown log under a heading with the date and GPU."""
+    if not path:
+        return
+    with open(path, "a") as f:
+        f.write(f"\n### Harness run, {time.strftime('%Y-%m-%d')}, {gpu}, {precision}\n"
+                f"`{command}`\n\n{table}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tgc", default="bazel-bin/tools/tgc")
@@ -32,6 +43,9 @@ def main():
     ap.add_argument("--target", default="cuda:sm_90")
     ap.add_argument("--precision", default="fp16")
     ap.add_argument("--modes", default=os.environ.get("MODES", "eager,reduce-overhead"))
+    ap.add_argument("--log", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "..", "..", "docs", "perf-log.md"),
+                    help="Markdown file the table is appended to ('' to skip)")
     ap.add_argument("names", nargs="*", default=["parallel_mlp", "bert_base", "gpt2",
                                                   "llama_small", "vit_base"])
     args = ap.parse_args()
@@ -126,6 +140,8 @@ def main():
     table = "\n".join(lines)
     print(table)
     open(os.path.join(out, "gpu_table.md"), "w").write(table + "\n")
+    append_log(args.log, "\n".join(lines[2:]), gpu, args.precision,
+               "python3 tools/bench/gpu_bench.py " + " ".join(sys.argv[1:]))
 
 
 if __name__ == "__main__":
