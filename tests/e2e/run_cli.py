@@ -153,6 +153,19 @@ with open(os.path.join(broken, "plan.pb"), "r+b") as f:
 r = tgc("run", broken, "--test-data", data("bert_tiny"))
 check("truncated package refused", 0 < r.returncode < 128 and "plan" in r.stderr, r.stderr)
 
+# tools/gpu_bundle: tgc and the CUTLASS plug-in, stripped, in one archive that runs unpacked.
+bundle = os.path.join(TMP, "bundle", "tgc-gpu.tar.xz")
+r = subprocess.run([os.path.join(ROOT, "tools", "gpu_bundle"), bundle], capture_output=True, text=True)
+names = subprocess.run(["tar", "tJf", bundle], capture_output=True, text=True).stdout.split() \
+    if r.returncode == 0 else []
+ok = r.returncode == 0 and "tgc-gpu/tgc" in names and "tgc-gpu/libtgc_cutlass_sm90.so" in names
+if ok:
+    subprocess.run(["tar", "-C", os.path.dirname(bundle), "-xJf", bundle], check=True)
+    h = subprocess.run([os.path.join(os.path.dirname(bundle), "tgc-gpu", "tgc"), "--help"],
+                       capture_output=True, text=True)
+    ok = h.returncode == 0 and "compile" in h.stdout
+check("gpu_bundle packs a tgc that runs unpacked", ok, r.stdout + r.stderr)
+
 # tools/bench/gpu_bench.py appends its table to the perf log under a dated heading naming the GPU
 # (no torch needed for that part); an empty --log skips it.
 sys.path.insert(0, os.path.join(ROOT, "tools", "bench"))
