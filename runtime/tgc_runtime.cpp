@@ -116,6 +116,19 @@ int tgc_session_io(const tgc_session *s, int is_output, size_t index, const char
   return 0;
 }
 
+int tgc_session_input_range(const tgc_session *s, size_t index, int64_t *lo, int64_t *hi) {
+  if (!s || index >= s->session->inputs().size())
+    return -1;
+  const tgc::TensorSpec &t = s->session->inputs()[index];
+  if (!t.indexBounded)
+    return 0;
+  if (lo)
+    *lo = t.indexLo;
+  if (hi)
+    *hi = t.indexHi;
+  return 1;
+}
+
 const char *tgc_session_describe(tgc_session *s) {
   if (!s)
     return "";

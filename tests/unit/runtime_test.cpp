@@ -395,6 +395,39 @@ func.func @main(%a: tensor<2xi64> {tg.name = "two_tables"}, %b: tensor<2xi64> {t
   st = s->run(inputs({5, 6}), got);
   EXPECT_FALSE(st.ok);
   EXPECT_EQ(st.message, "input 'axis1' [1] is 6, outside [-6, 5]: it indexes gather");
+
+  // The C API reports the ranges and refuses the same input.
+  char *err = nullptr;
+  tgc_session *c = tgc_session_load(dir.c_str(), 1, &err);
+  ASSERT_NE(c, nullptr) << err;
+  int64_t lo = 0, hi = 0;
+  EXPECT_EQ(tgc_session_input_range(c, 3, &lo, &hi), 1);
+  EXPECT_EQ(lo, -6);
+  EXPECT_EQ(hi, 5);
+  EXPECT_EQ(tgc_session_input_range(c, 1, &lo, &hi), 0);
+  EXPECT_EQ(tgc_session_input_range(c, 5, &lo, &hi), -1);
+  EXPECT_EQ(tgc_session_input_range(nullptr, 0, nullptr, nullptr), -1);
+  const std::vector<tgc::HostTensor> bad = inputs({5, 6});
+  std::vector<tgc_tensor> ins;
+  for (const tgc::HostTensor &t : bad)
+    ins.push_back({(int32_t)t.dtype, (int32_t)t.shape.size(), t.shape.data(),
+                   const_cast<uint8_t *>(t.data.data()), t.data.size()});
+  std::vector<std::vector<uint8_t>> outBufs;
+  std::vector<tgc_tensor> outs;
+  for (const tgc::TensorSpec &o : s->outputs()) {
+    int64_t n = 4;
+    for (int64_t d : o.shape)
+      n *= d;
+    outBufs.emplace_back((size_t)n);
+  }
+  for (size_t i = 0; i < outBufs.size(); ++i)
+    outs.push_back({1, (int32_t)s->outputs()[i].shape.size(), s->outputs()[i].shape.data(),
+                    outBufs[i].data(), outBufs[i].size()});
+  EXPECT_EQ(tgc_session_run(c, ins.data(), ins.size(), outs.data(), outs.size(), &err), -1);
+  ASSERT_NE(err, nullptr);
+  EXPECT_STREQ(err, "input 'axis1' [1] is 6, outside [-6, 5]: it indexes gather");
+  tgc_free_error(err);
+  tgc_session_free(c);
 }
 
 std::vector<double> convRef(int stride, const std::vector<int> &pads, bool bias, int OH, int OW) {
