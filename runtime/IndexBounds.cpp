@@ -45,12 +45,27 @@ Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n)
         v = w;
       }
       if (v < b.lo() || v > b.hi())
-        return Status::error("input '" + d.name() + "' " + position(e, r.dims, r.rank) + " is " +
-                             std::to_string(v) + ", outside [" + std::to_string(b.lo()) + ", " +
-                             std::to_string(b.hi()) + "]: it indexes " + b.node());
+        return Status::error("input '" + d.name() + "': " +
+                             (r.rank > 0 ? "element " + position(e, r.dims, r.rank) + " is " +
+                                               std::to_string(v) + ","
+                                         : std::to_string(v) + " is") +
+                             " outside [" + std::to_string(b.lo()) + ", " +
+                             std::to_string(b.hi()) + "] (indices of " + b.node() + ")");
     }
   }
   return Status::success();
+}
+
+std::string indexBoundProblem(const plan::TensorDesc &d) {
+  if (!d.has_index_bound())
+    return "";
+  const DType t = static_cast<DType>(d.dtype());
+  if (t != DType::I32 && t != DType::I64)
+    return "has an index range but is " + std::string(dtypeName(t)) + " (only i32 and i64 inputs)";
+  if (d.index_bound().lo() > d.index_bound().hi())
+    return "has an empty index range [" + std::to_string(d.index_bound().lo()) + ", " +
+           std::to_string(d.index_bound().hi()) + "]";
+  return "";
 }
 
 } // namespace tgc

@@ -7,6 +7,7 @@
 #include "runtime/Session.h"
 
 #include <cstddef>
+#include <string>
 
 namespace tgc {
 
@@ -16,6 +17,10 @@ namespace tgc {
 /// (never out of bounds) and return a wrong row without a word. `refs` are host memory whose
 /// specs were checked; inputs without a bound, and non-integer ones, are not read.
 Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n);
+
+/// What is wrong with input descriptor `d`'s index bound ("" when it has none or it is sound: an
+/// i32/i64 input, lo <= hi); the sessions refuse such a plan at load.
+std::string indexBoundProblem(const plan::TensorDesc &d);
 
 } // namespace tgc
 

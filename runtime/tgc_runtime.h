@@ -41,9 +41,10 @@ size_t tgc_session_num_io(const tgc_session *s, int is_output);
 int tgc_session_io(const tgc_session *s, int is_output, size_t index, const char **name,
                    int32_t *dtype, int32_t *rank, const int64_t **dims);
 
-/** The values input `index` may hold when it indexes a Gather (tgc_session_run refuses any other):
- *  1 with [*lo, *hi] set; 0 when the input has no such range; -1 when `index` is out of range.
- *  lo and hi may be NULL. */
+/** The values input `index` may hold when it indexes a Gather or GatherElements (tgc_session_run
+ *  refuses any other): 1 with [*lo, *hi] set; 0 when the input has no such range; -1 for a NULL
+ *  session or an `index` out of range. *lo and *hi are written only when 1 is returned; either
+ *  pointer may be NULL. */
 int tgc_session_input_range(const tgc_session *s, size_t index, int64_t *lo, int64_t *hi);
 
 /** Human-readable summary of the package; valid while `s` lives. */

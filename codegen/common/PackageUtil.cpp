@@ -120,7 +120,8 @@ llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type ty
 /// (directly, or through reshapes, broadcasts and widening integer casts, which keep values):
 /// [-s, s - 1] for an indexed axis of s elements, the tightest over all such uses. None when it
 /// indexes nothing. The kernels clamp indices (never out of bounds); this turns a bad index in
-/// the caller's input into an error that names it.
+/// the caller's input into an error that names it. Runs on the final IR: a cast or expand that
+/// kernel formation put inside a tg.fused is not followed (no range: nothing valid is refused).
 std::optional<plan::IndexBound> indexBoundOf(mlir::Value arg) {
   std::optional<plan::IndexBound> best;
   llvm::SmallVector<mlir::Value> work{arg};
@@ -157,7 +158,7 @@ std::optional<plan::IndexBound> indexBoundOf(mlir::Value arg) {
       best->set_lo(-s);
       best->set_hi(s - 1);
       const std::string names = locationNames(u->getLoc());
-      best->set_node(u->getName().stripDialect().str() +
+      best->set_node(std::string(llvm::isa<tg::GatherOp>(u) ? "Gather" : "GatherElements") +
                      (names.empty() ? std::string() : " '" + names + "'"));
     }
   }

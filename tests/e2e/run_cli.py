@@ -11,6 +11,10 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TGC = os.path.join(ROOT, "bazel-bin", "tools", "tgc")
 MODELS = os.path.join(ROOT, "tests", "data", "models")
@@ -137,15 +141,32 @@ r = tgc("run", pkg, "--test-data", data("vit_tiny"))  # f32 image into an i64 id
 check("wrong input refused", 0 < r.returncode < 128 and "input_0" in r.stderr, r.stderr)
 # A token id outside the embedding table (bert_tiny's 1,000 rows): refused by `run`, naming the
 # input, the element, the range and the Gather it indexes (the kernels would clamp it silently).
-ids = bytearray(open(os.path.join(data("bert_tiny"), "input_0.pb"), "rb").read())
-at = ids.index(b"J\x80\x02") + 3  # raw_data: 32 little-endian int64 ids
-ids[at:at + 8] = (5000).to_bytes(8, "little", signed=True)
+ids = onnx.TensorProto()
+ids.ParseFromString(open(os.path.join(data("bert_tiny"), "input_0.pb"), "rb").read())
+ids = numpy_helper.to_array(ids).copy()
+ids[0, 0] = 5000
 bad_ids = os.path.join(TMP, "bad_ids.pb")
-open(bad_ids, "wb").write(bytes(ids))
+open(bad_ids, "wb").write(numpy_helper.from_array(ids, "input_0").SerializeToString())
 r = tgc("run", pkg, "--inputs", bad_ids)
 check("out-of-range token id refused", 0 < r.returncode < 128 and
-      "input 'input_0' [0, 0] is 5000, outside [-1000, 999]: it indexes gather "
-      "'/m/embeddings/word_embeddings/Gather'" in r.stderr, r.stderr)
+      "input 'input_0': element [0, 0] is 5000, outside [-1000, 999] (indices of Gather "
+      "'/m/embeddings/word_embeddings/Gather')" in r.stderr, r.stderr)
+# Without inputs, run and bench draw random ids inside the table (here 3 rows; [0, 10) before).
+small = os.path.join(TMP, "small_table.onnx")
+g = onnx.helper.make_graph(
+    [onnx.helper.make_node("Gather", ["table", "ids"], ["rows"], name="lookup")], "small",
+    [onnx.helper.make_tensor_value_info("ids", onnx.TensorProto.INT64, [4])],
+    [onnx.helper.make_tensor_value_info("rows", onnx.TensorProto.FLOAT, [4, 2])],
+    [numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(3, 2), "table")])
+onnx.save(onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 17)]), small)
+spkg = os.path.join(TMP, "small.tgpkg")
+r = tgc("compile", small, "-o", spkg)
+r2 = tgc("run", spkg) if r.returncode == 0 else r
+r3 = tgc("bench", spkg, "--iters", "3") if r.returncode == 0 else r
+check("run and bench without inputs stay inside an index range",
+      r.returncode == 0 and r2.returncode == 0 and r3.returncode == 0 and
+      "in [-3, 2] (indices of Gather 'lookup')" in open(os.path.join(spkg, "plan.txt")).read(),
+      r.stderr + r2.stderr + r3.stderr)
 broken = os.path.join(TMP, "broken.tgpkg")
 shutil.copytree(pkg, broken)
 with open(os.path.join(broken, "plan.pb"), "r+b") as f:

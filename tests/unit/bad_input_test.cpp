@@ -1051,6 +1051,15 @@ TEST(BadInput, G15_CorruptPackages) {
     p.mutable_inputs(0)->set_shape(0, -2);
     writePlan(d, p);
     EXPECT_ERROR_HAS(loadError(d), "input 'input_0' has an invalid shape");
+    p = good;
+    p.mutable_inputs(0)->mutable_index_bound()->set_hi(3);
+    writePlan(d, p);
+    EXPECT_ERROR_HAS(loadError(d), "input 'input_0' has an index range but is f32");
+    p = good;
+    p.mutable_inputs(1)->mutable_index_bound()->set_lo(5);
+    p.mutable_inputs(1)->mutable_index_bound()->set_hi(4);
+    writePlan(d, p);
+    EXPECT_ERROR_HAS(loadError(d), "input 'ids' has an empty index range [5, 4]");
   }
   {
     std::string d = copyPackage("kernels");

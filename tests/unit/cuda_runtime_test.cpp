@@ -129,13 +129,16 @@ TEST_P(CudaModels, MatchesReferenceWithGraphReplay) {
   }
   // A token id outside the embedding table is refused before anything is copied or launched
   // (the kernels would clamp it and return a wrong row); the session keeps working.
+  // Token models (an i64 first input) index their embedding table with it; image and MLP
+  // models index nothing.
+  EXPECT_EQ(s->inputs()[0].indexBounded, in[0][0].dtype == DType::I64) << model;
   if (s->inputs()[0].indexBounded) {
     std::vector<HostTensor> bad = in[0], got;
     const int64_t past = s->inputs()[0].indexHi + 1;
     bad[0].set(0, (double)past);
     st = s->run(bad, got);
     EXPECT_FALSE(st.ok);
-    EXPECT_NE(st.message.find("[0, 0] is " + std::to_string(past) + ", outside [-"),
+    EXPECT_NE(st.message.find("element [0, 0] is " + std::to_string(past) + ", outside [-"),
               std::string::npos) << st.message;
     st = s->run(in[0], got);
     ASSERT_TRUE(st.ok) << st.message;

@@ -315,11 +315,11 @@ TEST_F(BigPackage, GatherOfComputedIndicesClamps) {
 // error names the input, the element, its value and the range; the session still runs after it.
 TEST_F(BigPackage, RefusesAnInputIndexOutsideTheGatheredAxis) {
   const std::string about = session_->describe();
-  EXPECT_NE(about.find("'ids' i64 [2, 2] in [-10, 9] (indices of gather)"), std::string::npos)
+  EXPECT_NE(about.find("'ids' i64 [2, 2] in [-10, 9] (indices of Gather)"), std::string::npos)
       << about;
   for (auto [ids, msg] : std::vector<std::pair<std::vector<int64_t>, std::string>>{
-           {{3, -1, 100, -7}, "input 'ids' [1, 0] is 100, outside [-10, 9]: it indexes gather"},
-           {{3, -11, 0, 0}, "input 'ids' [0, 1] is -11, outside [-10, 9]: it indexes gather"}}) {
+           {{3, -1, 100, -7}, "input 'ids': element [1, 0] is 100, outside [-10, 9] (indices of Gather)"},
+           {{3, -11, 0, 0}, "input 'ids': element [0, 1] is -11, outside [-10, 9] (indices of Gather)"}}) {
     std::vector<tgc::HostTensor> got;
     auto st = session_->run({f32({2, 3}, kX), f32({3}, kB), f32({4, 8}, kA), i64({2, 2}, ids),
                              f32({1, 2, 5, 5}, kImg), f32({2, 3, 4}, kQ)},
@@ -369,10 +369,10 @@ func.func @main(%a: tensor<2xi64> {tg.name = "two_tables"}, %b: tensor<2xi64> {t
   auto s = tgc::Session::load(dir, st, 1);
   ASSERT_TRUE(s) << st.message;
   const std::string about = s->describe();
-  for (const char *line : {"'two_tables' i64 [2] in [-4, 3] (indices of gather)\n",
+  for (const char *line : {"'two_tables' i64 [2] in [-4, 3] (indices of Gather)\n",
                            "'scaled' i64 [2]\n", "'narrowed' i64 [2]\n",
-                           "'axis1' i32 [2] in [-6, 5] (indices of gather)\n",
-                           "'elements' i64 [2, 3] in [-5, 4] (indices of gather_elements)\n"})
+                           "'axis1' i32 [2] in [-6, 5] (indices of Gather)\n",
+                           "'elements' i64 [2, 3] in [-5, 4] (indices of GatherElements)\n"})
     EXPECT_NE(about.find(line), std::string::npos) << line << "\n" << about;
   EXPECT_TRUE(s->inputs()[0].indexBounded);
   EXPECT_EQ(s->inputs()[0].indexLo, -4);
@@ -394,7 +394,7 @@ func.func @main(%a: tensor<2xi64> {tg.name = "two_tables"}, %b: tensor<2xi64> {t
   ASSERT_TRUE(st.ok) << st.message;
   st = s->run(inputs({5, 6}), got);
   EXPECT_FALSE(st.ok);
-  EXPECT_EQ(st.message, "input 'axis1' [1] is 6, outside [-6, 5]: it indexes gather");
+  EXPECT_EQ(st.message, "input 'axis1': element [1] is 6, outside [-6, 5] (indices of Gather)");
 
   // The C API reports the ranges and refuses the same input.
   char *err = nullptr;
@@ -425,7 +425,7 @@ func.func @main(%a: tensor<2xi64> {tg.name = "two_tables"}, %b: tensor<2xi64> {t
                     outBufs[i].data(), outBufs[i].size()});
   EXPECT_EQ(tgc_session_run(c, ins.data(), ins.size(), outs.data(), outs.size(), &err), -1);
   ASSERT_NE(err, nullptr);
-  EXPECT_STREQ(err, "input 'axis1' [1] is 6, outside [-6, 5]: it indexes gather");
+  EXPECT_STREQ(err, "input 'axis1': element [1] is 6, outside [-6, 5] (indices of Gather)");
   tgc_free_error(err);
   tgc_session_free(c);
 }

@@ -22,6 +22,7 @@ outputs, synchronize.
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -31,9 +32,12 @@ def append_log(path, table, gpu, precision, command):
     """Appends the harness table to a Markdown log under a heading with the date and GPU."""
     if not path:
         return
-    with open(path, "a") as f:
-        f.write(f"\n### Harness run, {time.strftime('%Y-%m-%d')}, {gpu}, {precision}\n"
-                f"`{command}`\n\n{table}\n")
+    try:
+        with open(path, "a") as f:
+            f.write(f"\n### Harness run, {time.strftime('%Y-%m-%d')}, {gpu}, {precision}\n"
+                    f"`{command}`\n\n{table}\n")
+    except OSError as e:  # the table is printed and in $OUT/gpu_table.md anyway
+        print(f"gpu_bench: could not append the table to {path}: {e}", file=sys.stderr)
 
 
 def main():
@@ -141,7 +145,7 @@ def main():
     print(table)
     open(os.path.join(out, "gpu_table.md"), "w").write(table + "\n")
     append_log(args.log, "\n".join(lines[2:]), gpu, args.precision,
-               "python3 tools/bench/gpu_bench.py " + " ".join(sys.argv[1:]))
+               "python3 tools/bench/gpu_bench.py " + shlex.join(sys.argv[1:]))
 
 
 if __name__ == "__main__":
