@@ -85,6 +85,15 @@ Shape broadcastStrides(const Shape &in, const Shape &out) {
   return st;
 }
 
+std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride) {
+  if (stride == 0)
+    return base;
+  std::string b = base == "0" ? "" : base + " + ";
+  if (stride == 1)
+    return b + var;
+  return b + var + " * " + str(stride);
+}
+
 std::string str(int64_t v) {
   if (v == std::numeric_limits<int64_t>::min())
     return "(-9223372036854775807LL - 1)";

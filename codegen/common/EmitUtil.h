@@ -49,6 +49,8 @@ Shape contiguousStrides(const Shape &s);
 Shape broadcastStrides(const Shape &in, const Shape &out);
 /// Integer literal valid in C++ and CUDA C++ (LL suffix where needed, INT64_MIN spelled safely).
 std::string str(int64_t v);
+/// `base + var * stride` as C, without the terms that vanish ("0" base, stride 0 or 1).
+std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride);
 /// The ONNX node names a location carries (NameLoc, FusedLoc, CallSiteLoc), deduplicated,
 /// comma-separated: the label of the kernel an op (or a fused group) became.
 std::string locationNames(mlir::Location loc);

@@ -36,6 +36,7 @@ using codegen::contiguousStrides;
 using codegen::intArray;
 using codegen::NormParamIndex;
 using codegen::normParamIndex;
+using codegen::offsetExpr;
 using codegen::product;
 using codegen::ReduceLayout;
 using codegen::reduceLayout;
@@ -100,15 +101,6 @@ llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operati
 }
 
 using codegen::Code;
-
-std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride) {
-  if (stride == 0)
-    return base;
-  std::string b = base == "0" ? "" : base + " + ";
-  if (stride == 1)
-    return b + var;
-  return b + var + " * " + str(stride);
-}
 
 std::string pragma(int64_t work) {
   return work >= kParallelWork ? "#pragma omp parallel for num_threads(tgk_nt()) schedule(static)"

@@ -26,6 +26,7 @@ using codegen::contiguousStrides;
 using codegen::intArray;
 using codegen::NormParamIndex;
 using codegen::normParamIndex;
+using codegen::offsetExpr;
 using codegen::product;
 using codegen::ReduceLayout;
 using codegen::reduceLayout;

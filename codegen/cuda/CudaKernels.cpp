@@ -79,15 +79,6 @@ llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operati
   return std::move(*out);
 }
 
-std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride) {
-  if (stride == 0)
-    return base;
-  std::string b = base == "0" ? "" : base + " + ";
-  if (stride == 1)
-    return b + var;
-  return b + var + " * " + str(stride);
-}
-
 } // namespace
 
 int64_t KernelBuilder::gridFor(int64_t total, int64_t block) {
