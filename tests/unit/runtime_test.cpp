@@ -292,23 +292,22 @@ TEST_F(BigPackage, Split) {
   expectNear(out(7), w1, 0);
 }
 
-TEST_F(BigPackage, GatherWrapsNegativeIndices) {
+/// The rows `ids` of the embedding table, concatenated.
+std::vector<double> embRows(std::initializer_list<int64_t> ids) {
   std::vector<double> want;
-  for (int64_t id : {3, 9, 9, 3})
+  for (int64_t id : ids)
     for (int k = 0; k < 4; ++k)
       want.push_back(kEmb[id * 4 + k]);
-  expectNear(out(8), want, 0);
+  return want;
 }
+
+TEST_F(BigPackage, GatherWrapsNegativeIndices) { expectNear(out(8), embRows({3, 9, 9, 3}), 0); }
 
 // Indices the model computes are not checked: the kernel wraps them once and clamps them, so it
 // never reads outside the table (ids · 3 = {9, -3, 27, -21} → rows 9, 7, 9 (clamped), 0
 // (-21 + 10 = -11, clamped)).
 TEST_F(BigPackage, GatherOfComputedIndicesClamps) {
-  std::vector<double> want;
-  for (int64_t id : {9, 7, 9, 0})
-    for (int k = 0; k < 4; ++k)
-      want.push_back(kEmb[id * 4 + k]);
-  expectNear(out(15), want, 0);
+  expectNear(out(15), embRows({9, 7, 9, 0}), 0);
 }
 
 // An input that indexes a Gather is checked against the gathered axis before anything runs: the
