@@ -56,15 +56,17 @@ Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n)
   return Status::success();
 }
 
-std::string indexBoundProblem(const plan::TensorDesc &d) {
+std::string takeIndexBound(const plan::TensorDesc &d, TensorSpec &s) {
   if (!d.has_index_bound())
     return "";
-  const DType t = static_cast<DType>(d.dtype());
-  if (t != DType::I32 && t != DType::I64)
-    return "has an index range but is " + std::string(dtypeName(t)) + " (only i32 and i64 inputs)";
-  if (d.index_bound().lo() > d.index_bound().hi())
-    return "has an empty index range [" + std::to_string(d.index_bound().lo()) + ", " +
-           std::to_string(d.index_bound().hi()) + "]";
+  const plan::IndexBound &b = d.index_bound();
+  if (s.dtype != DType::I32 && s.dtype != DType::I64)
+    return "has an index range but is " + std::string(dtypeName(s.dtype)) +
+           " (only i32 and i64 inputs)";
+  if (b.lo() > b.hi())
+    return "has an empty index range [" + std::to_string(b.lo()) + ", " + std::to_string(b.hi()) +
+           "]";
+  s.indexBounded = true, s.indexLo = b.lo(), s.indexHi = b.hi();
   return "";
 }
 

@@ -18,9 +18,10 @@ namespace tgc {
 /// specs were checked; inputs without a bound, and non-integer ones, are not read.
 Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n);
 
-/// What is wrong with input descriptor `d`'s index bound ("" when it has none or it is sound: an
-/// i32/i64 input, lo <= hi); the sessions refuse such a plan at load.
-std::string indexBoundProblem(const plan::TensorDesc &d);
+/// Copies input descriptor `d`'s index bound, when it has one, into its spec `s` (dtype already
+/// set). Returns what is wrong with the bound ("" when it has none or it is sound: an i32/i64
+/// input, lo <= hi); the sessions refuse such a plan at load.
+std::string takeIndexBound(const plan::TensorDesc &d, TensorSpec &s);
 
 } // namespace tgc
 

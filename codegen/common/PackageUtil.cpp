@@ -123,16 +123,16 @@ llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type ty
 /// the caller's input into an error that names it. Runs on the final IR: a cast or expand that
 /// kernel formation put inside a tg.fused is not followed (no range: nothing valid is refused).
 std::optional<plan::IndexBound> indexBoundOf(mlir::Value arg) {
+  auto intWidth = [](mlir::Value x) {
+    auto t = x.getType().cast<mlir::ShapedType>().getElementType();
+    return t.isa<mlir::IntegerType>() ? (int)t.getIntOrFloatBitWidth() : 0;
+  };
   std::optional<plan::IndexBound> best;
   llvm::SmallVector<mlir::Value> work{arg};
   while (!work.empty()) {
     mlir::Value v = work.pop_back_val();
     for (mlir::OpOperand &use : v.getUses()) {
       mlir::Operation *u = use.getOwner();
-      auto intWidth = [](mlir::Value x) {
-        auto t = x.getType().cast<mlir::ShapedType>().getElementType();
-        return t.isa<mlir::IntegerType>() ? (int)t.getIntOrFloatBitWidth() : 0;
-      };
       if (llvm::isa<tg::ReshapeOp, tg::ExpandOp>(u) ||
           (llvm::isa<tg::CastOp>(u) && intWidth(v) > 1 &&
            intWidth(u->getResult(0)) >= intWidth(v))) {

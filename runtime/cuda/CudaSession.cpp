@@ -462,11 +462,8 @@ Status CudaSession::validate() {
       if (!isKnownDType(d.dtype()))
         return Status::error(pre_ + what + " has unknown dtype " + std::to_string(d.dtype()));
       TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
-      if (io == 0 && d.has_index_bound()) {
-        if (std::string why = indexBoundProblem(d); !why.empty())
-          return Status::error(pre_ + what + " " + why);
-        s.indexBounded = true, s.indexLo = d.index_bound().lo(), s.indexHi = d.index_bound().hi();
-      }
+      if (std::string why = io == 0 ? takeIndexBound(d, s) : ""; !why.empty())
+        return Status::error(pre_ + what + " " + why);
       int64_t b = bytesOf(s.dtype, s.shape);
       if (b < 0)
         return Status::error(pre_ + what + " has an invalid shape " + shapeString(s.shape));
