@@ -47,6 +47,7 @@
 #include <map>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -129,6 +130,10 @@ private:
   /// Step i's norm (plan.proto Step.norm) against the GEMM step before it.
   Status checkNorm(int i, const std::string &where) const;
   Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
+  /// A run of checked inputs and outputs (checkSpecs), the caller holding the run guard: copy
+  /// in, launch, copy out.
+  Status execute(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                 size_t numOutputs);
   Status setupGpu();
   Status setupGemm(size_t i);
   void setupMma(size_t i);
@@ -1445,6 +1450,12 @@ Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const Ten
     return st;
   if (!(st = checkSpecs(outputs, numOutputs, false)).ok)
     return st;
+  return execute(inputs, numInputs, outputs, numOutputs);
+}
+
+Status CudaSession::execute(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                            size_t numOutputs) {
+  Status st;
   std::string e;
   auto fail = [](const std::string &m) { return Status::error(m); };
   if (!(e = ck(d_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent")).empty())
@@ -1535,17 +1546,26 @@ Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostT
                            std::to_string(t.data.size()) + " bytes, expected " +
                            std::to_string(bytesOf(t.dtype, t.shape)));
   }
-  Status st = checkSpecs(in.data(), in.size(), true);
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
+  Status st = checkSpecs(in.data(), in.size(), true); // once: the outputs are made to fit
   if (!st.ok)
     return st;
   outputs.clear();
-  for (const TensorSpec &s : outputs_)
-    outputs.push_back(HostTensor::zeros(s.dtype, s.shape, s.name));
+  try {
+    outputs.reserve(outputs_.size());
+    for (const TensorSpec &s : outputs_)
+      outputs.push_back(HostTensor::zeros(s.dtype, s.shape, s.name));
+  } catch (const std::bad_alloc &) {
+    outputs.clear();
+    return Status::error("out of memory allocating the outputs");
+  }
   std::vector<TensorRef> out(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i)
     out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
               outputs[i].data.data(), outputs[i].data.size()};
-  return runRefs(in.data(), in.size(), out.data(), out.size());
+  return execute(in.data(), in.size(), out.data(), out.size());
 }
 
 double CudaSession::replayMicros(int iters, const std::vector<std::string> &omit) {
