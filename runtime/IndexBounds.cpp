@@ -21,13 +21,12 @@ std::string position(int64_t flat, const int64_t *dims, int32_t rank) {
 
 } // namespace
 
-Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n) {
-  for (size_t i = 0; i < n && (int)i < plan.inputs_size(); ++i) {
-    const plan::TensorDesc &d = plan.inputs((int)i);
+Status checkIndexBounds(const std::vector<TensorSpec> &specs, const TensorRef *refs, size_t n) {
+  for (size_t i = 0; i < n && i < specs.size(); ++i) {
+    const TensorSpec &s = specs[i];
     const TensorRef &r = refs[i];
-    if (!d.has_index_bound() || (r.dtype != DType::I64 && r.dtype != DType::I32) || !r.data)
+    if (!s.indexBounded || (r.dtype != DType::I64 && r.dtype != DType::I32) || !r.data)
       continue;
-    const plan::IndexBound &b = d.index_bound();
     int64_t count = 1;
     for (int32_t k = 0; k < r.rank; ++k)
       count *= r.dims[k];
@@ -44,13 +43,13 @@ Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n)
         std::memcpy(&w, bytes + e * 4, 4);
         v = w;
       }
-      if (v < b.lo() || v > b.hi())
-        return Status::error("input '" + d.name() + "': " +
+      if (v < s.indexLo || v > s.indexHi)
+        return Status::error("input '" + s.name + "': " +
                              (r.rank > 0 ? "element " + position(e, r.dims, r.rank) + " is " +
                                                std::to_string(v) + ","
                                          : std::to_string(v) + " is") +
-                             " outside [" + std::to_string(b.lo()) + ", " +
-                             std::to_string(b.hi()) + "] (indices of " + b.node() + ")");
+                             " outside [" + std::to_string(s.indexLo) + ", " +
+                             std::to_string(s.indexHi) + "] (indices of " + s.indexNode + ")");
     }
   }
   return Status::success();
@@ -66,7 +65,7 @@ std::string takeIndexBound(const plan::TensorDesc &d, TensorSpec &s) {
   if (b.lo() > b.hi())
     return "has an empty index range [" + std::to_string(b.lo()) + ", " + std::to_string(b.hi()) +
            "]";
-  s.indexBounded = true, s.indexLo = b.lo(), s.indexHi = b.hi();
+  s.indexBounded = true, s.indexLo = b.lo(), s.indexHi = b.hi(), s.indexNode = b.node();
   return "";
 }
 

@@ -8,15 +8,16 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace tgc {
 
-/// Every integer input whose plan descriptor has an index bound (the input indexes a Gather or
-/// GatherElements: plan.proto IndexBound) holds only values in [lo, hi]; else an error naming the
-/// input, the element, its value, the range and the node. The kernels would clamp such an index
-/// (never out of bounds) and return a wrong row without a word. `refs` are host memory whose
-/// specs were checked; inputs without a bound, and non-integer ones, are not read.
-Status checkIndexBounds(const plan::Plan &plan, const TensorRef *refs, size_t n);
+/// Every input whose spec is index-bounded (it indexes a Gather or GatherElements: takeIndexBound)
+/// holds only values in [indexLo, indexHi]; else an error naming the input, the element, its
+/// value, the range and the node. The kernels would clamp such an index (never out of bounds)
+/// and return a wrong row without a word. `refs` are host memory whose specs were checked;
+/// inputs without a bound are not read.
+Status checkIndexBounds(const std::vector<TensorSpec> &specs, const TensorRef *refs, size_t n);
 
 /// Copies input descriptor `d`'s index bound, when it has one, into its spec `s` (dtype already
 /// set). Returns what is wrong with the bound ("" when it has none or it is sound: an i32/i64

@@ -284,7 +284,7 @@ Status CpuSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) con
       return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
                            std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
   }
-  return isInput ? checkIndexBounds(plan_, refs, n) : Status::success();
+  return isInput ? checkIndexBounds(inputs_, refs, n) : Status::success();
 }
 
 void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {

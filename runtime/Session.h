@@ -30,6 +30,7 @@ struct TensorSpec {
   /// [indexLo, indexHi] (the plan's IndexBound).
   bool indexBounded = false;
   int64_t indexLo = 0, indexHi = 0;
+  std::string indexNode; ///< the node(s) it indexes, for the error ("Gather 'name'")
 };
 
 /// A caller-owned tensor buffer, for running without copies (the C API uses this).

@@ -104,12 +104,17 @@ std::vector<tgc::HostTensor> randomInputs(const tgc::Session &s) {
     tgc::HostTensor t = tgc::HostTensor::zeros(spec.dtype, spec.shape, spec.name);
     bool isFloat = spec.dtype == tgc::DType::F32 || spec.dtype == tgc::DType::F64 ||
                    spec.dtype == tgc::DType::F16 || spec.dtype == tgc::DType::BF16;
-    // Integers in [0, 10), within the range of an input that indexes a Gather.
+    // Integers in [0, 10), or as much of it as lies in the range of an input that indexes a
+    // Gather (from the range's start when it lies wholly on one side of 0).
+    int64_t base = 0;
     uint64_t ints = spec.dtype == tgc::DType::Bool ? 2 : 10;
-    if (spec.indexBounded)
-      ints = spec.indexHi < 0 ? 1 : std::min<uint64_t>(ints, (uint64_t)spec.indexHi + 1);
+    if (spec.indexBounded) {
+      base = std::clamp<int64_t>(0, spec.indexLo, spec.indexHi);
+      ints = std::min<uint64_t>(ints, (uint64_t)(spec.indexHi - base) + 1);
+    }
     for (int64_t i = 0; i < t.numel(); ++i)
-      t.set(i, isFloat ? std::uniform_real_distribution<double>(-1, 1)(rng) : double(rng() % ints));
+      t.set(i, isFloat ? std::uniform_real_distribution<double>(-1, 1)(rng)
+                       : double(base + (int64_t)(rng() % ints)));
     in.push_back(std::move(t));
   }
   return in;

@@ -1437,7 +1437,7 @@ Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) co
       return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
                            std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
   }
-  return isInput ? checkIndexBounds(plan_, refs, n) : Status::success();
+  return isInput ? checkIndexBounds(inputs_, refs, n) : Status::success();
 }
 
 Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
