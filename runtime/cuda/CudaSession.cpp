@@ -944,19 +944,20 @@ void CudaSession::setupMma(size_t i) {
       gr.mma = (int)j, gr.forced = true;
 }
 
-// A linear (B is n×k) at f16/bf16 whose B is a weight, batched or not, with no activation, erf- or
-// tanh-GELU, and not both an activation and a residual: what the plug-in's kernels implement (it
-// checks the rest: alignment, split-K's limits). B must be a weight because the kernel fetches it
-// before it waits for the kernel ahead (programmatic dependent launch): a B computed by that
-// kernel would be read stale. Every configuration the plug-in accepts and can prepare becomes a
+// A linear (B is n×k) at f16/bf16 whose B and bias are weights, batched or not, with no
+// activation, erf- or tanh-GELU, and not both an activation and a residual: what the plug-in's
+// kernels implement (it checks the rest: alignment, split-K's limits). B and the bias must be
+// weights because the kernels read them before they wait for the kernel ahead (programmatic
+// dependent launch): one computed by that kernel would be read stale. Every configuration the plug-in accepts and can prepare becomes a
 // candidate; one it cannot prepare on the device (e.g. no memory for split-K partials) is left
 // out and named in the tuning report, and the GEMM keeps its other candidates.
 Status CudaSession::setupCutlass(size_t i) {
   const plan::GemmDesc &g = plan_.steps((int)i).gemm();
   RtStep &rs = steps_[i];
   GemmRt &gr = rs.g;
-  if (!cutlass_ || !g.trans_b() || g.dtype() == 1 ||
-      plan_.steps((int)i).args(1).kind() != plan::WEIGHT)
+  const plan::Step &step = plan_.steps((int)i);
+  if (!cutlass_ || !g.trans_b() || g.dtype() == 1 || step.args(1).kind() != plan::WEIGHT ||
+      (g.bias() && step.args(3).kind() != plan::WEIGHT))
     return Status::success();
   TgcCutlassGemmDesc d{};
   d.abi = TGC_CUTLASS_ABI, d.dtype = g.dtype(), d.activation = g.activation();

@@ -108,6 +108,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
        1},
       {"qkv_split_bias", 1, 197, 256, 192, true, false, false, "", {"64x32x1", "64x64x4", "128x64x2"},
        2, true},
+      // n = 200: the last tile of 64 weight rows holds 8, whose bias the kernel reads in bounds.
+      {"linear_bias_n200", 1, 128, 256, 200, true, false, false, "", {}, 2},
       // Never on CUTLASS: its B is not a weight (the kernel reads B before waiting for the
       // kernel ahead).
       {"linear_runtime_weight", 1, 128, 256, 192, false, false, true, "", {}, 1, false, true},
@@ -240,7 +242,7 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
         const std::string about = s->describe();
         if (cutlass && arch_ == "sm_90") {
           // All the GEMMs it can run on the forced configuration. Split-K in S: the first GEMM
-          // when its slices are at least 256 deep (the second GEMM's k is at most 192); the tuner
+          // when its slices are at least 256 deep (the second GEMM's k is at most 200); the tuner
           // chooses for the others, which may be CUTLASS too.
           const size_t sp = cfg.find("/s");
           const int64_t S = sp == std::string::npos ? 1 : std::stoll(cfg.substr(sp + 2));

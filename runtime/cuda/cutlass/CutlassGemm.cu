@@ -180,7 +180,7 @@ namespace {
 using namespace cute;
 
 template <class T, template <class> class Act>
-using WithAct = cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<Act, T, float, T, T, float>;
+using WithAct = cutlass::epilogue::fusion::LinCombEltAct<Act, T, float, T, float>;
 
 /// Act: 0 none, 2 erf-GELU, 3 tanh-GELU (plan.proto's codes). Partial: the split-K form, which
 /// writes float partial sums of k-slices (no C, bias or activation; splitReduce applies them).
@@ -197,7 +197,7 @@ template <class T, int Act, int TileId, bool Partial = false> struct Config {
       std::conditional_t<
           Act == 2, WithAct<T, cutlass::epilogue::thread::GELU>,
           std::conditional_t<Act == 3, WithAct<T, cutlass::epilogue::thread::GELU_taylor>,
-                             cutlass::epilogue::fusion::LinCombPerRowBias<T, float, T, T, float>>>>;
+                             cutlass::epilogue::fusion::LinearCombination<T, float, T, float>>>>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float, Src,
@@ -301,9 +301,11 @@ template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDes
       hw};
   args.epilogue.thread.alpha = 1.f;
   args.epilogue.thread.beta = d.residual ? 1.f : 0.f;
+  // The bias: added to the accumulators by the kernel (tools/setup's patch to example 63), which
+  // reads it before the mainloop; split-K's sum kernel applies it instead.
   if constexpr (!C::kPartial) {
-    args.epilogue.thread.bias_ptr = static_cast<const E *>(d.bias);
-    get<2>(args.epilogue.thread.dBias) = d.bias_stride;
+    args.mainloop.tgc_bias = d.bias;
+    args.mainloop.tgc_bias_batch_stride = d.bias_stride;
   }
   // Example 63's knobs: trigger the next kernel's launch after half the k tiles are loaded;
   // prefetch weights until the other loads are past the wait.

@@ -19,8 +19,8 @@ extern "C" {
 
 #define TGC_CUTLASS_ABI 5
 
-/// B must not change while the previous kernel runs (a weight): the kernel prefetches it before
-/// waiting for that kernel. For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
+/// B and the bias must not change while the previous kernel runs (weights): the kernels read
+/// them before waiting for that kernel. For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
 /// B_iᵀ (B_i n×k, pitch ldb) + bias_i[n]) + R_i (m×n, pitch ldc), where X_i = X + i·stride_x
 /// (elements; stride_a may be 0: one A for every batch, as the QKV GEMM has). bias and residual
 /// may be null; an activation with a residual is refused.
