@@ -17,7 +17,8 @@
 extern "C" {
 #endif
 
-#define TGC_CUTLASS_ABI 5
+/* 6: the bias, like B, is read before the wait (the runtime passes only weights). */
+#define TGC_CUTLASS_ABI 6
 
 /// B and the bias must not change while the previous kernel runs (weights): the kernels read
 /// them before waiting for that kernel. For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
