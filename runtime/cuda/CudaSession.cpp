@@ -129,6 +129,10 @@ private:
   Status checkGemm(const plan::Step &s, const std::string &where) const;
   /// Step i's norm (plan.proto Step.norm) against the GEMM step before it.
   Status checkNorm(int i, const std::string &where) const;
+  /// Whether the GEMM step i may leave the norm step after it to split-K's sum kernel: there is
+  /// one, $TGC_GEMM_NORM is not "off", and its scale and shift are weights (the sum kernel reads
+  /// them before it waits for the GEMM).
+  bool gemmMayApplyNorm(size_t i) const;
   Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
   /// A run of checked inputs and outputs (checkSpecs), the caller holding the run guard: copy
   /// in, launch, copy out.
@@ -556,6 +560,19 @@ Status CudaSession::checkNorm(int i, const std::string &where) const {
   return why.empty() ? Status::success() : Status::error(where + ": " + why);
 }
 
+bool CudaSession::gemmMayApplyNorm(size_t i) const {
+  if (i + 1 >= steps_.size() || !steps_[i + 1].norm)
+    return false;
+  if (const char *e = std::getenv("TGC_GEMM_NORM"); e && std::string(e) == "off")
+    return false;
+  const plan::Step &n = plan_.steps((int)i + 1);
+  const int params = (n.norm().scale() ? 1 : 0) + (n.norm().bias() ? 1 : 0);
+  for (int a = 1; a <= params; ++a)
+    if (n.args(a).kind() != plan::WEIGHT)
+      return false;
+  return true;
+}
+
 CUdeviceptr CudaSession::ptrOf(const BufferArg &a) const {
   switch (a.kind()) {
   case plan::ARENA: return arena_ + a.offset();
@@ -969,13 +986,11 @@ Status CudaSession::setupCutlass(size_t i) {
   d.c = reinterpret_cast<void *>(rs.ptrs[2]);
   d.bias = reinterpret_cast<const void *>(gr.bias);
   d.residual = reinterpret_cast<const void *>(gr.residual);
-  // The norm step after it (validated: checkNorm): split-K's sum kernel applies it where the
-  // plug-in accepts its buffers (its output equal to or clear of C and the residual; an f32
-  // output clear of both), else the norm step runs after the GEMM.
-  // $TGC_GEMM_NORM=off leaves every norm to its own kernel.
-  const char *normEnv = std::getenv("TGC_GEMM_NORM");
+  // The norm step after it (validated: checkNorm): split-K's sum kernel applies it where
+  // gemmMayApplyNorm and the plug-in accepts its buffers (its output equal to or clear of C and
+  // the residual; an f32 output clear of both), else the norm step runs after the GEMM.
   const plan::NormDesc *nd = nullptr;
-  if (i + 1 < steps_.size() && steps_[i + 1].norm && !(normEnv && std::string(normEnv) == "off")) {
+  if (gemmMayApplyNorm(i)) {
     nd = &plan_.steps((int)i + 1).norm();
     const std::vector<CUdeviceptr> &p = steps_[i + 1].ptrs;
     d.eps = nd->epsilon();
@@ -1076,11 +1091,12 @@ Status CudaSession::tuneGemms() {
                       (int64_t)g.bias(), g.bias_stride(), (int64_t)g.residual(),
                       (int64_t)g.activation(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align,
+                      // what decides the plug-in's candidates: B and the bias weights
                       (int64_t)(plan_.steps((int)i).args(1).kind() == plan::WEIGHT),
-                      // the norm after it (plan.proto Step.norm): 0 none, 1, 2 stored as f32
-                      (int64_t)(i + 1 < steps_.size() && steps_[i + 1].norm
-                                    ? 1 + plan_.steps((int)i + 1).norm().out_f32()
-                                    : 0)})
+                      (int64_t)(g.bias() && plan_.steps((int)i).args(3).kind() == plan::WEIGHT),
+                      // the norm its sum kernel may apply: 0 none, 1, 2 stored as f32
+                      (int64_t)(gemmMayApplyNorm(i) ? 1 + plan_.steps((int)i + 1).norm().out_f32()
+                                                    : 0)})
       key += std::to_string(v) + ",";
     keys[key].push_back(i);
   }

@@ -64,6 +64,7 @@ struct GemmCase {
   /// then writes the three blocks as a batched GEMM with a per-batch bias).
   bool splitQkv = false;
   bool gemmTransB = false;
+  bool biasInput = false; ///< the bias a graph input, not a weight
 };
 
 class CudaGemm : public ::testing::Test {
@@ -113,6 +114,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       // Never on CUTLASS: its B is not a weight (the kernel reads B before waiting for the
       // kernel ahead).
       {"linear_runtime_weight", 1, 128, 256, 192, false, false, true, "", {}, 1, false, true},
+      // Its bias not on CUTLASS either: the kernel reads the bias before that wait too.
+      {"linear_runtime_bias", 1, 128, 256, 192, true, false, false, "", {}, 1, false, false, true},
   };
   const std::vector<std::string> configs = {
       "off",     "",        "64x32x1", "64x32x2",  "64x32x3",  "64x32x4",  "64x32x16", "64x64x1",
@@ -147,8 +150,13 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       test::attrInt(m.node("Gemm", {"x", "w"}, {y}), "transB", 1);
     else
       m.node("MatMul", {"x", "w"}, {y});
-    if (c.bias) {
+    if (c.bias && c.biasInput) {
+      m.input("b", 1, {c.n});
+      inputs.push_back(hostTensor({c.n}, b));
+    } else if (c.bias) {
       m.initF32("b", {c.n}, b);
+    }
+    if (c.bias) {
       m.node("Add", {y, "b"}, {"biased"});
       y = "biased";
     }

@@ -2,10 +2,11 @@
 // sm_90 (built by nvcc at build time from CutlassGemm.cu; the runtime loads it with dlopen, so
 // tgc runs without it, and CPU packages never touch it). One kernel: CUTLASS 4.2 example 63's warp-specialized
 // TMA GEMM, which requests its weight tiles into L2 before `griddepcontrol.wait` and is launched
-// with programmatic dependent launch — the one thing cuBLASLt's kernels do not do. Epilogues:
-// per-output bias, a residual added after it (C = A·Bᵀ + bias + R), or GELU (C = gelu(A·Bᵀ +
-// bias); erf form, which cuBLASLt cannot apply, or tanh form); with split-K also a layer or RMS
-// norm of each row of the result (the sum kernel then does the norm kernel's work). Plain C
+// with programmatic dependent launch — the one thing cuBLASLt's kernels do not do. A per-output
+// bias (added to the accumulators by the kernel, as tools/setup patches it), then a residual
+// (C = A·Bᵀ + bias + R) or GELU (C = gelu(A·Bᵀ + bias); erf form, which cuBLASLt cannot apply,
+// or tanh form) in the epilogue; with split-K also a layer or RMS norm of each row of the
+// result (the sum kernel then does the norm kernel's work). Plain C
 // types only: the runtime and the plug-in share no C++ ABI.
 #ifndef TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
 #define TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
@@ -20,11 +21,12 @@ extern "C" {
 /* 6: the bias, like B, is read before the wait (the runtime passes only weights). */
 #define TGC_CUTLASS_ABI 6
 
-/// B and the bias must not change while the previous kernel runs (weights): the kernels read
-/// them before waiting for that kernel. For each batch i < batch: row-major C_i (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) ·
-/// B_iᵀ (B_i n×k, pitch ldb) + bias_i[n]) + R_i (m×n, pitch ldc), where X_i = X + i·stride_x
-/// (elements; stride_a may be 0: one A for every batch, as the QKV GEMM has). bias and residual
-/// may be null; an activation with a residual is refused.
+/// B, the bias, gamma and beta must not change while the previous kernel runs (weights): the
+/// kernels read them before waiting for that kernel. For each batch i < batch: row-major C_i
+/// (m×n, row pitch ldc) = act(A_i (m×k, pitch lda) · B_iᵀ (B_i n×k, pitch ldb) + bias_i[n]) +
+/// R_i (m×n, pitch ldc), where X_i = X + i·stride_x (elements; stride_a may be 0: one A for
+/// every batch, as the QKV GEMM has). bias and residual may be null; an activation with a
+/// residual is refused.
 typedef struct TgcCutlassGemmDesc {
   int abi;        /* TGC_CUTLASS_ABI */
   int dtype;      /* ONNX element type of A, B, C, bias and R: 10 (f16) or 16 (bf16) */
