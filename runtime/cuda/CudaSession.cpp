@@ -133,6 +133,9 @@ private:
   /// one, $TGC_GEMM_NORM is not "off", and its scale and shift are weights (the sum kernel reads
   /// them before it waits for the GEMM).
   bool gemmMayApplyNorm(size_t i) const;
+  /// Which operands of GEMM step i are weights (no grid writes them, so a kernel may read them
+  /// before it waits for the one ahead): 1 B, 2 the bias (tgk_mma_gemm's flags).
+  int gemmWeightOperands(size_t i) const;
   Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
   /// A run of checked inputs and outputs (checkSpecs), the caller holding the run guard: copy
   /// in, launch, copy out.
@@ -573,6 +576,12 @@ bool CudaSession::gemmMayApplyNorm(size_t i) const {
   return true;
 }
 
+int CudaSession::gemmWeightOperands(size_t i) const {
+  const plan::Step &s = plan_.steps((int)i);
+  return (s.args(1).kind() == plan::WEIGHT ? 1 : 0) |
+         (s.gemm().bias() && s.args(3).kind() == plan::WEIGHT ? 2 : 0);
+}
+
 CUdeviceptr CudaSession::ptrOf(const BufferArg &a) const {
   switch (a.kind()) {
   case plan::ARENA: return arena_ + a.offset();
@@ -928,9 +937,7 @@ void CudaSession::setupMma(size_t i) {
       rs.ptrs[0] % 16 || rs.ptrs[1] % 16 || rs.ptrs[2] % 4)
     return;
   gr.im = (int)g.m(), gr.in = (int)g.n(), gr.ik = (int)g.k();
-  const auto &args = plan_.steps((int)i).args();
-  gr.mmaFlags = (args[1].kind() == plan::WEIGHT ? 1 : 0) |
-                (g.bias() && args[3].kind() == plan::WEIGHT ? 2 : 0);
+  gr.mmaFlags = gemmWeightOperands(i);
   gr.ilda = (int)g.lda(), gr.ildb = (int)g.ldb(), gr.ildc = (int)g.ldc();
   int dflt = -1;
   for (int c = 0; c < (int)std::size(kMmaGemmConfigs); ++c) {
@@ -965,16 +972,15 @@ void CudaSession::setupMma(size_t i) {
 // activation, erf- or tanh-GELU, and not both an activation and a residual: what the plug-in's
 // kernels implement (it checks the rest: alignment, split-K's limits). B and the bias must be
 // weights because the kernels read them before they wait for the kernel ahead (programmatic
-// dependent launch): one computed by that kernel would be read stale. Every configuration the plug-in accepts and can prepare becomes a
-// candidate; one it cannot prepare on the device (e.g. no memory for split-K partials) is left
+// dependent launch): one computed by that kernel would be read stale. Every configuration the
+// plug-in accepts and can prepare becomes a candidate; one it cannot prepare on the device (e.g. no memory for split-K partials) is left
 // out and named in the tuning report, and the GEMM keeps its other candidates.
 Status CudaSession::setupCutlass(size_t i) {
   const plan::GemmDesc &g = plan_.steps((int)i).gemm();
   RtStep &rs = steps_[i];
   GemmRt &gr = rs.g;
-  const plan::Step &step = plan_.steps((int)i);
-  if (!cutlass_ || !g.trans_b() || g.dtype() == 1 || step.args(1).kind() != plan::WEIGHT ||
-      (g.bias() && step.args(3).kind() != plan::WEIGHT))
+  if (!cutlass_ || !g.trans_b() || g.dtype() == 1 ||
+      gemmWeightOperands(i) != (g.bias() ? 3 : 1))
     return Status::success();
   TgcCutlassGemmDesc d{};
   d.abi = TGC_CUTLASS_ABI, d.dtype = g.dtype(), d.activation = g.activation();
@@ -1091,9 +1097,8 @@ Status CudaSession::tuneGemms() {
                       (int64_t)g.bias(), g.bias_stride(), (int64_t)g.residual(),
                       (int64_t)g.activation(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align,
-                      // what decides the plug-in's candidates: B and the bias weights
-                      (int64_t)(plan_.steps((int)i).args(1).kind() == plan::WEIGHT),
-                      (int64_t)(g.bias() && plan_.steps((int)i).args(3).kind() == plan::WEIGHT),
+                      // which kernels may take it (the mma flags; CUTLASS's weights only)
+                      (int64_t)gemmWeightOperands(i),
                       // the norm its sum kernel may apply: 0 none, 1, 2 stored as f32
                       (int64_t)(gemmMayApplyNorm(i) ? 1 + plan_.steps((int)i + 1).norm().out_f32()
                                                     : 0)})

@@ -6,8 +6,8 @@
 // bias (added to the accumulators by the kernel, as tools/setup patches it), then a residual
 // (C = A·Bᵀ + bias + R) or GELU (C = gelu(A·Bᵀ + bias); erf form, which cuBLASLt cannot apply,
 // or tanh form) in the epilogue; with split-K also a layer or RMS norm of each row of the
-// result (the sum kernel then does the norm kernel's work). Plain C
-// types only: the runtime and the plug-in share no C++ ABI.
+// result (the sum kernel then does the norm kernel's work). Plain C types only: the runtime and
+// the plug-in share no C++ ABI.
 #ifndef TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
 #define TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
 
