@@ -7,6 +7,7 @@
 // outputs drift.
 #include "compiler/Compile.h"
 
+#include "codegen/common/StagedDir.h"
 #include "codegen/cuda/CudaBackend.h"
 #include "compiler/Pipeline.h"
 #include "compiler/dialect/TgDialect.h"
@@ -18,6 +19,7 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/common/Rules.h"
+#include "runtime/Text.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -95,7 +97,14 @@ public:
     return llvm::Error::success();
   }
 
-  void runBeforePass(mlir::Pass *, mlir::Operation *) override {
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
+    const std::string name = pass->getArgument().str();
+    if (!name.empty() && named(options.printIrBefore, name)) {
+      auto module = op->getParentOfType<mlir::ModuleOp>();
+      if (!module)
+        module = llvm::dyn_cast<mlir::ModuleOp>(op);
+      log << "// -----// IR before " << name << " //----- //\n" << printModule(module) << "\n";
+    }
     start = std::chrono::steady_clock::now();
   }
 
@@ -124,13 +133,14 @@ private:
     return llvm::formatv("{0}/{1:2}-{2}.mlir", options.dumpDir, stage++, name).str();
   }
 
-  bool wantsPrint(const std::string &name) const {
-    if (options.printIrAfterAll)
-      return true;
-    for (const std::string &p : options.printIrAfter)
+  static bool named(const std::vector<std::string> &list, const std::string &name) {
+    for (const std::string &p : list)
       if (p == name || "tgc-" + p == name)
         return true;
     return false;
+  }
+  bool wantsPrint(const std::string &name) const {
+    return options.printIrAfterAll || named(options.printIrAfter, name);
   }
 
   void checkNumerics(const std::string &name, mlir::ModuleOp m) {
@@ -188,9 +198,8 @@ llvm::Error checkOptions(const CompileOptions &options) {
     auto arch = cudaArchOf(options.target);
     if (!arch)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "target '%s' is not supported: use --target=cpu or "
-                                     "--target=cuda:sm_XY (cuda:sm_90, cuda:sm_80)",
-                                     options.target.c_str());
+                                     "%s (use --target=cpu or --target=cuda:sm_90)",
+                                     llvm::toString(arch.takeError()).c_str());
   }
   if (options.precision != "fp32" && options.precision != "fp16" && options.precision != "bf16")
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -214,6 +223,49 @@ llvm::Error checkRuleNames(const CompileOptions &options) {
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "unknown rule '%s' (known rules: %s)", name.c_str(),
                                        all.c_str());
+      }
+  return llvm::Error::success();
+}
+
+/// Pass names given to --print-ir-after/--print-ir-before that the pipeline does not run (with or
+/// without the "tgc-" prefix), refused with the list of those it runs.
+llvm::Error checkPassNames(mlir::PassManager &pm, const CompileOptions &options) {
+  std::string pipeline;
+  llvm::raw_string_ostream os(pipeline);
+  pm.printAsTextualPipeline(os);
+  os.flush();
+  // "builtin.module(a,b{opt=1},func.func(c))": the pass names are the words not followed by "(".
+  std::vector<std::string> known;
+  std::string word;
+  int braces = 0;
+  for (char c : pipeline + ",") {
+    if (c == '{')
+      ++braces;
+    else if (c == '}')
+      --braces;
+    if (braces > 0 || c == '}')
+      continue;
+    if (c == '(' ) {
+      word.clear();
+    } else if (c == ',' || c == ')') {
+      if (!word.empty() && std::find(known.begin(), known.end(), word) == known.end())
+        known.push_back(word);
+      word.clear();
+    } else if (!std::isspace((unsigned char)c)) {
+      word += c;
+    }
+  }
+  for (const auto *list : {&options.printIrAfter, &options.printIrBefore})
+    for (const std::string &name : *list)
+      if (std::find(known.begin(), known.end(), name) == known.end() &&
+          std::find(known.begin(), known.end(), "tgc-" + name) == known.end()) {
+        std::string all;
+        for (const std::string &k : known)
+          all += (all.empty() ? "" : ", ") + k;
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(), "--print-ir-%s: no pass '%s' in the pipeline (passes: %s)",
+            list == &options.printIrAfter ? "after" : "before", escapeText(name).c_str(),
+            all.c_str());
       }
   return llvm::Error::success();
 }
@@ -245,6 +297,8 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   pipelineOptions.precision = options.precision;
   pipelineOptions.injectFault = options.injectFault;
   buildPipeline(pm, pipelineOptions);
+  if (auto err = checkPassNames(pm, options))
+    return std::move(err);
   auto instr = std::make_unique<Instrumentation>(options, log, result);
   Instrumentation *instrPtr = instr.get();
   if (auto err = instr->begin(**module))
@@ -290,6 +344,10 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
                                    "--precision=%s needs a CUDA target: the CPU backend computes "
                                    "in fp32 (use --precision=fp32 or --target=cuda:sm_90)",
                                    options.precision.c_str());
+  // The package is written beside -o and renamed into place once complete (StagedDir.h).
+  auto stage = codegen::StagedDir::create(options.outputPath);
+  if (!stage)
+    return stage.takeError();
   std::unique_ptr<mlir::MLIRContext> ctxHolder;
   mlir::MLIRContext &ctx = newContext(ctxHolder);
   CompileResult result;
@@ -305,10 +363,13 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   info.modelHash = hashFile(options.modelPath);
   auto t1 = std::chrono::steady_clock::now();
   bool cuda = options.target.rfind("cuda:", 0) == 0;
-  auto stats = cuda ? writeCudaPackage(**module, options.outputPath, info, options.cacheDir)
-                    : writeCpuPackage(**module, options.outputPath, info, options.cacheDir);
+  const std::string &dir = (*stage)->path();
+  auto stats = cuda ? writeCudaPackage(**module, dir, info, options.cacheDir)
+                    : writeCpuPackage(**module, dir, info, options.cacheDir);
   if (!stats)
     return stats.takeError();
+  if (auto e = (*stage)->publish())
+    return std::move(e);
   result.passSeconds.push_back(
       {"codegen", std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count()});
   result.package = *stats;
@@ -334,6 +395,7 @@ llvm::Expected<BisectResult> bisect(const CompileOptions &options,
     o.dumpDir.clear();
     o.printIrAfterAll = false;
     o.printIrAfter.clear();
+    o.printIrBefore.clear();
     std::unique_ptr<mlir::MLIRContext> ctxHolder;
     mlir::MLIRContext &ctx = newContext(ctxHolder);
     CompileResult r;

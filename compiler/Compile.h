@@ -23,6 +23,7 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   bool printIrAfterAll = false;
   std::vector<std::string> printIrAfter; ///< pass flags, with or without the "tgc-" prefix
+  std::vector<std::string> printIrBefore; ///< likewise, printed before the pass runs
   std::string dumpDir;                   ///< per-stage IR, kernels and plan; "" for none
   std::string cacheDir;                  ///< kernel cache; "" for none
   bool checkEachPass = false;            ///< interpret before/after every pass, name drift

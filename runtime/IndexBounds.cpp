@@ -1,5 +1,6 @@
 // IndexBounds.cpp — see IndexBounds.h.
 #include "runtime/IndexBounds.h"
+#include "runtime/Text.h"
 
 #include <cstdint>
 #include <cstring>
@@ -44,7 +45,7 @@ Status checkIndexBounds(const std::vector<TensorSpec> &specs, const TensorRef *r
         v = w;
       }
       if (v < s.indexLo || v > s.indexHi)
-        return Status::error("input '" + s.name + "': " +
+        return Status::error("input '" + escapeText(s.name) + "': " +
                              (r.rank > 0 ? "element " + position(e, r.dims, r.rank) + " is " +
                                                std::to_string(v) + ","
                                          : std::to_string(v) + " is") +

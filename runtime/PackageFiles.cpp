@@ -1,5 +1,6 @@
 // PackageFiles.cpp — bounded file reads and plan header checks for the runtime sessions.
 #include "runtime/PackageFiles.h"
+#include "runtime/Text.h"
 
 #include "codegen/plan/PlanUtil.h"
 
@@ -75,7 +76,7 @@ Status checkOutputSources(
     const std::function<Status(const plan::BufferArg &, const std::string &)> &checkArg) {
   for (int i = 0; i < p.outputs_size(); ++i) {
     const plan::BufferArg &src = p.outputs(i).source();
-    const std::string where = pre + "output '" + p.outputs(i).name() + "'";
+    const std::string where = pre + "output '" + escapeText(p.outputs(i).name()) + "'";
     Status st = checkArg(src, where);
     if (!st.ok)
       return st;

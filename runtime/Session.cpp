@@ -8,6 +8,7 @@
 // kernels.so is opened RTLD_LOCAL (packages never see each other's symbols) and RTLD_NODELETE
 // (OpenMP/OpenBLAS worker threads may outlive a session; the code must stay mapped).
 #include "runtime/Session.h"
+#include "runtime/Text.h"
 
 #include "codegen/plan/PlanUtil.h"
 #include "runtime/IndexBounds.h"
@@ -142,7 +143,7 @@ Status CpuSession::init(const std::string &path, int numThreads) {
     auto &sizes = io == 0 ? inBytes_ : outBytes_;
     for (int i = 0; i < descs.size(); ++i) {
       const plan::TensorDesc &d = descs[i];
-      std::string what = std::string(io == 0 ? "input" : "output") + " '" + d.name() + "'";
+      std::string what = std::string(io == 0 ? "input" : "output") + " '" + escapeText(d.name()) + "'";
       if (!isKnownDType(d.dtype()))
         return Status::error(pre + what + " has unknown dtype " + std::to_string(d.dtype()));
       TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
@@ -275,13 +276,13 @@ Status CpuSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) con
                             ? std::string("an invalid shape")
                         : r.rank > 64 ? "rank " + std::to_string(r.rank)
                                       : specString(r.dtype, r.dims, (size_t)r.rank);
-      return Status::error(std::string(what) + " '" + s.name + "': expected " +
+      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': expected " +
                            specString(s.dtype, s.shape.data(), s.shape.size()) + ", got " + got);
     }
     if (sizes[i] > 0 && !r.data)
-      return Status::error(std::string(what) + " '" + s.name + "': data pointer is null");
+      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': data pointer is null");
     if ((int64_t)r.bytes < sizes[i])
-      return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
+      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': buffer has " +
                            std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
   }
   return isInput ? checkIndexBounds(inputs_, refs, n) : Status::success();
@@ -316,7 +317,7 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
       const plan::Step &ps = plan_.steps(static_cast<int>(i));
       StepProfile &p = profile_[i];
       p.symbol = s.fn ? ps.symbol() : "copy";
-      p.label = ps.label();
+      p.label = safeText(ps.label());
       p.startMicros = std::chrono::duration<double, std::micro>(start - t0).count();
       p.micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     }
@@ -357,7 +358,7 @@ Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTe
     int64_t want = bytesOf(t.dtype, t.shape);
     if (i < inputs_.size() && t.dtype == inputs_[i].dtype && t.shape == inputs_[i].shape &&
         want != (int64_t)t.data.size())
-      return Status::error("input '" + inputs_[i].name + "': data has " +
+      return Status::error("input '" + escapeText(inputs_[i].name) + "': data has " +
                            std::to_string(t.data.size()) + " bytes, expected " +
                            std::to_string(want));
   }

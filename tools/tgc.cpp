@@ -4,11 +4,18 @@
 // Exit codes: 0 success; 1 any error or a failed --check; CLI11's own codes (< 128) for bad
 // arguments. Every error goes to stderr and names what is wrong.
 #include "compiler/Compile.h"
+#include "runtime/Text.h"
+#include "tools/BuildInfo.h"
 #include "frontends/onnx/TensorIO.h"
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
 
 #include <CLI/CLI.hpp>
+#include <cuda.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
 #include <chrono>
@@ -157,11 +164,16 @@ double medianMicros(tgc::Session &s, const std::vector<tgc::HostTensor> &in, int
   return times[times.size() / 2];
 }
 
-std::string jsonEscape(const std::string &s) {
-  std::string r;
-  for (char c : s)
-    r += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  return r;
+/// Writes `v` to `path` (llvm::json escapes every string: names with tabs, quotes or control
+/// bytes stay valid JSON).
+bool writeJson(const std::string &path, llvm::json::Value v) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return false;
+  os << llvm::formatv("{0:2}", v) << "\n";
+  os.close();
+  return !os.has_error();
 }
 
 /// Profiles 10 runs: writes the last run's timeline as a Chrome trace and prints the steps that
@@ -185,15 +197,16 @@ bool writeProfile(tgc::Session &s, const std::vector<tgc::HostTensor> &in, const
   }
   s.setProfiling(false);
   const auto &prof = s.lastProfile();
-  std::ofstream js(path);
-  js << "{\"traceEvents\": [";
-  for (size_t i = 0; i < prof.size(); ++i)
-    js << (i ? ",\n" : "\n") << "  {\"name\": \"" << jsonEscape(prof[i].symbol)
-       << "\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": " << prof[i].startMicros
-       << ", \"dur\": " << prof[i].micros << ", \"args\": {\"ops\": \""
-       << jsonEscape(prof[i].label) << "\"}}";
-  js << "\n]}\n";
-  if (!js) {
+  llvm::json::Array events;
+  for (const auto &p : prof)
+    events.push_back(llvm::json::Object{{"name", p.symbol},
+                                        {"ph", "X"},
+                                        {"pid", 0},
+                                        {"tid", 0},
+                                        {"ts", p.startMicros},
+                                        {"dur", p.micros},
+                                        {"args", llvm::json::Object{{"ops", p.label}}}});
+  if (!writeJson(path, llvm::json::Object{{"traceEvents", std::move(events)}})) {
     err = "cannot write " + path;
     return false;
   }
@@ -217,10 +230,20 @@ bool writeProfile(tgc::Session &s, const std::vector<tgc::HostTensor> &in, const
 
 } // namespace
 
+/// `tgc --version`: tgc's version, the commit it was built from, and the LLVM/MLIR and CUDA
+/// headers it was built with (libcuda, NVRTC and cuBLASLt are found at run time).
+std::string versionText() {
+  return std::string("tgc ") + tgc::tgcVersion() + " (commit " + TGC_GIT_COMMIT + ")\n" +
+         "built with LLVM/MLIR " + LLVM_VERSION_STRING + ", CUDA " +
+         std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10) +
+         " headers (driver, NVRTC and cuBLASLt are loaded at run time)";
+}
+
 int tgcMain(int argc, char **argv) {
   CLI::App app{"tgc — ahead-of-time tensor-graph compiler"};
   app.footer(kExamples);
   app.require_subcommand(1);
+  app.set_version_flag("--version", versionText(), "print tgc's version and what it was built with");
 
   // compile
   tgc::CompileOptions copt;
@@ -235,6 +258,7 @@ int tgcMain(int argc, char **argv) {
   compile->add_option("--input-shape", shapeSpecs, "bind a graph input's dims: NAME=1x128");
   compile->add_flag("--print-ir-after-all", copt.printIrAfterAll, "print IR after every pass");
   compile->add_option("--print-ir-after", copt.printIrAfter, "print IR after the named pass");
+  compile->add_option("--print-ir-before", copt.printIrBefore, "print IR before the named pass");
   compile->add_option("--dump-dir", copt.dumpDir, "write per-stage IR, kernels and plan here");
   compile->add_option("--cache-dir", copt.cacheDir, "kernel cache (default $TGC_CACHE_DIR or ~/.cache/tgc)");
   compile->add_flag("--no-cache", noCache, "do not use the kernel cache");
@@ -307,7 +331,8 @@ int tgcMain(int argc, char **argv) {
     std::vector<int64_t> dims;
     if (!parseInputShape(spec, name, dims, err))
       return fail(err);
-    copt.inputShapes[name] = dims;
+    if (!copt.inputShapes.emplace(name, dims).second)
+      return fail("--input-shape names input '" + tgc::escapeText(name) + "' twice");
   }
 
   if (*bisect) {
@@ -363,33 +388,25 @@ int tgcMain(int argc, char **argv) {
         std::printf("  time %-24s %8.3f ms\n", p.c_str(), s * 1e3);
     }
     if (!statsJson.empty()) {
-      std::ofstream js(statsJson);
-      js << "{\n  \"rules\": {";
-      bool firstRule = true;
-      for (auto &[rule, n] : result->ruleHits) {
-        js << (firstRule ? "" : ",") << "\n    \"" << jsonEscape(rule) << "\": " << n;
-        firstRule = false;
-      }
-      js << "\n  },\n  \"ops_before\": " << result->opsBefore
-         << ",\n  \"ops_after\": " << result->opsAfter << ",\n  \"ops_after_by_kind\": {";
-      bool first = true;
-      for (auto &[k, n] : result->opsAfterByKind) {
-        js << (first ? "" : ",") << "\n    \"" << jsonEscape(k) << "\": " << n;
-        first = false;
-      }
-      js << "\n  },\n  \"kernels\": " << result->package.kernels
-         << ",\n  \"arena_bytes\": " << result->package.arenaBytes
-         << ",\n  \"weight_bytes\": " << result->package.weightBytes << ",\n  \"pass_seconds\": {";
-      first = true;
+      llvm::json::Object rules, byKind, passSeconds;
+      for (auto &[rule, n] : result->ruleHits)
+        rules[rule] = n;
+      for (auto &[k, n] : result->opsAfterByKind)
+        byKind[k] = n;
       std::map<std::string, int> seen; // a pass that runs again is "name#2", "name#3", ...
       for (auto &[p, s] : result->passSeconds) {
         int n = ++seen[p];
-        std::string key = n == 1 ? p : p + "#" + std::to_string(n);
-        js << (first ? "" : ",") << "\n    \"" << jsonEscape(key) << "\": " << s;
-        first = false;
+        passSeconds[n == 1 ? p : p + "#" + std::to_string(n)] = s;
       }
-      js << "\n  }\n}\n";
-      if (!js)
+      llvm::json::Object stats{{"rules", std::move(rules)},
+                               {"ops_before", result->opsBefore},
+                               {"ops_after", result->opsAfter},
+                               {"ops_after_by_kind", std::move(byKind)},
+                               {"kernels", result->package.kernels},
+                               {"arena_bytes", result->package.arenaBytes},
+                               {"weight_bytes", result->package.weightBytes},
+                               {"pass_seconds", std::move(passSeconds)}};
+      if (!writeJson(statsJson, std::move(stats)))
         return fail("cannot write " + statsJson);
     }
     return 0;
@@ -488,7 +505,7 @@ int tgcMain(int argc, char **argv) {
   bool ok = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const tgc::HostTensor &o = outputs[i];
-    std::cout << "output '" << o.name << "' " << tgc::dtypeName(o.dtype) << " " << shapeStr(o.shape);
+    std::cout << "output '" << tgc::escapeText(o.name) << "' " << tgc::dtypeName(o.dtype) << " " << shapeStr(o.shape);
     if (printValues) {
       std::cout << " values:";
       for (int64_t j = 0; j < std::min<int64_t>(o.numel(), 8); ++j)

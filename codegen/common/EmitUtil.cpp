@@ -1,5 +1,6 @@
 // EmitUtil.cpp — shapes, strides and literals for the kernel emitters.
 #include "codegen/common/EmitUtil.h"
+#include "runtime/Text.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -111,7 +112,7 @@ std::string locationNames(mlir::Location loc) {
   std::vector<std::string> names;
   std::function<void(mlir::Location)> walk = [&](mlir::Location l) {
     if (auto n = l.dyn_cast<mlir::NameLoc>()) {
-      names.push_back(n.getName().str());
+      names.push_back(escapeText(n.getName().strref().str()));
     } else if (auto f = l.dyn_cast<mlir::FusedLoc>()) {
       for (mlir::Location x : f.getLocations())
         walk(x);
@@ -127,6 +128,33 @@ std::string locationNames(mlir::Location loc) {
       s += (s.empty() ? "" : ", ") + n;
   return s;
 }
+
+std::string firstCompilerError(const std::string &log) {
+  llvm::SmallVector<llvm::StringRef, 64> lines;
+  llvm::StringRef(log).split(lines, '\n');
+  auto isError = [](llvm::StringRef l) {
+    return l.contains(": error:") || l.contains("): error") || l.contains(": fatal error:") ||
+           l.startswith("error:");
+  };
+  size_t first = lines.size(), errors = 0;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (isError(lines[i]) && errors++ == 0)
+      first = i;
+  if (first == lines.size())
+    return log.size() > 8000 ? log.substr(0, 8000) + "\n... (truncated)" : log;
+  std::string out;
+  for (size_t i = first; i < lines.size() && i < first + 5; ++i) {
+    if (i > first && (isError(lines[i]) || lines[i].contains(": warning") ||
+                      lines[i].contains("): warning") || lines[i].trim().empty()))
+      break;
+    out += (out.empty() ? "" : "\n") + lines[i].str();
+  }
+  if (errors > 1)
+    out += "\n(" + std::to_string(errors - 1) + " more error(s) follow in the compiler's output)";
+  return out;
+}
+
+std::string sourceComment(llvm::StringRef text) { return std::string("// ").append(safeText(text.str())); }
 
 std::vector<std::pair<int64_t, Shape>> mergeLoopDims(const Shape &shape,
                                                      const std::vector<Shape> &strides) {

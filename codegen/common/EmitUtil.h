@@ -52,8 +52,17 @@ std::string str(int64_t v);
 /// `base + var * stride` as C, without the terms that vanish ("0" base, stride 0 or 1).
 std::string offsetExpr(const std::string &base, const std::string &var, int64_t stride);
 /// The ONNX node names a location carries (NameLoc, FusedLoc, CallSiteLoc), deduplicated,
-/// comma-separated: the label of the kernel an op (or a fused group) became.
+/// comma-separated, each escaped (escapeText): the label of the kernel an op (or a fused group)
+/// became. Model text reaches the emitters only through this and the plan's tensor names.
 std::string locationNames(mlir::Location loc);
+/// `// text` for generated source, with `text` made safe (safeText: escaped unless it already is),
+/// so that no byte of it can end the comment. The one way an emitter writes a comment whose text
+/// is not a literal (tests/lit/security checks the emitters for others).
+std::string sourceComment(llvm::StringRef text);
+/// A compiler's log (host compiler or NVRTC) cut to what a user needs: the first error with up to
+/// four lines after it, and a count of the rest (warnings dropped); the whole log (at most 8 KB)
+/// when it names no error.
+std::string firstCompilerError(const std::string &log);
 /// "{a, b, c}" ("{0}" for an empty list, so the array is never zero-sized).
 std::string intArray(const Shape &v);
 /// C name of an integer element type of 1 (as uint8_t) or 8 to 64 bits, signed or unsigned; ""

@@ -7,6 +7,7 @@
 // an unchanged model only copies a file. The compiler runs through posix_spawnp (no shell); its
 // output goes to kernels.log in the package and is quoted in the error when it fails.
 #include "codegen/cpu/CpuBackend.h"
+#include "runtime/Text.h"
 
 #include "codegen/common/PackageUtil.h"
 
@@ -100,19 +101,27 @@ llvm::Error runCompiler(const std::vector<std::string> &argv, const std::string 
     return llvm::Error::success();
   std::string log;
   readFile(logPath, log);
-  if (log.size() > 8000)
-    log = log.substr(0, 8000) + "\n... (truncated; see " + logPath + ")";
   std::string cmd;
   for (const auto &a : argv)
     cmd += (cmd.empty() ? "" : " ") + a;
-  return error("CPU backend: kernel compilation failed (" + cmd + "):\n" + log);
+  return error("CPU backend: kernel compilation failed (" + cmd + "):\n" +
+               codegen::firstCompilerError(log));
 }
 
 } // namespace
 
-llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string &dir,
-                                             const PackageInfo &info,
-                                             const std::string &cacheDir) {
+namespace {
+
+/// What writeCpuPackage writes, before anything is written: the plan, the kernels' source and
+/// the buffer plan the weights are laid out by.
+struct CpuLowering {
+  plan::Plan p;
+  std::string code;
+  BufferPlan buffers;
+  PackageStats stats;
+};
+
+llvm::Expected<CpuLowering> lower(ModuleOp module, const PackageInfo &info) {
   auto fn = module.lookupSymbol<func::FuncOp>("main");
   if (!fn || fn.getBody().empty())
     return error("CPU backend: the module has no @main function");
@@ -174,12 +183,34 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
     dst.set_bytes(it->second.bytes);
     plan::Step *s = p.add_steps();
     s->set_kind(plan::Step::COPY);
-    s->set_label("copy output '" + d->name() + "' from " +
+    s->set_label("copy output '" + escapeText(d->name()) + "' from " +
                  (it->second.kind == BufferLoc::Input ? "an input" : "a weight"));
     *s->add_args() = dst;
     *s->add_args() = toArg(it->second);
     *d->mutable_source() = dst;
   }
+  return CpuLowering{std::move(p), std::move(code), std::move(*plan), stats};
+}
+
+} // namespace
+
+llvm::Expected<std::string> emitCpuSource(ModuleOp module, const PackageInfo &info) {
+  auto l = lower(module, info);
+  if (!l)
+    return l.takeError();
+  return std::move(l->code);
+}
+
+llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string &dir,
+                                             const PackageInfo &info,
+                                             const std::string &cacheDir) {
+  auto l = lower(module, info);
+  if (!l)
+    return l.takeError();
+  plan::Plan &p = l->p;
+  const std::string &code = l->code;
+  BufferPlan *plan = &l->buffers;
+  PackageStats &stats = l->stats;
 
   // Package directory: created, or replaced when it already holds a package.
   if (auto e = codegen::preparePackageDir(dir, kBackend))

@@ -40,6 +40,7 @@ using codegen::offsetExpr;
 using codegen::product;
 using codegen::ReduceLayout;
 using codegen::reduceLayout;
+using codegen::sourceComment;
 using codegen::shapeOf;
 using codegen::str;
 
@@ -523,7 +524,7 @@ llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
     }
     if (auto e = emitGemmInto(gemm, ptrs, dst))
       return e;
-    c.line("// epilogue: " + std::to_string(ops.size()) + " elementwise op(s) per output element");
+    c.line(sourceComment("epilogue: " + std::to_string(ops.size()) + " elementwise op(s) per output element"));
     leaves.push_back({g, Leaf{shapeOf(g), *gt, dst, ""}});
     return elementwise(ops, leaves, result, outPtr[0]);
   }
@@ -911,8 +912,8 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
                             : k + " * " + str(stride)) +
              "]";
     };
-    c.line(std::string("// rotary (") + (ro.getInterleaved() ? "interleaved" : "rotate_half") +
-           "): y = x * cos + rotate(x) * sin over the last dim (" + str(D) + ")");
+    c.line(sourceComment(std::string("rotary (") + (ro.getInterleaved() ? "interleaved" : "rotate_half") +
+           "): y = x * cos + rotate(x) * sin over the last dim (" + str(D) + ")"));
     loopNest(
         c, rows, {xs, cs, ss}, {"0", "0", "0"},
         [&](Code &c, const std::vector<std::string> &o) {
@@ -1087,8 +1088,8 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
       c.line("std::fill(out0, out0 + " + str(total) + ", (" + T + ")0); // no data to gather");
       return llvm::Error::success();
     }
-    c.line("// indices are wrapped (negative + " + str(A) + ") and clamped to [0, " +
-           str(A - 1) + "]: an out-of-range index never reads out of bounds");
+    c.line(sourceComment("indices are wrapped (negative + " + str(A) + ") and clamped to [0, " +
+           str(A - 1) + "]: an out-of-range index never reads out of bounds"));
     std::string pr = pragma(total);
     if (!pr.empty())
       c.line(pr);
@@ -1119,7 +1120,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     for (size_t k = 0; k < d.size(); ++k)
       if (k != (size_t)axis && idx[k] > d[k])
         return opError(op, "indices dim " + std::to_string(k) + " exceeds the data's");
-    c.line("// indices wrap and are clamped to [0, " + str(A - 1) + "]");
+    c.line(sourceComment("indices wrap and are clamped to [0, " + str(A - 1) + "]"));
     loopNest(c, idx, {contiguousStrides(idx), contiguousStrides(idx), st}, {"0", "0", "0"},
              [&](Code &c, const std::vector<std::string> &o) {
                c.line("int64_t i = (int64_t)in1[" + o[1] + "];");
@@ -1184,8 +1185,8 @@ llvm::Expected<EmittedKernel> KernelEmitter::emit(Operation *op, int index, std:
     shapes += (shapes.empty() ? "" : ", ") + os.str();
   }
   code += "\n" + kb.globals;
-  code += "// " + label + "\n";
-  code += "//   operands: " + (shapes.empty() ? std::string("none") : shapes) + "\n";
+  code += sourceComment(label) + "\n";
+  code += sourceComment("  operands: " + (shapes.empty() ? std::string("none") : shapes)) + "\n";
   code += "extern \"C\" void " + k.symbol + "(void *const *args) {\n" + kb.decls + kb.body + "}\n";
   return k;
 }

@@ -78,7 +78,7 @@ inline float tg_tanhf(float x) {
   return ax < 0.625f ? small : big;
 }
 // erf through erfc's Chebyshev fit (Numerical Recipes erfcc: fractional error < 1.2e-7 in
-// erfc, so absolute error < 1.2e-7 in erf — what GELU needs), vectorizable unlike libm's erff.
+// erfc, so absolute error < 1.2e-7 in erf -- what GELU needs), vectorizable unlike libm's erff.
 inline float tg_erff(float x) {
   float z = x < 0 ? -x : x;
   float t = 1.0f / (1.0f + 0.5f * z);
@@ -207,7 +207,7 @@ template <class To, bool ToBool, class From> inline To tg_cast(From a) {
   } else return (To)a;
 }
 
-/// C[M,N] = A[M,K] · op(B) with op(B) = B[K,N] or B[N,K]ᵀ (row-major, leading dims given).
+/// C[M,N] = A[M,K] * op(B) with op(B) = B[K,N] or B[N,K]^T (row-major, leading dims given).
 template <class T>
 void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *B,
              int64_t ldb, T *C, int64_t ldc) {
@@ -234,7 +234,7 @@ void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t l
   }
 }
 
-/// y[M,N] = x[M,K] · w[N,K]ᵀ (+ bias[N]).
+/// y[M,N] = x[M,K] * w[N,K]^T (+ bias[N]).
 template <class T>
 void tg_linear(const T *x, const T *w, const T *bias, T *y, int64_t M, int64_t N, int64_t K) {
   tg_gemm<T>(true, M, N, K, x, K, w, K, y, N);
@@ -245,7 +245,7 @@ void tg_linear(const T *x, const T *w, const T *bias, T *y, int64_t M, int64_t N
   }
 }
 
-/// Batched matmul: for each batch b, C_b[M,N] = A[aoff[b]..][M,K] · B[boff[b]..][K,N].
+/// Batched matmul: for each batch b, C_b[M,N] = A[aoff[b]..][M,K] * B[boff[b]..][K,N].
 template <class T>
 void tg_matmul(const T *A, const T *B, T *C, int64_t batches, const int64_t *aoff,
                const int64_t *boff, int64_t M, int64_t N, int64_t K) {

@@ -103,7 +103,15 @@ llvm::Expected<std::string> cudaArchOf(const std::string &target) {
     ok = target[i] >= '0' && target[i] <= '9';
   if (!ok)
     return error("target '" + target + "' is not of the form cuda:sm_XY (e.g. cuda:sm_90)");
-  return target.substr(5);
+  // The kernels use bf16 and the tensor-core instructions of sm_80 and later; they are compiled
+  // and tested for sm_80 and sm_90 (sm_86/87/89 share sm_80's instruction set).
+  static const char *const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90"};
+  const std::string arch = target.substr(5);
+  for (const char *a : kArchs)
+    if (arch == a)
+      return arch;
+  return error("target '" + target + "': the CUDA backend generates code for sm_80, sm_86, "
+               "sm_87, sm_89 and sm_90, not " + arch);
 }
 
 llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string &dir,

@@ -24,6 +24,7 @@ namespace tgc::cuda {
 using codegen::broadcastStrides;
 using codegen::contiguousStrides;
 using codegen::intArray;
+using codegen::sourceComment;
 using codegen::NormParamIndex;
 using codegen::normParamIndex;
 using codegen::offsetExpr;

@@ -164,8 +164,8 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
     s.symbol = known->second;
   } else {
     code += "\n" + globals;
-    code += "// " + label + "\n";
-    code += "//   operands: " + (shapes.empty() ? std::string("none") : shapes) + "\n";
+    code += sourceComment(label) + "\n";
+    code += sourceComment("  operands: " + (shapes.empty() ? std::string("none") : shapes)) + "\n";
     code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
             s.symbol + "(" + ps + ") {\n" + (bodyWaits ? "" : "  tg_pdl_begin();\n") + body +
             "}\n";
@@ -1099,7 +1099,7 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
   // A bias feeding only the linear rides in the cuBLASLt epilogue.
   if (auto e = emitGemm(gemm, gargs, dst, true, std::nullopt, fusedAct))
     return e;
-  c.line("// epilogue: " + std::to_string(ops.size()) + " elementwise op(s) per output element");
+  c.line(sourceComment("epilogue: " + std::to_string(ops.size()) + " elementwise op(s) per output element"));
   leaves.push_back({g, Leaf{shapeOf(g), *gt, ptr, ""}});
   if (auto e = elementwise(ops, leaves, result, outPtr[0]))
     return e;
@@ -1311,8 +1311,8 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     int64_t axis = *tgc::normalizeAxis(g.getAxis(), d.size());
     int64_t A = d[axis], inner = product(d, axis + 1), NI = product(idx);
     int64_t total = product(shapeOf(g.getResult()));
-    c.line("// indices are wrapped (negative + " + str(A) + ") and clamped to [0, " +
-           str(std::max<int64_t>(A - 1, 0)) + "]: an out-of-range index never reads out of bounds");
+    c.line(sourceComment("indices are wrapped (negative + " + str(A) + ") and clamped to [0, " +
+           str(std::max<int64_t>(A - 1, 0)) + "]: an out-of-range index never reads out of bounds"));
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
            str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
     if (A == 0) {

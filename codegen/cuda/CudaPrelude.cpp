@@ -25,7 +25,7 @@ typedef unsigned long long uint64_t;
 // Every kernel starts with tg_pdl_begin(): let the next grid launch at once, then wait until the
 // grid before it has finished and its writes are visible. The next grid's blocks become resident
 // (and a GEMM's load their weights) while this one still waits or runs; they read activations
-// only after their own wait, which returns once this grid has finished — and this grid finishes
+// only after their own wait, which returns once this grid has finished -- and this grid finishes
 // only after its own wait, so every earlier grid has finished too. Nothing may be read from or
 // written to activations before the wait.
 __device__ __forceinline__ void tg_pdl_wait() {
@@ -250,7 +250,7 @@ __device__ __forceinline__ float tg_act(float v, int act) {
 }
 
 /// Fallback GEMM (used only when neither cuBLASLt nor the tensor-core GEMM can run it): for
-/// b < batch, C[b] = act(A[b] (m×k) · op(B[b]) (+ bias[n])) (+ R[b], laid out like C), 16×16 tiles, fp32
+/// b < batch, C[b] = act(A[b] (mxk) * op(B[b]) (+ bias[n])) (+ R[b], laid out like C), 16x16 tiles, fp32
 /// accumulation (tiles held in float whatever T is; one rounding on store).
 /// Grid (ceil(n/16), ceil(m/16), batch), block (16, 16).
 template <class T>

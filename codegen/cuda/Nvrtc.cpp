@@ -1,6 +1,8 @@
 // Nvrtc.cpp — dlopen'ed NVRTC: load once, compile a program to cubin + PTX, return the log.
 #include "codegen/cuda/Nvrtc.h"
 
+#include "codegen/common/EmitUtil.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -153,9 +155,8 @@ llvm::Expected<NvrtcOutput> nvrtcCompile(const std::string &source, const std::s
   bool ok = rc == 0 && take(a.cubinSize, a.cubin, out.cubin) && take(a.ptxSize, a.ptx, out.ptx);
   a.destroy(&prog);
   if (rc != 0) {
-    std::string log = out.log.size() > 8000 ? out.log.substr(0, 8000) + "\n... (truncated)" : out.log;
     return fail("NVRTC failed to compile " + name + " for " + arch + " (" +
-                a.getErrorString(rc) + "):\n" + log);
+                a.getErrorString(rc) + "):\n" + codegen::firstCompilerError(out.log));
   }
   if (!ok)
     return fail("NVRTC compiled " + name + " but returned no cubin/PTX");

@@ -1,5 +1,6 @@
 // PlanUtil.cpp — checksums and the human-readable dump of a launch plan.
 #include "codegen/plan/PlanUtil.h"
+#include "runtime/Text.h"
 
 #include "runtime/Tensor.h"
 
@@ -90,7 +91,7 @@ std::string formatShape(const std::vector<int64_t> &shape) {
 
 static std::string formatDesc(const TensorDesc &d) {
   std::ostringstream os;
-  os << "'" << d.name() << "' ";
+  os << "'" << escapeText(d.name()) << "' ";
   if (isKnownDType(d.dtype()))
     os << dtypeName(static_cast<DType>(d.dtype()));
   else
@@ -107,7 +108,7 @@ std::string formatPlan(const Plan &p) {
   os << "tgc version:  " << p.tgc_version() << "\n";
   if (!p.precision().empty())
     os << "precision:    " << p.precision() << "\n";
-  os << "model:        " << p.model_name() << " (hash " << p.model_hash() << ")\n";
+  os << "model:        " << escapeText(p.model_name()) << " (hash " << p.model_hash() << ")\n";
   std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.weights_fnv1a64());
   os << "weights:      " << p.weights_file() << ", " << p.weights_bytes() << " bytes, fnv1a64 "
      << hex << "\n";
@@ -119,7 +120,7 @@ std::string formatPlan(const Plan &p) {
     os << "  [" << i << "] " << formatDesc(p.inputs(i));
     if (p.inputs(i).has_index_bound()) {
       const IndexBound &b = p.inputs(i).index_bound();
-      os << " in [" << b.lo() << ", " << b.hi() << "] (indices of " << b.node() << ")";
+      os << " in [" << b.lo() << ", " << b.hi() << "] (indices of " << escapeText(b.node()) << ")";
     }
     os << "\n";
   }
@@ -147,7 +148,7 @@ std::string formatPlan(const Plan &p) {
       os << (j ? ", " : "") << formatArg(s.args(j));
     os << ")";
     if (!s.label().empty())
-      os << "  # " << s.label();
+      os << "  # " << safeText(s.label());
     os << "\n";
   }
   return os.str();

@@ -31,6 +31,7 @@
 // call. $TGC_CUDA_GRAPH=0 launches the steps one by one instead (debugging); profiling always
 // does, with an event between steps.
 #include "runtime/cuda/CudaSession.h"
+#include "runtime/Text.h"
 
 #include "runtime/IndexBounds.h"
 #include "runtime/PackageFiles.h"
@@ -470,7 +471,7 @@ Status CudaSession::validate() {
     auto &specs = io == 0 ? inputs_ : outputs_;
     auto &sizes = io == 0 ? inBytes_ : outBytes_;
     for (const plan::TensorDesc &d : descs) {
-      std::string what = std::string(io == 0 ? "input" : "output") + " '" + d.name() + "'";
+      std::string what = std::string(io == 0 ? "input" : "output") + " '" + escapeText(d.name()) + "'";
       if (!isKnownDType(d.dtype()))
         return Status::error(pre_ + what + " has unknown dtype " + std::to_string(d.dtype()));
       TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
@@ -1452,11 +1453,11 @@ Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) co
     for (size_t d = 0; same && d < s.shape.size(); ++d)
       same = r.dims[d] == s.shape[d];
     if (!same)
-      return Status::error(std::string(what) + " '" + s.name + "': expected " +
+      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': expected " +
                            dtypeName(s.dtype) + " " + shapeString(s.shape) +
                            ", got another dtype or shape");
     if ((int64_t)r.bytes < sizes[i] || (sizes[i] > 0 && !r.data))
-      return Status::error(std::string(what) + " '" + s.name + "': buffer has " +
+      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': buffer has " +
                            std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
   }
   return isInput ? checkIndexBounds(inputs_, refs, n) : Status::success();
@@ -1547,7 +1548,7 @@ Status CudaSession::execute(const TensorRef *inputs, size_t numInputs, const Ten
         return fail(e);
       StepProfile &p = profile_[i];
       p.symbol = plan_.steps((int)i).symbol();
-      p.label = plan_.steps((int)i).label();
+      p.label = safeText(plan_.steps((int)i).label());
       p.startMicros = t;
       p.micros = ms * 1000.0;
       t += p.micros;
@@ -1564,7 +1565,7 @@ Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostT
              const_cast<uint8_t *>(t.data.data()), t.data.size()};
     if (i < inputs_.size() && t.dtype == inputs_[i].dtype && t.shape == inputs_[i].shape &&
         bytesOf(t.dtype, t.shape) != (int64_t)t.data.size())
-      return Status::error("input '" + inputs_[i].name + "': data has " +
+      return Status::error("input '" + escapeText(inputs_[i].name) + "': data has " +
                            std::to_string(t.data.size()) + " bytes, expected " +
                            std::to_string(bytesOf(t.dtype, t.shape)));
   }

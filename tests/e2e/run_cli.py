@@ -227,6 +227,70 @@ if os.path.exists(os.path.join(cuda, "include", "cupti.h")):
                        capture_output=True, text=True)
     check("graph_timeline.so builds", r.returncode == 0 and os.path.exists(lib), r.stderr)
 
+# --version: tgc's version, the commit it was built from, LLVM/MLIR and CUDA; exit 0.
+r = tgc("--version")
+check("--version", r.returncode == 0 and r.stdout.startswith("tgc 0.") and "(commit " in r.stdout
+      and "LLVM/MLIR 15" in r.stdout and "CUDA 1" in r.stdout, r.stdout + r.stderr)
+
+# Strict options: an input given twice, an unknown pass for --print-ir-after/-before, a CUDA
+# architecture the backend does not generate for: refused with a message, nothing written.
+strict = os.path.join(TMP, "strict.tgpkg")
+r = tgc("compile", model("bert_tiny"), "-o", strict, "--input-shape", "input_ids=1x8",
+        "--input-shape", "input_ids=1x16")
+check("--input-shape twice refused", r.returncode == 1 and "'input_ids' twice" in r.stderr
+      and not os.path.exists(strict), r.stderr)
+for flag in ("--print-ir-after", "--print-ir-before"):
+    r = tgc("compile", model("bert_tiny"), "-o", strict, flag + "=tgc-no-such-pass")
+    check(flag + " unknown pass refused", r.returncode == 1 and "no pass 'tgc-no-such-pass'" in r.stderr
+          and "tgc-form-kernels" in r.stderr and not os.path.exists(strict), r.stderr)
+r = tgc("compile", model("bert_tiny"), "-o", strict, "--print-ir-before=form-kernels")
+check("--print-ir-before prints", r.returncode == 0 and "IR before tgc-form-kernels" in r.stdout + r.stderr,
+      r.stderr)
+shutil.rmtree(strict, ignore_errors=True)
+r = tgc("compile", model("bert_tiny"), "-o", strict, "--target=cuda:sm_75")
+check("--target=cuda:sm_75 refused", r.returncode == 1 and "sm_90" in r.stderr and "sm_75" in r.stderr
+      and not os.path.exists(strict), r.stderr)
+
+# Atomic output: a compile that fails (here the host compiler) leaves nothing at -o or beside it,
+# an older package at -o survives a failed compile untouched, and a retry to the same path works.
+atom_dir = os.path.join(TMP, "atomic")
+os.makedirs(atom_dir)
+atom = os.path.join(atom_dir, "m.tgpkg")
+env = dict(os.environ, TGC_CXX="c++ -include /nonexistent/tgc-missing-header.h")
+r = subprocess.run([TGC, "compile", model("parallel_mlp"), "-o", atom, "--no-cache"], env=env,
+                   capture_output=True, text=True)
+check("failed compile leaves nothing", r.returncode == 1 and os.listdir(atom_dir) == []
+      and "tgc-missing-header.h" in r.stderr and r.stderr.count("\n") < 12, r.stderr)
+r = tgc("compile", model("parallel_mlp"), "-o", atom)
+before = open(os.path.join(atom, "plan.pb"), "rb").read() if r.returncode == 0 else b""
+check("retry after a failed compile", r.returncode == 0 and os.listdir(atom_dir) == ["m.tgpkg"], r.stderr)
+r = subprocess.run([TGC, "compile", model("bert_tiny"), "-o", atom, "--no-cache"], env=env,
+                   capture_output=True, text=True)
+check("failed compile keeps the older package", r.returncode == 1 and os.listdir(atom_dir) == ["m.tgpkg"]
+      and open(os.path.join(atom, "plan.pb"), "rb").read() == before, r.stderr)
+# A staging directory left by a killed compile (its process gone) is swept by the next compile.
+stale = os.path.join(atom_dir, ".m.tgpkg.tgc-tmp-999999999-abcdef")
+os.makedirs(stale)
+r = tgc("compile", model("parallel_mlp"), "-o", atom)
+check("stale staging directory swept", r.returncode == 0 and os.listdir(atom_dir) == ["m.tgpkg"],
+      str(os.listdir(atom_dir)))
+
+# JSON stays valid with a tab, quotes, a backslash and a newline in a node name (llvm::json).
+m = onnx.load(model("parallel_mlp"))
+m.graph.node[0].name = 'tab\there "quoted" back\\slash\nnext'
+odd = os.path.join(TMP, "odd.onnx")
+onnx.save(m, odd)
+oddpkg, oddjs, oddtrace = (os.path.join(TMP, n) for n in ("odd.tgpkg", "odd.json", "odd_trace.json"))
+r = tgc("compile", odd, "-o", oddpkg, "--stats-json", oddjs)
+r2 = tgc("run", oddpkg, "--test-data", data("parallel_mlp"), "--profile", oddtrace)
+try:
+    trace = json.load(open(oddtrace))
+    labels = " ".join(e["args"]["ops"] for e in trace["traceEvents"])
+    check("JSON with odd names", r.returncode == 0 and r2.returncode == 0 and "rules" in json.load(open(oddjs))
+          and "tab%09here %22quoted%22 back%5Cslash%0Anext" in labels, labels[:300])
+except Exception as e:  # noqa: BLE001
+    check("JSON with odd names", False, repr(e) + r.stderr + r2.stderr)
+
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"cli: {sum(results)} passed, {len(results) - sum(results)} failed")
 sys.exit(0 if all(results) else 1)

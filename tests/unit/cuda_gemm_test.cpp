@@ -52,7 +52,10 @@ double geluTanh(double x) {
 
 /// One GEMM model: Y[b] = act(X[b] (m×k) · W[b] (k×n) + bias) (+ R), W an initializer (a
 /// linear) unless `twoInputs` (then a second graph input: a batched MatMul, or with `gemmTransB`
-/// an ONNX Gemm(transB=1) — a linear whose weight is computed at run time).
+/// an ONNX Gemm(transB=1) — a linear whose weight is computed at run time). With `gemmTransB` and
+/// a weight, an ONNX Gemm(x, Wᵀ initializer, bias, transB=1): the bias is Gemm's C operand, so the
+/// linear carries it even when it is a graph input (`biasInput`), where MatMul + Add leaves a
+/// computed bias to an add after the GEMM.
 struct GemmCase {
   const char *name;
   int64_t batch, m, k, n;
@@ -114,8 +117,14 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       // Never on CUTLASS: its B is not a weight (the kernel reads B before waiting for the
       // kernel ahead).
       {"linear_runtime_weight", 1, 128, 256, 192, false, false, true, "", {}, 1, false, true},
-      // Its bias not on CUTLASS either: the kernel reads the bias before that wait too.
-      {"linear_runtime_bias", 1, 128, 256, 192, true, false, false, "", {}, 1, false, false, true},
+      // A linear whose bias is a graph input (ONNX Gemm's C): not on CUTLASS either, the kernel
+      // reads the bias before that wait too.
+      {"linear_runtime_bias", 1, 128, 256, 192, true, false, false, "", {}, 1, false, true, true},
+      // MatMul + Add of a graph input: the linear takes no computed bias (FoldBiasIntoLinear
+      // folds constants only), so its GEMM has none and may run on CUTLASS; the epilogue kernel
+      // after it adds the bias.
+      {"matmul_add_runtime_bias", 1, 128, 256, 192, true, false, false, "", {}, 2, false, false,
+       true},
   };
   const std::vector<std::string> configs = {
       "off",     "",        "64x32x1", "64x32x2",  "64x32x3",  "64x32x4",  "64x32x16", "64x64x1",
@@ -132,24 +141,23 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
          r = randomValues(ny, 4, 1.f);
     m.input("x", 1, xs);
     std::vector<HostTensor> inputs = {hostTensor(xs, x)};
-    if (c.twoInputs && c.gemmTransB) { // w as [n, k]
+    if (c.gemmTransB) { // w as [n, k]
       std::vector<float> wt((size_t)(c.n * c.k));
       for (int64_t kk = 0; kk < c.k; ++kk)
         for (int64_t j = 0; j < c.n; ++j)
           wt[(size_t)(j * c.k + kk)] = w[(size_t)(kk * c.n + j)];
-      m.input("w", 1, {c.n, c.k});
-      inputs.push_back(hostTensor({c.n, c.k}, wt));
+      if (c.twoInputs) {
+        m.input("w", 1, {c.n, c.k});
+        inputs.push_back(hostTensor({c.n, c.k}, wt));
+      } else {
+        m.initF32("w", {c.n, c.k}, wt);
+      }
     } else if (c.twoInputs) {
       m.input("w", 1, ws);
       inputs.push_back(hostTensor(ws, w));
     } else {
       m.initF32("w", ws, w);
     }
-    std::string y = "mm";
-    if (c.gemmTransB)
-      test::attrInt(m.node("Gemm", {"x", "w"}, {y}), "transB", 1);
-    else
-      m.node("MatMul", {"x", "w"}, {y});
     if (c.bias) {
       if (c.biasInput) {
         m.input("b", 1, {c.n});
@@ -157,6 +165,17 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       } else {
         m.initF32("b", {c.n}, b);
       }
+    }
+    std::string y = "mm";
+    const bool biasInGemm = c.bias && c.gemmTransB && !c.twoInputs; // Gemm's C operand
+    if (c.gemmTransB)
+      test::attrInt(m.node("Gemm", biasInGemm ? std::vector<std::string>{"x", "w", "b"}
+                                               : std::vector<std::string>{"x", "w"},
+                           {y}),
+                    "transB", 1);
+    else
+      m.node("MatMul", {"x", "w"}, {y});
+    if (c.bias && !biasInGemm) {
       m.node("Add", {y, "b"}, {"biased"});
       y = "biased";
     }
