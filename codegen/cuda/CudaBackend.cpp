@@ -102,7 +102,8 @@ llvm::Expected<std::string> cudaArchOf(const std::string &target) {
   for (size_t i = prefix.size(); ok && i < target.size(); ++i)
     ok = target[i] >= '0' && target[i] <= '9';
   if (!ok)
-    return error("target '" + target + "' is not of the form cuda:sm_XY (e.g. cuda:sm_90)");
+    return error("target '" + target + "' is not supported: not of the form cuda:sm_XY (e.g. "
+                 "cuda:sm_90)");
   // The kernels use bf16 and the tensor-core instructions of sm_80 and later; they are compiled
   // and tested for sm_80 and sm_90 (sm_86/87/89 share sm_80's instruction set).
   static const char *const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90"};
@@ -110,8 +111,8 @@ llvm::Expected<std::string> cudaArchOf(const std::string &target) {
   for (const char *a : kArchs)
     if (arch == a)
       return arch;
-  return error("target '" + target + "': the CUDA backend generates code for sm_80, sm_86, "
-               "sm_87, sm_89 and sm_90, not " + arch);
+  return error("target '" + target + "' is not supported: the CUDA backend generates code for "
+               "sm_80, sm_86, sm_87, sm_89 and sm_90, not " + arch);
 }
 
 llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string &dir,

@@ -13,7 +13,8 @@ attribute), the model's domain, producer and metadata. Then, through the `tgc` C
     must not exist after compile, run and inspect;
   - `tgc run --test-data` matches a numpy reference (CPU; CUDA where a GPU is usable, or always
     with --require-gpu);
-  - everything tgc prints (compile, run, inspect) is printable ASCII and newlines.
+  - everything tgc prints (compile, run, inspect) is text: valid UTF-8 without control
+    characters (but newlines) or line separators.
 Last line: `hostile names: N passed, N failed`.
 """
 import argparse
@@ -100,7 +101,15 @@ def build(name, text):
 
 
 def printable(s):
-    return all(c == "\n" or 0x20 <= ord(c) <= 0x7E for c in s)
+    """No control characters but newlines (C0, DEL, C1), no line or paragraph separators, valid
+    UTF-8: what a terminal shows as text. (tgc's own messages hold a few non-ASCII signs such as
+    the multiplication sign; model text is printed escaped to ASCII.)"""
+    try:
+        t = s.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return False
+    return all(c == "\n" or (0x20 <= ord(c) != 0x7F and not 0x80 <= ord(c) <= 0x9F
+                              and c not in "\u2028\u2029") for c in t)
 
 
 def check_source(path, marker_word):
@@ -177,8 +186,11 @@ def main():
                     elif target != "cpu":
                         gpu = True
                 if not printable(printed):
-                    problems.append("printed bytes outside printable ASCII: %r" %
-                                    [c for c in printed if not printable(c)][:5])
+                    problems.append("printed control characters or invalid UTF-8: %r" %
+                                    [c for c in printed if ord(c) < 0x20 and c != "\n"][:5])
+                if any(l.lstrip().startswith("static int tgc_planted") for l in
+                       re.split(r"[\n\r]", printed)):
+                    problems.append("a planted line was printed as a line of its own")
                 if os.path.exists(marker):
                     problems.append("THE PLANTED LINE RAN")
                     os.remove(marker)
