@@ -3,7 +3,7 @@
 #ifndef TGC_RUNTIME_INDEXBOUNDS_H
 #define TGC_RUNTIME_INDEXBOUNDS_H
 
-#include "codegen/plan/plan.pb.h"
+#include "runtime/schema/plan.pb.h"
 #include "runtime/Session.h"
 
 #include <cstddef>

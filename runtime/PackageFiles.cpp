@@ -2,7 +2,7 @@
 #include "runtime/PackageFiles.h"
 #include "runtime/Text.h"
 
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 
 #include <cerrno>
 #include <cstdio>

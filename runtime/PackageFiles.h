@@ -5,7 +5,7 @@
 #ifndef TGC_RUNTIME_PACKAGEFILES_H
 #define TGC_RUNTIME_PACKAGEFILES_H
 
-#include "codegen/plan/plan.pb.h"
+#include "runtime/schema/plan.pb.h"
 #include "runtime/Session.h"
 
 #include <atomic>

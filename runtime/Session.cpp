@@ -10,7 +10,7 @@
 #include "runtime/Session.h"
 #include "runtime/Text.h"
 
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 #include "runtime/IndexBounds.h"
 #include "runtime/PackageFiles.h"
 #include "runtime/cuda/CudaSession.h"

@@ -2,7 +2,7 @@
 //
 // MLIR's standard opt driver with the tg and func dialects and every tgc pass registered, e.g.
 //   tgc-opt in.mlir --split-input-file --tgc-form-kernels | FileCheck in.mlir
-#include "compiler/Pipeline.h"
+#include "driver/Pipeline.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"

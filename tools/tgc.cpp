@@ -3,7 +3,7 @@
 // A thin shell over the library: argument parsing (CLI11), then tgc::compile or tgc::Session.
 // Exit codes: 0 success; 1 any error or a failed --check; CLI11's own codes (< 128) for bad
 // arguments. Every error goes to stderr and names what is wrong.
-#include "compiler/Compile.h"
+#include "driver/Compile.h"
 #include "runtime/Text.h"
 #include "tools/BuildInfo.h"
 #include "frontends/onnx/TensorIO.h"

@@ -2,7 +2,7 @@
 #include "codegen/common/PackageUtil.h"
 
 #include "codegen/common/EmitUtil.h"
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 #include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

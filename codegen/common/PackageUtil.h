@@ -4,9 +4,9 @@
 #define TGC_CODEGEN_COMMON_PACKAGEUTIL_H
 
 #include "codegen/common/PackageInfo.h"
-#include "codegen/plan/plan.pb.h"
+#include "runtime/schema/plan.pb.h"
 #include "compiler/dialect/TgDialect.h"
-#include "passes/planning/PlanBuffers.h"
+#include "codegen/planning/PlanBuffers.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // CpuBackend.cpp — writes a CPU package: plan.pb, weights.bin, kernels.cpp/.so and plan.txt.
 //
-// The planner (passes/planning) decides where every value lives; the emitter (CpuKernels.cpp)
+// The planner (codegen/planning) decides where every value lives; the emitter (CpuKernels.cpp)
 // writes one C++ kernel per top-level op; this file ties them into a plan, lays out the weights
 // blob, and compiles kernels.cpp with the host compiler (`c++`, or $TGC_CXX) into kernels.so.
 // Compiled objects are cached by the FNV-1a 64 hash of compiler + flags + source, so recompiling
@@ -12,7 +12,7 @@
 #include "codegen/common/PackageUtil.h"
 
 #include "codegen/cpu/CpuEmit.h"
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -3,7 +3,7 @@
 #define TGC_CODEGEN_CPU_CPUEMIT_H
 
 #include "codegen/common/EmitUtil.h"
-#include "passes/planning/PlanBuffers.h"
+#include "codegen/planning/PlanBuffers.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/Error.h"

@@ -1,6 +1,6 @@
 // CudaBackend.cpp — writes a CUDA package: plan.pb, weights.bin, kernels.cu/.cubin/.ptx, plan.txt.
 //
-// The planner (passes/planning) decides where every value lives; the emitter (CudaKernels.cpp,
+// The planner (codegen/planning) decides where every value lives; the emitter (CudaKernels.cpp,
 // CudaRowKernels.cpp) writes CUDA C++ kernels and GEMM steps per top-level op; this file ties them
 // into a plan, lays out the weights blob, and compiles kernels.cu with NVRTC (Nvrtc.cpp) into a
 // cubin for the target arch, keeping the PTX for GPUs newer than the target. One translation
@@ -17,7 +17,7 @@
 #include "codegen/cuda/CudaEmit.h"
 #include "codegen/cuda/CudaMmaGemm.h"
 #include "codegen/cuda/Nvrtc.h"
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -3,8 +3,8 @@
 #define TGC_CODEGEN_CUDA_CUDAEMIT_H
 
 #include "codegen/common/EmitUtil.h"
-#include "codegen/plan/plan.pb.h"
-#include "passes/planning/PlanBuffers.h"
+#include "runtime/schema/plan.pb.h"
+#include "codegen/planning/PlanBuffers.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/Error.h"

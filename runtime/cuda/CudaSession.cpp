@@ -36,8 +36,8 @@
 #include "runtime/IndexBounds.h"
 #include "runtime/PackageFiles.h"
 
-#include "codegen/cuda/CudaMmaGemm.h"
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/MmaGemm.h"
+#include "runtime/schema/PlanUtil.h"
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/TuneCache.h"
 

@@ -291,6 +291,20 @@ try:
 except Exception as e:  # noqa: BLE001
     check("JSON with odd names", False, repr(e) + r.stderr + r2.stderr)
 
+# tools/check_layers.py finds an include and a Bazel dep that point up (a negative case).
+fake = os.path.join(TMP, "layers")
+os.makedirs(os.path.join(fake, "runtime"))
+os.makedirs(os.path.join(fake, "codegen"))
+open(os.path.join(fake, "runtime", "Up.cpp"), "w").write('#include "driver/Compile.h"\n#include "runtime/Ok.h"\n')
+open(os.path.join(fake, "runtime", "BUILD"), "w").write('cc_library(name = "x", deps = ["//codegen/cpu"])\n')
+open(os.path.join(fake, "codegen", "Down.cpp"), "w").write('#include "runtime/Text.h"\n')
+r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check_layers.py"), fake],
+                   capture_output=True, text=True)
+check("check_layers finds upward includes and deps", r.returncode == 1 and
+      "runtime/Up.cpp (runtime) includes driver/Compile.h" in r.stdout and
+      "runtime/BUILD (runtime) depends on codegen" in r.stdout and
+      r.stdout.strip().endswith("layers: 1 passed, 2 failed"), r.stdout)
+
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"cli: {sum(results)} passed, {len(results) - sum(results)} failed")
 sys.exit(0 if all(results) else 1)

@@ -11,7 +11,7 @@
 // //tests/fuzz:fuzz_model_names_smoke with a driver of seeded random inputs (FuzzSmokeMain.cpp).
 #include "codegen/common/PackageInfo.h"
 #include "codegen/cpu/CpuBackend.h"
-#include "compiler/Pipeline.h"
+#include "driver/Pipeline.h"
 #include "compiler/dialect/TgDialect.h"
 #include "frontends/onnx/Importer.h"
 #include "frontends/onnx/onnx.pb.h"

@@ -5,7 +5,7 @@
 // Models are built in C++ with the generated onnx.pb.h; packages are compiled from small `tg` IR
 // and then corrupted on disk. Every check here fails if the validation it covers is removed.
 #include "codegen/cpu/CpuBackend.h"
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 #include "compiler/dialect/TgDialect.h"
 #include "frontends/onnx/Importer.h"
 #include "frontends/onnx/ModelLoader.h"

@@ -4,8 +4,8 @@
 // are refused, and the runtime refuses corrupt CUDA packages (and, on a machine without a GPU,
 // reports the missing driver) before running anything.
 #include "codegen/cuda/CudaBackend.h"
-#include "codegen/plan/PlanUtil.h"
-#include "compiler/Compile.h"
+#include "runtime/schema/PlanUtil.h"
+#include "driver/Compile.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"

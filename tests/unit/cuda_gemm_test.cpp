@@ -7,7 +7,7 @@
 // plug-in forced ($TGC_GEMM_CUTLASS=force), against an fp64 host reference; and a residual
 // linear followed by a layer or RMS norm that the plug-in's split-K sum kernel applies.
 #include "codegen/cuda/CudaBackend.h"
-#include "compiler/Compile.h"
+#include "driver/Compile.h"
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
 #include "tests/unit/OnnxModelBuilder.h"

@@ -6,7 +6,7 @@
 // and fully masked rows, causal with S < T, GQA "bshd", head dims 128/96/40/160, partial tiles)
 // at f32 and f16 match the reference interpreter.
 #include "codegen/cuda/CudaBackend.h"
-#include "compiler/Compile.h"
+#include "driver/Compile.h"
 #include "compiler/dialect/TgDialect.h"
 #include "compiler/interp/Interpreter.h"
 #include "frontends/onnx/TensorIO.h"

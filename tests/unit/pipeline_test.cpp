@@ -2,7 +2,7 @@
 // the rewritten graph has the shape issue #3 promises (attention, norms, GELU recognized; QKV
 // merged; parallel_mlp's branches batched) and still matches the PyTorch reference outputs —
 // rel-L2 < 1e-5 in fp32, < 1e-2 after --precision=fp16/bf16.
-#include "compiler/Pipeline.h"
+#include "driver/Pipeline.h"
 #include "compiler/dialect/TgDialect.h"
 #include "compiler/interp/Interpreter.h"
 #include "frontends/onnx/Importer.h"

@@ -1,5 +1,5 @@
 // plan_buffers_test.cpp — buffer planning: arena reuse, no overlap of live buffers, views, weights.
-#include "passes/planning/PlanBuffers.h"
+#include "codegen/planning/PlanBuffers.h"
 
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

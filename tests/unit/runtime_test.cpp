@@ -1,7 +1,7 @@
 // runtime_test.cpp — CPU packages end to end: writeCpuPackage from IR text, Session::load, run,
 // numerical checks against reference loops, and refusal of bad inputs and corrupt packages.
 #include "codegen/cpu/CpuBackend.h"
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 #include "runtime/Session.h"
 #include "runtime/tgc_runtime.h"
 

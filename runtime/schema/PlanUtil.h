@@ -2,10 +2,10 @@
 //
 // Shared by the package writers (codegen/) and the runtime, so both sides agree on the magic,
 // the format version and the checksum function.
-#ifndef TGC_CODEGEN_PLAN_PLANUTIL_H
-#define TGC_CODEGEN_PLAN_PLANUTIL_H
+#ifndef TGC_RUNTIME_SCHEMA_PLANUTIL_H
+#define TGC_RUNTIME_SCHEMA_PLANUTIL_H
 
-#include "codegen/plan/plan.pb.h"
+#include "runtime/schema/plan.pb.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -60,4 +60,4 @@ uint32_t launchSharedBytes(const Step &s, int64_t blocks, int64_t sms, int64_t p
 
 } // namespace tgc::plan
 
-#endif // TGC_CODEGEN_PLAN_PLANUTIL_H
+#endif // TGC_RUNTIME_SCHEMA_PLANUTIL_H

@@ -5,11 +5,11 @@
 // (--print-ir-after*, --dump-dir) and the numerics check (--check-each-pass), which runs the
 // reference interpreter before the pipeline and after every pass and names the first pass whose
 // outputs drift.
-#include "compiler/Compile.h"
+#include "driver/Compile.h"
 
 #include "codegen/common/StagedDir.h"
 #include "codegen/cuda/CudaBackend.h"
-#include "compiler/Pipeline.h"
+#include "driver/Pipeline.h"
 #include "compiler/dialect/TgDialect.h"
 #include "compiler/interp/Interpreter.h"
 #include "frontends/onnx/Importer.h"

@@ -1,6 +1,6 @@
 // Pipeline.h — the compile pipeline: every stage, in order, in one function.
-#ifndef TGC_COMPILER_PIPELINE_H
-#define TGC_COMPILER_PIPELINE_H
+#ifndef TGC_DRIVER_PIPELINE_H
+#define TGC_DRIVER_PIPELINE_H
 
 #include "mlir/Pass/PassManager.h"
 
@@ -23,4 +23,4 @@ void registerAllPasses();
 
 } // namespace tgc
 
-#endif // TGC_COMPILER_PIPELINE_H
+#endif // TGC_DRIVER_PIPELINE_H

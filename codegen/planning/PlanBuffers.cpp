@@ -37,7 +37,7 @@
 // - Graph outputs stay in the arena; the plan names their offset and the runtime copies them out.
 //   Outputs that are an input or a weight (or views of them) are copied by the package writer's
 //   COPY steps into an arena slot, which this planner allocates like any other result.
-#include "passes/planning/PlanBuffers.h"
+#include "codegen/planning/PlanBuffers.h"
 
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -4,8 +4,8 @@
 // activation arena (reused once a value is dead), weights get offsets in one blob, graph inputs
 // stay in the caller's buffers, reshapes are views, and scalar/small constants feeding only
 // elementwise code are inlined by codegen as literals. See PlanBuffers.cpp for the decisions.
-#ifndef TGC_PASSES_PLANNING_PLANBUFFERS_H
-#define TGC_PASSES_PLANNING_PLANBUFFERS_H
+#ifndef TGC_CODEGEN_PLANNING_PLANBUFFERS_H
+#define TGC_CODEGEN_PLANNING_PLANBUFFERS_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -71,4 +71,4 @@ int64_t tensorBytes(mlir::Type type);
 
 } // namespace tgc
 
-#endif // TGC_PASSES_PLANNING_PLANBUFFERS_H
+#endif // TGC_CODEGEN_PLANNING_PLANBUFFERS_H

@@ -1,5 +1,5 @@
 // PlanUtil.cpp — checksums and the human-readable dump of a launch plan.
-#include "codegen/plan/PlanUtil.h"
+#include "runtime/schema/PlanUtil.h"
 #include "runtime/Text.h"
 
 #include "runtime/Tensor.h"

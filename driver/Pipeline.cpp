@@ -3,7 +3,7 @@
 // Stages follow DESIGN.md: cleanup (fold constants, canonicalize, CSE) first, so later stages
 // see the graph without exporter noise; kernel formation last, since it fixes the kernels
 // codegen emits. Recognition, horizontal fusion and precision passes slot in between.
-#include "compiler/Pipeline.h"
+#include "driver/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/Passes.h"

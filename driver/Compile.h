@@ -1,6 +1,6 @@
 // Compile.h — the compile driver: ONNX file → passes → package (`tgc::compile`).
-#ifndef TGC_COMPILER_COMPILE_H
-#define TGC_COMPILER_COMPILE_H
+#ifndef TGC_DRIVER_COMPILE_H
+#define TGC_DRIVER_COMPILE_H
 
 #include "codegen/cpu/CpuBackend.h"
 #include "runtime/Tensor.h"
@@ -68,4 +68,4 @@ const char *tgcVersion();
 
 } // namespace tgc
 
-#endif // TGC_COMPILER_COMPILE_H
+#endif // TGC_DRIVER_COMPILE_H
