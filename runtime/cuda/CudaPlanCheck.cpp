@@ -1,0 +1,216 @@
+// CudaPlanCheck.cpp — the checks of a CUDA package's plan before the GPU is touched: every step
+// argument's byte range, every GEMM's extent, the norm steps a GEMM may apply, and the caller's
+// tensors against the plan's specs.
+#include "runtime/cuda/CudaSessionImpl.h"
+
+namespace tgc::cuda::detail {
+
+Status CudaSession::checkArg(const BufferArg &a, const std::string &where) const {
+  int64_t limit;
+  switch (a.kind()) {
+  case plan::ARENA: limit = plan_.arena_bytes(); break;
+  case plan::WEIGHT: limit = plan_.weights_bytes(); break;
+  case plan::INPUT:
+    if (a.index() < 0 || (size_t)a.index() >= inBytes_.size())
+      return Status::error(where + ": input index " + std::to_string(a.index()) + " out of range");
+    limit = inBytes_[a.index()];
+    break;
+  default:
+    return Status::error(where + ": buffer kind " + std::to_string((int)a.kind()) +
+                         " is not valid in a CUDA package");
+  }
+  if (a.offset() < 0 || a.bytes() < 0 || a.offset() > limit || a.bytes() > limit - a.offset())
+    return Status::error(where + ": range " + plan::formatArg(a) + " lies outside its buffer (" +
+                         std::to_string(limit) + " bytes)");
+  return Status::success();
+}
+
+Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) const {
+  const plan::GemmDesc &g = s.gemm();
+  // fp32, fp16 or bf16 (ONNX dtypes 1, 10, 16) for A, B, C, bias and R; fp32 accumulation.
+  if (g.dtype() != 1 && g.dtype() != 10 && g.dtype() != 16)
+    return Status::error(where + ": GEMM dtype " + std::to_string(g.dtype()) + " is not supported");
+  const int64_t es = g.dtype() == 1 ? 4 : 2;
+  if (!plan::GemmDesc::Activation_IsValid(g.activation()))
+    return Status::error(where + ": GEMM activation " + std::to_string(g.activation()) +
+                         " is not supported");
+  if (s.args_size() != 3 + g.bias() + g.residual())
+    return Status::error(where + ": GEMM needs " + std::to_string(3 + g.bias() + g.residual()) +
+                         " args");
+  const int64_t lim = int64_t(1) << 31;
+  for (int64_t v : {g.m(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(), g.batch()})
+    if (v < 0 || v >= lim)
+      return Status::error(where + ": GEMM dims out of range");
+  for (int64_t v : {g.stride_a(), g.stride_b(), g.stride_c(), g.bias_stride()})
+    if (v < 0 || v >= kMaxBufferBytes)
+      return Status::error(where + ": GEMM strides out of range");
+  if (g.m() == 0 || g.n() == 0 || g.k() == 0 || g.batch() < 1 || g.lda() < g.k() ||
+      g.ldc() < g.n() || g.ldb() < (g.trans_b() ? g.k() : g.n()))
+    return Status::error(where + ": GEMM shape is invalid");
+  // Largest element index + 1 each operand touches.
+  int64_t b1 = g.batch() - 1;
+  int64_t needA = b1 * g.stride_a() + (g.m() - 1) * g.lda() + g.k();
+  int64_t needB = b1 * g.stride_b() + (g.trans_b() ? (g.n() - 1) * g.ldb() + g.k()
+                                                   : (g.k() - 1) * g.ldb() + g.n());
+  int64_t needC = b1 * g.stride_c() + (g.m() - 1) * g.ldc() + g.n();
+  int64_t need[5] = {needA, needB, needC, g.bias() ? b1 * g.bias_stride() + g.n() : needC, needC};
+  for (int i = 0; i < s.args_size(); ++i)
+    if (need[i] > s.args(i).bytes() / es)
+      return Status::error(where + ": GEMM operand " + std::to_string(i) + " needs " +
+                           std::to_string(need[i] * es) + " bytes, its range has " +
+                           std::to_string(s.args(i).bytes()));
+  return Status::success();
+}
+
+Status CudaSession::validate() {
+  Status st = readPlan(path_, plan_);
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if (plan_.target().rfind("cuda:", 0) != 0)
+    return Status::error(pre_ + "target '" + plan_.target() + "' is not a CUDA target");
+  if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes ||
+      plan_.weights_bytes() < 0 || plan_.weights_bytes() > kMaxBufferBytes)
+    return Status::error(pre_ + "arena or weights size is invalid");
+  for (int io = 0; io < 2; ++io) {
+    const auto &descs = io == 0 ? plan_.inputs() : plan_.outputs();
+    auto &specs = io == 0 ? inputs_ : outputs_;
+    auto &sizes = io == 0 ? inBytes_ : outBytes_;
+    for (const plan::TensorDesc &d : descs) {
+      std::string what = std::string(io == 0 ? "input" : "output") + " '" + escapeText(d.name()) + "'";
+      if (!isKnownDType(d.dtype()))
+        return Status::error(pre_ + what + " has unknown dtype " + std::to_string(d.dtype()));
+      TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
+      if (std::string why = io == 0 ? takeIndexBound(d, s) : ""; !why.empty())
+        return Status::error(pre_ + what + " " + why);
+      int64_t b = bytesOf(s.dtype, s.shape);
+      if (b < 0)
+        return Status::error(pre_ + what + " has an invalid shape " + shapeString(s.shape));
+      specs.push_back(std::move(s));
+      sizes.push_back(b);
+    }
+  }
+  int64_t off = 0;
+  for (int64_t b : inBytes_) {
+    inOffsets_.push_back(off);
+    off += (b + 255) / 256 * 256;
+  }
+  // Files.
+  for (const std::string *f : {&plan_.weights_file(), &plan_.kernels_file(), &plan_.ptx_file()})
+    if (!plainFileName(*f))
+      return Status::error(pre_ + "file name '" + *f + "' is invalid");
+  st = readWhole(path_ + "/" + plan_.weights_file(), kMaxBufferBytes, weightsHost_, "weights");
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if ((int64_t)weightsHost_.size() != plan_.weights_bytes() ||
+      plan::fnv1a64(weightsHost_.data(), weightsHost_.size()) != plan_.weights_fnv1a64())
+    return Status::error(pre_ + plan_.weights_file() + " size or checksum mismatch (corrupt)");
+  st = readWhole(path_ + "/" + plan_.kernels_file(), 1ll << 30, cubin_, "kernels");
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if (plan::fnv1a64(cubin_.data(), cubin_.size()) != plan_.kernels_fnv1a64())
+    return Status::error(pre_ + plan_.kernels_file() + " checksum mismatch (corrupt)");
+  st = readWhole(path_ + "/" + plan_.ptx_file(), 1ll << 30, ptx_, "ptx");
+  if (!st.ok)
+    return Status::error(pre_ + st.message);
+  if (plan::fnv1a64(ptx_.data(), ptx_.size()) != plan_.ptx_fnv1a64())
+    return Status::error(pre_ + plan_.ptx_file() + " checksum mismatch (corrupt)");
+  // Steps.
+  for (int i = 0; i < plan_.steps_size(); ++i) {
+    const plan::Step &s = plan_.steps(i);
+    std::string where = pre_ + "step " + std::to_string(i) + " (" + s.symbol() + ")";
+    for (int j = 0; j < s.args_size(); ++j) {
+      st = checkArg(s.args(j), where + " arg " + std::to_string(j));
+      if (!st.ok)
+        return st;
+    }
+    if (s.kind() == plan::Step::GEMM) {
+      if (s.skip_if_gemm_fused() || s.norm().kind() != plan::NormDesc::NONE)
+        return Status::error(where + ": skip_if_gemm_fused and norm are for kernel steps");
+      st = checkGemm(s, where);
+      if (!st.ok)
+        return st;
+    } else if (s.kind() == plan::Step::KERNEL) {
+      if (s.symbol().empty() || s.grid_size() != 3 || s.block_size() != 3)
+        return Status::error(where + ": kernel step needs a symbol, grid[3] and block[3]");
+      uint64_t threads = 1;
+      for (int d = 0; d < 3; ++d) {
+        if (s.grid(d) == 0 || s.block(d) == 0)
+          return Status::error(where + ": empty launch dimension");
+        threads *= s.block(d);
+      }
+      if (threads > 1024 || s.grid(1) > 65535 || s.grid(2) > 65535)
+        return Status::error(where + ": launch shape exceeds the device limits");
+      if (s.norm().kind() != plan::NormDesc::NONE) {
+        st = checkNorm(i, where);
+        if (!st.ok)
+          return st;
+      } else if (s.skip_if_gemm_fused() &&
+                 (i == 0 || plan_.steps(i - 1).kind() != plan::Step::GEMM ||
+                  plan_.steps(i - 1).gemm().activation() == plan::GemmDesc::NONE)) {
+        return Status::error(where + ": skip_if_gemm_fused needs a GEMM step with an "
+                                     "activation right before it");
+      }
+    } else {
+      return Status::error(where + ": step kind " + std::to_string((int)s.kind()) +
+                           " is not valid in a CUDA package");
+    }
+  }
+  return checkOutputSources(plan_, outBytes_, pre_, [&](const BufferArg &a, const std::string &w) {
+    return checkArg(a, w);
+  });
+}
+
+Status CudaSession::checkNorm(int i, const std::string &where) const {
+  const plan::Step &s = plan_.steps(i);
+  if (!s.skip_if_gemm_fused() || i == 0)
+    return Status::error(where + ": a norm step needs skip_if_gemm_fused and a GEMM step right "
+                                 "before it");
+  const std::string why = plan::gemmNormProblem(plan_.steps(i - 1), s);
+  return why.empty() ? Status::success() : Status::error(where + ": " + why);
+}
+
+bool CudaSession::gemmMayApplyNorm(size_t i) const {
+  if (i + 1 >= steps_.size() || !steps_[i + 1].norm)
+    return false;
+  if (const char *e = std::getenv("TGC_GEMM_NORM"); e && std::string(e) == "off")
+    return false;
+  const plan::Step &n = plan_.steps((int)i + 1);
+  const int params = (n.norm().scale() ? 1 : 0) + (n.norm().bias() ? 1 : 0);
+  for (int a = 1; a <= params; ++a)
+    if (n.args(a).kind() != plan::WEIGHT)
+      return false;
+  return true;
+}
+
+int CudaSession::gemmWeightOperands(size_t i) const {
+  const plan::Step &s = plan_.steps((int)i);
+  return (s.args(1).kind() == plan::WEIGHT ? 1 : 0) |
+         (s.gemm().bias() && s.args(3).kind() == plan::WEIGHT ? 2 : 0);
+}
+
+Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) const {
+  const auto &specs = isInput ? inputs_ : outputs_;
+  const auto &sizes = isInput ? inBytes_ : outBytes_;
+  const char *what = isInput ? "input" : "output";
+  if (n != specs.size())
+    return Status::error("expected " + std::to_string(specs.size()) + " " + what + "s, got " +
+                         std::to_string(n));
+  for (size_t i = 0; i < n; ++i) {
+    const TensorRef &r = refs[i];
+    const TensorSpec &s = specs[i];
+    bool same = r.dtype == s.dtype && r.rank >= 0 && (size_t)r.rank == s.shape.size() &&
+                (r.rank == 0 || r.dims);
+    for (size_t d = 0; same && d < s.shape.size(); ++d)
+      same = r.dims[d] == s.shape[d];
+    if (!same)
+      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': expected " +
+                           dtypeName(s.dtype) + " " + shapeString(s.shape) +
+                           ", got another dtype or shape");
+    if ((int64_t)r.bytes < sizes[i] || (sizes[i] > 0 && !r.data))
+      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': buffer has " +
+                           std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
+  }
+  return isInput ? checkIndexBounds(inputs_, refs, n) : Status::success();
+}
+
+} // namespace tgc::cuda::detail
