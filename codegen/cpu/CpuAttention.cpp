@@ -1,0 +1,179 @@
+// CpuAttention.cpp — CPU kernels for attention and the ops recognized around it: scaled dot-product
+// attention, rotary embedding and SwiGLU.
+#include "codegen/cpu/CpuBuilder.h"
+
+namespace tgc::cpu {
+
+llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
+  const std::string T = ct->name;
+  const std::string sz = "sizeof(" + T + ")";
+  (void)sz;
+
+  // tg.attention: one (b, h, s) row per iteration, OpenMP over rows; scores, max, exp-sum and
+  // the weighted sum of v in one pass over the keys. Undefined rows (all -inf, NaN, +inf) → 0.
+  // With layout "bshd" rows run in (b, s, h) order, so q and the output stay contiguous rows,
+  // and consecutive keys of one head are Hkv rows apart.
+  if (auto at = dyn_cast<tg::AttentionOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "attention needs a float type");
+    const bool bshd = at.getLayout() == "bshd";
+    const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
+    Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
+    const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
+    if (B * Hq * S * Dv == 0) {
+      c.line("// empty result");
+      return llvm::Error::success();
+    }
+    std::string maskIdx;
+    if (at.getMask()) {
+      Shape ms = broadcastStrides(shapeOf(at.getMask()), Shape{B, Hq, S, L});
+      const char *vars[] = {"b", "h", "s", "t"};
+      for (int d = 0; d < 4; ++d)
+        if (ms[d] != 0)
+          maskIdx += std::string(maskIdx.empty() ? "" : " + ") + vars[d] + " * " + str(ms[d]);
+      if (maskIdx.empty())
+        maskIdx = "0";
+    }
+    const int64_t rows = B * Hq * S;
+    c.line("const " + T + " scale = (" + T + ")" +
+           floatLiteral(at.getScaleAttr().getValueAsDouble(), T == "float") + ";");
+    c.open("");
+    if (rows * L * (D + Dv) >= kParallelWork)
+      c.line("#pragma omp parallel num_threads(tgk_nt())");
+    c.open("");
+    c.line("std::vector<" + T + "> sc(" + str(L) + "), acc(" + str(Dv) + ");");
+    c.line("#pragma omp for schedule(static)");
+    c.open("for (int64_t r = 0; r < " + str(rows) + "; ++r)");
+    if (bshd) {
+      c.line("const int64_t h = r % " + str(Hq) + ", s = (r / " + str(Hq) + ") % " + str(S) +
+             ", b = r / " + str(S * Hq) + ";");
+      c.line("(void)b; (void)h; (void)s;");
+      c.line("const int64_t kh = b * " + str(L * Hkv) + " + h / " + str(Hq / Hkv) + ";");
+      c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+      c.line("const " + T + " *kb = in1 + kh * " + str(D) + ";");
+      c.line("const " + T + " *vb = in2 + kh * " + str(Dv) + ";");
+    } else {
+      c.line("const int64_t s = r % " + str(S) + ", h = (r / " + str(S) + ") % " + str(Hq) +
+             ", b = r / " + str(S * Hq) + ";");
+      c.line("(void)b; (void)h; (void)s;");
+      c.line("const int64_t kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+      c.line("const " + T + " *qr = in0 + r * " + str(D) + ";");
+      c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+      c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+    }
+    // Distance between consecutive keys (values) of one head.
+    const int64_t kStep = bshd ? Hkv * D : D, vStep = bshd ? Hkv * Dv : Dv;
+    c.line(T + " *o = out0 + r * " + str(Dv) + ";");
+    c.line(T + " m = -std::numeric_limits<" + T + ">::infinity();");
+    c.line("bool bad = false;");
+    // Causal rows stop at their last visible key: the masked keys' exp(-inf) terms are 0.
+    std::string tEnd = at.getCausal() ? "n" : str(L);
+    if (at.getCausal())
+      c.line("const int64_t n = std::min<int64_t>(s + " + str(L - S + 1) + ", " + str(L) + ");");
+    c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
+    c.line(T + " x = 0;");
+    c.line("const " + T + " *kr = kb + t * " + str(kStep) + ";");
+    c.line("#pragma omp simd reduction(+ : x)");
+    c.line("for (int64_t d = 0; d < " + str(D) + "; ++d) x += qr[d] * kr[d];");
+    c.line("x *= scale;");
+    if (!maskIdx.empty())
+      c.line("x += in3[" + maskIdx + "];");
+    c.line("if (x != x || x == std::numeric_limits<" + T + ">::infinity()) bad = true;");
+    c.line("sc[t] = x;");
+    c.line("if (x > m) m = x;");
+    c.close();
+    c.open("if (bad || m == -std::numeric_limits<" + T + ">::infinity())");
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) o[j] = 0;");
+    c.line("continue;");
+    c.close();
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] = 0;");
+    c.line("double sum = 0;");
+    c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
+    c.line("const " + T + " e = std::exp(sc[t] - m);");
+    c.line("sum += e;");
+    c.line("const " + T + " *vr = vb + t * " + str(vStep) + ";");
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] += e * vr[j];");
+    c.close();
+    c.line("const " + T + " inv = (" + T + ")(1.0 / sum);");
+    c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) o[j] = acc[j] * inv;");
+    c.close();
+    c.close();
+    c.close();
+    return llvm::Error::success();
+  }
+
+  if (auto ro = dyn_cast<tg::RotaryOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "rotary needs a float type");
+    // One pass over the rows of x: y = x * cos + rotate(x) * sin, reading the partner element
+    // of x directly (no rotated copy); cos/sin are read through broadcast strides.
+    Shape x = shapeOf(ro.getInput());
+    int64_t D = x.back(), H = D / 2;
+    Shape cs = broadcastStrides(shapeOf(ro.getCos()), x),
+          ss = broadcastStrides(shapeOf(ro.getSin()), x), xs = contiguousStrides(x);
+    int64_t cj = cs.back(), sj = ss.back();
+    cs.pop_back();
+    ss.pop_back();
+    xs.pop_back();
+    Shape rows(x.begin(), x.end() - 1);
+    auto at = [](const std::string &p, const std::string &k, int64_t stride) {
+      return p + "[" +
+             (stride == 0   ? std::string("0")
+              : stride == 1 ? k
+                            : k + " * " + str(stride)) +
+             "]";
+    };
+    c.line(sourceComment(std::string("rotary (") + (ro.getInterleaved() ? "interleaved" : "rotate_half") +
+           "): y = x * cos + rotate(x) * sin over the last dim (" + str(D) + ")"));
+    loopNest(
+        c, rows, {xs, cs, ss}, {"0", "0", "0"},
+        [&](Code &c, const std::vector<std::string> &o) {
+          c.line("const " + T + " *xr = in0 + " + o[0] + ";");
+          c.line(T + " *yr = out0 + " + o[0] + ";");
+          c.line("const " + T + " *cr = in1 + " + o[1] + ";");
+          c.line("const " + T + " *sr = in2 + " + o[2] + ";");
+          if (!ro.getInterleaved()) {
+            c.line("for (int64_t k = 0; k < " + str(H) + "; ++k) yr[k] = (" + T + ")(xr[k] * " +
+                   at("cr", "k", cj) + " - xr[k + " + str(H) + "] * " + at("sr", "k", sj) + ");");
+            c.line("for (int64_t k = " + str(H) + "; k < " + str(D) + "; ++k) yr[k] = (" + T +
+                   ")(xr[k] * " + at("cr", "k", cj) + " + xr[k - " + str(H) + "] * " +
+                   at("sr", "k", sj) + ");");
+          } else {
+            c.open("for (int64_t k = 0; k < " + str(D) + "; k += 2)");
+            c.line("yr[k] = (" + T + ")(xr[k] * " + at("cr", "k", cj) + " - xr[k + 1] * " +
+                   at("sr", "k", sj) + ");");
+            c.line("yr[k + 1] = (" + T + ")(xr[k + 1] * " + at("cr", "(k + 1)", cj) +
+                   " + xr[k] * " + at("sr", "(k + 1)", sj) + ");");
+            c.close();
+          }
+        },
+        D);
+    return llvm::Error::success();
+  }
+
+  if (isa<tg::SwigluOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "swiglu needs a float type");
+    // y[r, k] = silu(x[r, k]) * x[r, N + k], one pass over the rows of x.
+    Shape x = shapeOf(op->getOperand(0));
+    int64_t N = x.back() / 2, R = product(x, 0, x.size() - 1);
+    if (R * N == 0) {
+      c.line("// empty tensor");
+      return llvm::Error::success();
+    }
+    std::string pr = pragma(R * N * 9);
+    if (!pr.empty() && R > 1)
+      c.line(pr);
+    c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
+    c.line("const " + T + " *xr = in0 + r * " + str(2 * N) + ";");
+    c.line(T + " *yr = out0 + r * " + str(N) + ";");
+    c.line("for (int64_t k = 0; k < " + str(N) + "; ++k) yr[k] = tg_mul<" + T + ">(tg_silu<" + T +
+           ">(xr[k]), xr[k + " + str(N) + "]);");
+    c.close();
+    return llvm::Error::success();
+  }
+
+  return opError(op, "op not supported by the CPU backend");
+}
+
+} // namespace tgc::cpu

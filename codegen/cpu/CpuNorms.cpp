@@ -1,0 +1,152 @@
+// CpuNorms.cpp — CPU kernels for row normalizations: layer norm, RMS norm and softmax.
+#include "codegen/cpu/CpuBuilder.h"
+
+namespace tgc::cpu {
+
+llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
+  const std::string T = ct->name;
+  const std::string sz = "sizeof(" + T + ")";
+  (void)sz;
+
+  if (auto ln = dyn_cast<tg::LayerNormOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "layer_norm needs a float type");
+    Shape x = shapeOf(ln.getInput());
+    int64_t axis = *tgc::normalizeAxis(ln.getAxis(), x.size());
+    int64_t R = product(x, 0, axis), D = product(x, axis);
+    // Index of scale/bias for position j of the normalized dims (r: the row).
+    auto indexOf = [&](Value p, const std::string &name) -> llvm::Expected<std::string> {
+      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(p));
+      if (ix.one)
+        return name + "[0]";
+      if (ix.perColumn)
+        return name + "[j]";
+      const std::string row = ix.rowDims ? ix.rowOff + " + " : "";
+      if (ix.table.empty())
+        return name + "[" + row + "j]";
+      std::string t = fresh("idx");
+      c.line("static const int64_t " + t + "[" + str(D) + "] = " + intArray(ix.table) + ";");
+      return name + "[" + row + t + "[j]]";
+    };
+    std::string scale, bias;
+    unsigned next = 1;
+    if (ln.getScale()) {
+      auto s = indexOf(ln.getScale(), inPtr[next++]);
+      if (!s)
+        return s.takeError();
+      scale = *s;
+    }
+    if (ln.getBias()) {
+      auto s = indexOf(ln.getBias(), inPtr[next++]);
+      if (!s)
+        return s.takeError();
+      bias = *s;
+    }
+    double eps = ln.getEpsilon().convertToDouble();
+    if (R * D == 0) {
+      c.line("// empty tensor");
+      return llvm::Error::success();
+    }
+    c.line("const double eps = " + floatLiteral(eps, false) + ";");
+    std::string pr = pragma(R * D * 4);
+    if (!pr.empty())
+      c.line(pr);
+    c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
+    c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
+    c.line(T + " *yr = out0 + r * " + str(D) + ";");
+    c.line("double s = 0;");
+    c.line("for (int64_t j = 0; j < " + str(D) + "; ++j) s += xr[j];");
+    c.line("const double mean = s / " + str(D) + ";");
+    c.line("double q = 0;");
+    c.line("for (int64_t j = 0; j < " + str(D) + "; ++j) { const double d = xr[j] - mean; q += d * d; }");
+    c.line("const double rstd = 1.0 / std::sqrt(q / " + str(D) + " + eps);");
+    c.open("for (int64_t j = 0; j < " + str(D) + "; ++j)");
+    c.line("double t = (xr[j] - mean) * rstd;");
+    if (!scale.empty())
+      c.line("t *= " + scale + ";");
+    if (!bias.empty())
+      c.line("t += " + bias + ";");
+    c.line("yr[j] = (" + T + ")t;");
+    c.close();
+    c.close();
+    return llvm::Error::success();
+  }
+
+  if (auto rn = dyn_cast<tg::RmsNormOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "rms_norm needs a float type");
+    Shape x = shapeOf(rn.getInput());
+    int64_t axis = *tgc::normalizeAxis(rn.getAxisAttr().getInt(), x.size());
+    int64_t R = product(x, 0, axis), D = product(x, axis);
+    std::string scale;
+    if (rn.getScale()) {
+      // The scale covers the normalized dims exactly (leading 1s aside) or is one element.
+      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(rn.getScale()));
+      if (!ix.perColumn && !ix.one)
+        return opError(op, "rms_norm scale must cover the normalized dims exactly");
+      scale = inPtr[1] + (ix.one ? "[0]" : "[j]");
+    }
+    if (R * D == 0) {
+      c.line("// empty tensor");
+      return llvm::Error::success();
+    }
+    c.line("const double eps = " + floatLiteral(rn.getEpsilon().convertToDouble(), false) + ";");
+    std::string pr = pragma(R * D * 3);
+    if (!pr.empty())
+      c.line(pr);
+    c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
+    c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
+    c.line(T + " *yr = out0 + r * " + str(D) + ";");
+    c.line("double q = 0;");
+    c.line("for (int64_t j = 0; j < " + str(D) + "; ++j) q += (double)xr[j] * xr[j];");
+    c.line("const double rstd = 1.0 / std::sqrt(q / " + str(D) + " + eps);");
+    c.open("for (int64_t j = 0; j < " + str(D) + "; ++j)");
+    c.line("double t = xr[j] * rstd;");
+    if (!scale.empty())
+      c.line("t *= " + scale + ";");
+    c.line("yr[j] = (" + T + ")t;");
+    c.close();
+    c.close();
+    return llvm::Error::success();
+  }
+
+  if (auto sm = dyn_cast<tg::SoftmaxOp>(op)) {
+    if (!ct->isFloat)
+      return opError(op, "softmax needs a float type");
+    Shape x = shapeOf(sm.getInput());
+    int64_t axis = *tgc::normalizeAxis(sm.getAxis(), x.size());
+    int64_t O = product(x, 0, axis), L = x[axis], I = product(x, axis + 1);
+    if (O * L * I == 0) {
+      c.line("// empty tensor");
+      return llvm::Error::success();
+    }
+    std::string pr = pragma(O * L * I * 8);
+    if (!pr.empty())
+      c.line(pr);
+    c.open("for (int64_t r = 0; r < " + str(O * I) + "; ++r)");
+    c.line("const int64_t base = (r / " + str(I) + ") * " + str(L * I) + " + r % " + str(I) + ";");
+    c.line("const " + T + " *xr = in0 + base;");
+    c.line(T + " *yr = out0 + base;");
+    c.line(T + " m = -std::numeric_limits<" + T + ">::infinity();");
+    c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + T + " v = xr[k * " + str(I) +
+           "]; if (v > m || v != v) m = v; }");
+    c.line("double s = 0;");
+    c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + T + " e = std::exp(xr[k * " +
+           str(I) + "] - m); yr[k * " + str(I) + "] = e; s += e; }");
+    if (sm.getLog()) {
+      c.line("const double ls = std::log(s);");
+      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) yr[k * " + str(I) + "] = (" + T +
+             ")((double)xr[k * " + str(I) + "] - (double)m - ls);");
+    } else {
+      c.line("const double inv = 1.0 / s;");
+      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) yr[k * " + str(I) + "] = (" + T +
+             ")(yr[k * " + str(I) + "] * inv);");
+    }
+    c.close();
+    return llvm::Error::success();
+  }
+
+  return opError(op, "op not supported by the CPU backend");
+}
+
+} // namespace tgc::cpu
