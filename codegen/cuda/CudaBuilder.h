@@ -218,6 +218,28 @@ struct KernelBuilder {
                             bool &handled);
 };
 
+/// A transpose that swaps the first two of three dims ([B, S, D] -> [S, B, D]).
+inline bool isBatchRowTranspose(tg::TransposeOp t) {
+  if (!t || shapeOf(t.getInput()).size() != 3)
+    return false;
+  Shape perm;
+  for (mlir::Attribute p : t.getPerm())
+    perm.push_back(p.cast<mlir::IntegerAttr>().getInt());
+  return perm == Shape{1, 0, 2};
+}
+/// Whether two planned buffers share bytes (only arena buffers can).
+inline bool overlaps(const BufferLoc &a, const BufferLoc &b) {
+  return a.kind == BufferLoc::Arena && b.kind == BufferLoc::Arena && a.offset < b.offset + b.bytes &&
+         b.offset < a.offset + a.bytes;
+}
+
+/// tg.attention kernels (CudaAttention.cpp): tiled in float (head dims <= 128), and on tensor
+/// cores for f16/bf16. `mt` is the mask's type, `maskIdx` its index expression.
+llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
+                           const CType &mt, const std::string &maskIdx, std::string &code);
+llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
+                         const CType &mt, const std::string &maskIdx, std::string &code);
+
 } // namespace tgc::cuda
 
 #endif // TGC_CODEGEN_CUDA_CUDABUILDER_H

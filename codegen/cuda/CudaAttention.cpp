@@ -1,0 +1,581 @@
+// CudaAttention.cpp — CUDA kernels for tg.attention: tiled (one block per 16 query rows of a head,
+// K/V tiles in shared memory, online softmax; one warp per query row for head dims > 128 stays in
+// CudaRowKernels.cpp) and on tensor cores for f16/bf16 (mma.sync m16n8k16, key tiles split across
+// warps).
+#include "codegen/cuda/CudaBuilder.h"
+
+#include "compiler/dialect/TgDialect.h"
+
+using namespace mlir;
+
+namespace tgc::cuda {
+
+/// tg.attention, tiled (head dims <= 128): one block of 4 warps per (b, h, 16 query rows). The
+/// block stages its scaled q rows and, tile by tile, KT keys of K (transposed, padded against
+/// bank conflicts) and V in shared memory as float; each warp owns 4 query rows, each lane KT/32
+/// keys of a tile for the scores and output dims d ≡ lane (mod 32) for the P·V product. Online
+/// softmax per tile in float (warp max; per-lane partial sums, one warp sum at the end); causal
+/// blocks stop at their last visible key. Undefined rows (all -inf, any NaN or +inf score) give
+/// 0, like the one-warp-per-row kernel. With layout "bshd" a head's rows are Hq (q, output) or
+/// Hkv (k, v) rows apart instead of adjacent; only the staging loads and the stores change.
+llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct, const CType &mt,
+                           const std::string &maskIdx, std::string &code) {
+  Code &c = kb.c;
+  const std::string &it = kb.it;
+  const std::string &T = ct.name;
+  const bool bshd = at.getLayout() == "bshd";
+  const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
+  Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
+  const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
+  constexpr int64_t W = 4, R = 4, QT = W * R, NT = W * 32;
+  const int64_t KT = std::max(D, Dv) <= 64 ? 64 : 32, KPL = KT / 32, NV = (Dv + 31) / 32;
+  const int64_t nQT = (S + QT - 1) / QT;
+  const bool q4 = D % 4 == 0;
+  const std::string sQT = str(QT), sKT = str(KT), sD = str(D), sDv = str(Dv), sL = str(L),
+                    sS = str(S);
+  c.line("__shared__ __align__(16) float Qs[" + sQT + "][" + sD + "];");
+  c.line("__shared__ float Ks[" + sD + "][" + str(KT + 1) + "];");
+  c.line("__shared__ float Vs[" + sKT + "][" + str(NV * 32) + "];");
+  c.line("__shared__ __align__(16) float Ps[" + str(W) + "][" + str(R) + "][" + sKT + "];");
+  c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;");
+  c.line("const " + it + " qt = (" + it + ")blockIdx.x % " + str(nQT) + ", bh = (" + it +
+         ")blockIdx.x / " + str(nQT) + ";");
+  c.line("const " + it + " h = bh % " + str(Hq) + ", b = bh / " + str(Hq) + ";");
+  c.line("(void)h; (void)b;");
+  c.line("const " + it + " s0 = qt * " + sQT + ";");
+  if (bshd) {
+    c.line("const " + it + " kh = b * " + str(L * Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + (b * " + str(S * Hq) + " + h) * " + sD + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + sD + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + sDv + ";");
+  } else {
+    c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + bh * " + str(S * D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+  }
+  c.line("const float scale = " + floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ";");
+  c.open("for (int e = tid; e < " + str(QT * D) + "; e += " + str(NT) + ")");
+  c.line("const int i = e / " + sD + ", d = e % " + sD + ";");
+  c.line("Qs[i][d] = s0 + i < " + sS + " ? " +
+         ct.ld("qb[(s0 + i) * " + (bshd ? str(Hq * D) : sD) + " + d]") + " * scale : 0.f;");
+  c.close();
+  c.line("float acc[" + str(R) + "][" + str(NV) + "], m[" + str(R) + "], l[" + str(R) + "];");
+  c.line("bool bad[" + str(R) + "];");
+  c.line("#pragma unroll");
+  c.open("for (int i = 0; i < " + str(R) + "; ++i)");
+  c.line("m[i] = -tg_inf_f(); l[i] = 0.f; bad[i] = false;");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NV) + "; ++u) acc[i][u] = 0.f;");
+  c.close();
+  std::string tEnd = sL;
+  if (at.getCausal()) {
+    // Row s sees keys t < s + L - S + 1; the block's last row bounds the tiles.
+    c.line("const " + it + " sl = s0 + " + sQT + " < " + sS + " ? s0 + " + sQT + " - 1 : " +
+           str(S - 1) + ";");
+    c.line("const " + it + " tEnd = sl + " + str(L - S + 1) + " < " + sL + " ? sl + " +
+           str(L - S + 1) + " : " + sL + ";");
+    tEnd = "tEnd";
+  }
+  c.open("for (" + it + " t0 = 0; t0 < " + tEnd + "; t0 += " + sKT + ")");
+  c.line("__syncthreads();");
+  c.open("for (int e = tid; e < " + str(KT * D) + "; e += " + str(NT) + ")");
+  c.line("const int t = e / " + sD + ", d = e % " + sD + ";");
+  c.line("Ks[d][t] = t0 + t < " + sL + " ? " +
+         ct.ld(bshd ? "kb[(t0 + t) * " + str(Hkv * D) + " + d]" : "kb[t0 * " + sD + " + e]") +
+         " : 0.f;");
+  c.close();
+  c.open("for (int e = tid; e < " + str(KT * Dv) + "; e += " + str(NT) + ")");
+  c.line("const int t = e / " + sDv + ", d = e % " + sDv + ";");
+  c.line("Vs[t][d] = t0 + t < " + sL + " ? " +
+         ct.ld(bshd ? "vb[(t0 + t) * " + str(Hkv * Dv) + " + d]" : "vb[t0 * " + sDv + " + e]") +
+         " : 0.f;");
+  c.close();
+  c.line("__syncthreads();");
+  // Scores: x[i][c] = q_i · k_{t0 + lane + 32c}.
+  c.line("float x[" + str(R) + "][" + str(KPL) + "];");
+  c.line("#pragma unroll");
+  c.line("for (int i = 0; i < " + str(R) + "; ++i) for (int cc = 0; cc < " + str(KPL) +
+         "; ++cc) x[i][cc] = 0.f;");
+  if (q4) {
+    c.line("#pragma unroll 2");
+    c.open("for (int d = 0; d < " + sD + "; d += 4)");
+    c.line("float kk[4][" + str(KPL) + "];");
+    c.line("#pragma unroll");
+    c.line("for (int j = 0; j < 4; ++j) for (int cc = 0; cc < " + str(KPL) +
+           "; ++cc) kk[j][cc] = Ks[d + j][lane + 32 * cc];");
+    c.line("#pragma unroll");
+    c.open("for (int i = 0; i < " + str(R) + "; ++i)");
+    c.line("const float4 qq = *(const float4 *)&Qs[w * " + str(R) + " + i][d];");
+    c.line("#pragma unroll");
+    c.line("for (int cc = 0; cc < " + str(KPL) +
+           "; ++cc) x[i][cc] += qq.x * kk[0][cc] + qq.y * kk[1][cc] + qq.z * kk[2][cc] + qq.w * "
+           "kk[3][cc];");
+    c.close();
+    c.close();
+  } else {
+    c.line("#pragma unroll 4");
+    c.open("for (int d = 0; d < " + sD + "; ++d)");
+    c.line("float kk[" + str(KPL) + "];");
+    c.line("#pragma unroll");
+    c.line("for (int cc = 0; cc < " + str(KPL) + "; ++cc) kk[cc] = Ks[d][lane + 32 * cc];");
+    c.line("#pragma unroll");
+    c.line("for (int i = 0; i < " + str(R) + "; ++i) { const float qd = Qs[w * " + str(R) +
+           " + i][d]; for (int cc = 0; cc < " + str(KPL) + "; ++cc) x[i][cc] += qd * kk[cc]; }");
+    c.close();
+  }
+  // Online softmax per row.
+  c.line("#pragma unroll");
+  c.open("for (int i = 0; i < " + str(R) + "; ++i)");
+  c.line("const " + it + " s = s0 + w * " + str(R) + " + i;");
+  c.line("float mt = -tg_inf_f();");
+  c.line("#pragma unroll");
+  c.open("for (int cc = 0; cc < " + str(KPL) + "; ++cc)");
+  c.line("const " + it + " t = t0 + lane + 32 * cc;");
+  std::string vis = "s < " + sS + " && t < " + sL;
+  if (at.getCausal())
+    vis += " && t < s + " + str(L - S + 1);
+  c.line("float xv = -tg_inf_f();");
+  c.open("if (" + vis + ")");
+  c.line("xv = x[i][cc];");
+  if (!maskIdx.empty())
+    c.line("xv += (float)" + mt.ld(kb.inPtr[3] + "[" + maskIdx + "]") + ";");
+  c.line("if (xv != xv || xv == tg_inf_f()) { bad[i] = true; xv = -tg_inf_f(); }");
+  c.close();
+  c.line("x[i][cc] = xv;");
+  c.line("mt = xv > mt ? xv : mt;");
+  c.close();
+  c.line("mt = tg_warp_max<float>(mt);");
+  c.line("const float mn = mt > m[i] ? mt : m[i];");
+  c.line("const bool none = mn == -tg_inf_f();");
+  c.line("const float corr = none ? 1.f : tgf_exp(m[i] - mn);");
+  c.line("float ps = 0.f;");
+  c.line("#pragma unroll");
+  c.open("for (int cc = 0; cc < " + str(KPL) + "; ++cc)");
+  c.line("const float p = none || x[i][cc] == -tg_inf_f() ? 0.f : tgf_exp(x[i][cc] - mn);");
+  c.line("ps += p;");
+  c.line("Ps[w][i][lane + 32 * cc] = p;");
+  c.close();
+  c.line("l[i] = l[i] * corr + ps;");
+  c.line("m[i] = mn;");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NV) + "; ++u) acc[i][u] *= corr;");
+  c.close();
+  c.line("__syncwarp();");
+  // acc[i][u] += Σ_j P[i][j] · V[j][lane + 32u].
+  c.line("#pragma unroll 2");
+  c.open("for (int j = 0; j < " + sKT + "; j += 4)");
+  c.line("float vv[4][" + str(NV) + "];");
+  c.line("#pragma unroll");
+  c.line("for (int jj = 0; jj < 4; ++jj) for (int u = 0; u < " + str(NV) +
+         "; ++u) vv[jj][u] = Vs[j + jj][lane + 32 * u];");
+  c.line("#pragma unroll");
+  c.open("for (int i = 0; i < " + str(R) + "; ++i)");
+  c.line("const float4 p = *(const float4 *)&Ps[w][i][j];");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NV) +
+         "; ++u) acc[i][u] += p.x * vv[0][u] + p.y * vv[1][u] + p.z * vv[2][u] + p.w * vv[3][u];");
+  c.close();
+  c.close();
+  c.line("__syncwarp();");
+  c.close(); // key tiles
+  c.line("#pragma unroll");
+  c.open("for (int i = 0; i < " + str(R) + "; ++i)");
+  c.line("const " + it + " s = s0 + w * " + str(R) + " + i;");
+  c.line("if (s >= " + sS + ") continue;");
+  c.line("const float lsum = tg_warp_sum<float>(l[i]);");
+  c.line("const bool zero = __any_sync(0xffffffffu, bad[i]) || m[i] == -tg_inf_f();");
+  c.line("const float inv = zero ? 0.f : 1.f / lsum;");
+  if (bshd)
+    c.line(T + " *o = out0 + ((b * " + sS + " + s) * " + str(Hq) + " + h) * " + sDv + ";");
+  else
+    c.line(T + " *o = out0 + (bh * " + sS + " + s) * " + sDv + ";");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NV) + "; ++u) { const int d = lane + 32 * u; if (d < " +
+         sDv + ") o[d] = " + ct.st("zero ? 0.f : acc[i][u] * inv") + "; }");
+  c.close();
+  kb.endKernel(code, B * Hq * nQT, NT);
+  return llvm::Error::success();
+}
+
+/// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block per
+/// (b, h, 16 query rows) and W warps (up to 8) that split the keys: warp w takes key tiles w,
+/// w + W, ... of 32 keys (16 when L <= 128), each staged in the warp's own shared memory
+/// (cp.async, two stages when they fit), so the warps run without block barriers until the end,
+/// where their partial softmax states (row max m, row sum l, unnormalized output o) merge through
+/// shared memory (each warp's state in its own stage area when it fits, so no barrier before the
+/// writes): F_w = e^(m_w - M) / Σ_v l_v · e^(m_v - M) once per row, M = max_w m_w, then
+/// o = Σ_w o_w · F_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
+/// (f16/bf16 operands, f32 accumulators); q stays in registers as A fragments; K and V fragments
+/// come from shared memory through ldmatrix (V transposed). Scores are scaled in f32, in the
+/// log2 domain (scale · log2 e, the mask times log2 e), so exponentials are ex2.approx; the online
+/// softmax runs in f32 registers (each lane holds 2 rows × 8 keys of a tile, row max/sum over the 4
+/// lanes of a quad); a tile's mask values are loaded before its K/V wait; P is rounded to the
+/// storage type for the P·V product, the row sums use the unrounded values. Masking, causality
+/// and undefined rows (all -inf, any NaN or +inf score → 0) follow the float kernel.
+llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct, const CType &mt,
+                         const std::string &maskIdx, std::string &code) {
+  Code &c = kb.c;
+  const std::string &it = kb.it;
+  const std::string &T = ct.name;
+  const bool bf = T == "__nv_bfloat16";
+  const std::string ab = bf ? "bf16" : "f16";
+  const bool bshd = at.getLayout() == "bshd";
+  const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
+  Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
+  const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
+  // Key tiles of 16 when that gives every warp (at most 8) a single tile: twice the warps of
+  // 32-key tiles, each with half the dependent work (attention at batch 1 is latency-bound at
+  // about one warp per scheduler).
+  const int64_t KT = (L + 15) / 16 <= 8 ? 16 : 32;
+  const int64_t KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
+  const int64_t nQT = (S + 15) / 16, nKT = (L + KT - 1) / KT;
+  // Warps: one per key tile up to 8, as many as one stage each fits in kSmemMax of (dynamic)
+  // shared memory, which leaves room for two blocks per SM; a second stage per warp when that
+  // fits too.
+  const int64_t stageBytes = KT * (KP + VP) * 2, kSmemMax = 100 * 1024;
+  int64_t W = std::min<int64_t>(8, std::max<int64_t>(1, nKT));
+  while (W > 1 && W * stageBytes > kSmemMax)
+    --W;
+  const int64_t STG = nKT > W && 2 * W * stageBytes <= kSmemMax ? 2 : 1;
+  const int64_t NT = 32 * W, kvBytes = W * STG * stageBytes;
+  // Each warp's partial state for the merge (o [16][Dv], then m, l, z and its weight f per row)
+  // goes in the warp's own stage area when it fits there (no other warp touches it: no barrier
+  // before the writes), else packed from the start of shared memory over the stages (a barrier
+  // first).
+  const int64_t stateFloats = 16 * (Dv + 4);
+  const bool ownArea = stateFloats * 4 <= STG * stageBytes;
+  const int64_t XS = ownArea ? STG * stageBytes / 4 : stateFloats; // floats between warps' states
+  const int64_t mergeBytes = W > 1 && !ownArea ? W * stateFloats * 4 : 0;
+  const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
+  const std::string sS = str(S), sL = str(L), sW = str(W);
+  kb.sharedBytes = std::max(kvBytes, mergeBytes);
+  // One block per multiprocessor: launched early (programmatic launch) beside the GEMM before
+  // it, two blocks would share one multiprocessor for good while others free up; each block is
+  // a latency-bound chain (perf-log, tenth session: gpt2 −16 µs).
+  kb.oneBlockPerSm = true;
+  c.line("extern __shared__ __align__(16) unsigned char tg_dsm[];");
+  c.line("unsigned char *sm = tg_dsm;");
+  c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
+         "& 3;");
+  c.line("(void)tid;");
+  // This warp's stages: Ks[st][t][d], Vs[st][t][d] (rows padded by 16 bytes: conflict-free
+  // ldmatrix).
+  c.line("unsigned short (*Ks)[" + str(KT) + "][" + str(KP) + "] = (unsigned short (*)[" +
+         str(KT) + "][" + str(KP) + "])(sm + w * " + str(STG * stageBytes) + ");");
+  c.line("unsigned short (*Vs)[" + str(KT) + "][" + str(VP) + "] = (unsigned short (*)[" +
+         str(KT) + "][" + str(VP) + "])(sm + w * " + str(STG * stageBytes) + " + " +
+         str(STG * KT * KP * 2) + ");");
+  c.line("const " + it + " qt = (" + it + ")blockIdx.x % " + str(nQT) + ", bh = (" + it +
+         ")blockIdx.x / " + str(nQT) + ";");
+  c.line("const " + it + " h = bh % " + str(Hq) + ", b = bh / " + str(Hq) + ";");
+  c.line("(void)h; (void)b;");
+  if (bshd) {
+    c.line("const " + it + " kh = b * " + str(L * Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + (b * " + str(S * Hq) + " + h) * " + str(D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(Dv) + ";");
+  } else {
+    c.line("const " + it + " kh = b * " + str(Hkv) + " + h / " + str(Hq / Hkv) + ";");
+    c.line("const " + T + " *qb = in0 + bh * " + str(S * D) + ";");
+    c.line("const " + T + " *kb = in1 + kh * " + str(L * D) + ";");
+    c.line("const " + T + " *vb = in2 + kh * " + str(L * Dv) + ";");
+  }
+  c.line("const unsigned short *kr16 = (const unsigned short *)kb, *vr16 = (const unsigned short "
+         "*)vb;");
+  c.line("const bool al = (((size_t)kb | (size_t)vb) & 15) == 0;");
+  // Scores in the log2 domain (scale · log2 e folded in), so every exponential is one ex2.approx
+  // (relative error ~2^-22, far below the f16/bf16 rounding of P and of the output).
+  const double scale = at.getScaleAttr().getValueAsDouble();
+  c.line("const float scale = " + floatLiteral(maskIdx.empty() ? scale * M_LOG2E : scale, true) +
+         ";");
+  c.line("auto ex2 = [](float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : "
+         "\"f\"(x)); return y; };");
+  c.line("const " + it + " s0 = qt * 16;");
+  c.line("auto mma = [](float *d, const unsigned *a, unsigned b0, unsigned b1) {");
+  c.line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab +
+         ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+f\"(d[0]), "
+         "\"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]) : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
+         "\"r\"(a[3]), \"r\"(b0), \"r\"(b1));");
+  c.line("};");
+  // ldmatrix: lane l gives the row address of 8×8 matrix l / 8 (x4; x2 reads lanes 0-15 only).
+  c.line("auto ldsm4 = [](unsigned *r, const void *p, bool tr) {");
+  c.line("  const unsigned a = (unsigned)__cvta_generic_to_shared(p);");
+  c.line("  if (tr) asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, "
+         "[%4];\" : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a));");
+  c.line("  else asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\" "
+         ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a));");
+  c.line("};");
+  if (NO % 2)
+    c.line("auto ldsm2t = [](unsigned *r, const void *p) { asm volatile(\"ldmatrix.sync.aligned."
+           "m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\" : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"((unsigned)"
+           "__cvta_generic_to_shared(p))); };");
+  if (bf)
+    c.line("auto pack = [](float lo, float hi) { __nv_bfloat162 r = __floats2bfloat162_rn(lo, "
+           "hi); return *(unsigned *)&r; };");
+  else
+    c.line("auto pack = [](float lo, float hi) { __half2 r = __floats2half2_rn(lo, hi); return "
+           "*(unsigned *)&r; };");
+  std::string tEnd = sL;
+  if (at.getCausal()) {
+    c.line("const " + it + " sl = s0 + 16 < " + sS + " ? s0 + 15 : " + str(S - 1) + ";");
+    c.line("const " + it + " tEnd = sl + " + str(L - S + 1) + " < " + sL + " ? sl + " +
+           str(L - S + 1) + " : " + sL + ";");
+    tEnd = "tEnd";
+  }
+  c.line("const int nT = (int)((" + tEnd + " + " + str(KT - 1) + ") / " + str(KT) + ");");
+  // K/V tiles (16-byte-aligned bases) stream in with cp.async, every load of a tile in flight at
+  // once, zero-filled past L.
+  c.line("auto loadKV = [&](int st, " + it + " t0) {");
+  c.ind++;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
+    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
+    c.line("#pragma unroll");
+    c.open("for (int e = lane; e < " + str(KT * DD / 8) + "; e += 32)");
+    c.line("const int t = e / " + str(DD / 8) + ", d = e % " + str(DD / 8) + " * 8;");
+    c.line("const bool in = t0 + t < " + sL + ";");
+    c.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)"
+           "__cvta_generic_to_shared(&" + dst + "[st][t][d])), \"l\"(" + src + " + (in ? t0 + t : 0) * " +
+           str(RS) + " + d), \"r\"(in ? 16 : 0));");
+    c.close();
+  }
+  c.ind--;
+  c.line("};");
+  if (STG == 2)
+    c.line("if (al && w < nT) { loadKV(0, (" + it + ")w * " + str(KT) +
+           "); asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }");
+  // q as A fragments: a[r] holds rows g (+8 for odd r), dims 2tq, 2tq+1 (+8 for r >= 2).
+  c.line("unsigned qa[" + str(NK) + "][4];");
+  c.line("#pragma unroll");
+  c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
+  c.line("#pragma unroll");
+  c.open("for (int r = 0; r < 4; ++r)");
+  c.line("const " + it + " s = s0 + g + 8 * (r & 1);");
+  c.line("const int d = kk * 16 + 2 * tq + 8 * (r >> 1);");
+  c.line("qa[kk][r] = s < " + sS + " ? *(const unsigned *)(qb + s * " + str(QS) + " + d) : 0u;");
+  c.close();
+  c.close();
+  c.line("float o[" + str(NO) + "][4], m[2], l[2];");
+  c.line("bool bad[2];");
+  c.line("#pragma unroll");
+  c.line("for (int u = 0; u < " + str(NO) + "; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;");
+  c.line("m[0] = m[1] = -tg_inf_f(); l[0] = l[1] = 0.f; bad[0] = bad[1] = false;");
+  c.line("int kti = 0;");
+  c.open("for (int ti = w; ti < nT; ti += " + sW + ", ++kti)");
+  c.line("const " + it + " t0 = (" + it + ")ti * " + str(KT) + ";");
+  c.line("__syncwarp(); // every lane is done with the stage refilled below");
+  c.open("if (al)");
+  if (STG == 2) {
+    c.line("if (ti + " + sW + " < nT) loadKV((kti + 1) & 1, t0 + " + str(W * KT) + ");");
+    c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+  } else {
+    c.line("loadKV(0, t0);");
+    c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+  }
+  c.close();
+  c.open("else");
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
+    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
+    c.open("for (int e = lane; e < " + str(KT * DD) + "; e += 32)");
+    c.line("const int t = e / " + str(DD) + ", d = e % " + str(DD) + ";");
+    c.line(dst + "[0][t][d] = t0 + t < " + sL + " ? " + src + "[(t0 + t) * " + str(RS) +
+           " + d] : (unsigned short)0;");
+    c.close();
+  }
+  c.close();
+  // This tile's mask values, loaded while its K/V are in flight.
+  std::string vis = "s < " + sS + " && t < " + sL;
+  if (at.getCausal())
+    vis += " && t < s + " + str(L - S + 1);
+  if (!maskIdx.empty()) {
+    c.line("float mk[" + str(KT / 8) + "][4];");
+    c.line("#pragma unroll");
+    c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+    c.line("#pragma unroll");
+    c.open("for (int r = 0; r < 4; ++r)");
+    c.line("const " + it + " s = s0 + g + 8 * (r >> 1), t = t0 + j * 8 + 2 * tq + (r & 1);");
+    c.line("mk[j][r] = " + vis + " ? (float)" + mt.ld(kb.inPtr[3] + "[" + maskIdx + "]") +
+           " : 0.f;");
+    c.close();
+    c.close();
+  }
+  c.line("if (al) asm volatile(\"cp.async.wait_group " + std::string(STG == 2 ? "1" : "0") +
+         ";\" ::: \"memory\");");
+  c.line("__syncwarp();");
+  c.line("const int st = " + std::string(STG == 2 ? "al ? (kti & 1) : 0" : "0") + ";");
+  // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}. One ldmatrix.x4 gives the
+  // B fragments of key groups j, j + 1 for one 16-dim step.
+  c.line("float sc[" + str(KT / 8) + "][4];");
+  c.line("#pragma unroll");
+  c.line("for (int j = 0; j < " + str(KT / 8) +
+         "; ++j) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.f;");
+  c.line("#pragma unroll");
+  c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
+  c.line("#pragma unroll");
+  c.open("for (int j = 0; j < " + str(KT / 8) + "; j += 2)");
+  c.line("unsigned r[4];");
+  c.line("ldsm4(r, &Ks[st][j * 8 + (lane >> 4) * 8 + (lane & 7)][kk * 16 + ((lane >> 3) & 1) * 8], "
+         "false);");
+  c.line("mma(sc[j], qa[kk], r[0], r[1]);");
+  c.line("mma(sc[j + 1], qa[kk], r[2], r[3]);");
+  c.close();
+  c.close();
+  // Online softmax, rows g (rh = 0) and g + 8 (rh = 1).
+  c.line("#pragma unroll");
+  c.open("for (int rh = 0; rh < 2; ++rh)");
+  c.line("const " + it + " s = s0 + g + 8 * rh;");
+  c.line("float mx = -tg_inf_f();");
+  c.line("#pragma unroll");
+  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+  c.line("#pragma unroll");
+  c.open("for (int cc = 0; cc < 2; ++cc)");
+  c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
+  c.line("float xv = -tg_inf_f();");
+  c.open("if (" + vis + ")");
+  if (maskIdx.empty()) {
+    c.line("xv = sc[j][2 * rh + cc] * scale;");
+  } else {
+    // A finite score stays finite in the log2 domain (a mask of float's lowest, as Hugging Face
+    // exports, must not become -inf: a row masked only so is uniform, as in the float kernel).
+    c.line("const float xn = sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc];");
+    c.line("xv = xn * " + floatLiteral(M_LOG2E, true) + ";");
+    c.line("if (fabsf(xn) < tg_inf_f()) xv = fminf(fmaxf(xv, -0x1.fffffep+127f), 0x1.fffffep+127f);");
+  }
+  c.line("if (!(xv < tg_inf_f())) { bad[rh] = true; xv = -tg_inf_f(); } // NaN or +inf");
+  c.close();
+  c.line("sc[j][2 * rh + cc] = xv;");
+  c.line("mx = xv > mx ? xv : mx;");
+  c.close();
+  c.close();
+  c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
+  c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+  c.line("const float mn = mx > m[rh] ? mx : m[rh];");
+  // With no finite score yet (mn = -inf) every p and the correction are 0 (ex2(-inf) = 0; l and
+  // o are still 0 then), so the exponentials need no guards: subtract 0 instead of -inf.
+  c.line("const float ms = mn == -tg_inf_f() ? 0.f : mn;");
+  c.line("const float corr = ex2(m[rh] - ms);");
+  c.line("float ps = 0.f;");
+  c.line("#pragma unroll");
+  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+  c.line("#pragma unroll");
+  c.open("for (int cc = 0; cc < 2; ++cc)");
+  c.line("const float x = sc[j][2 * rh + cc];");
+  c.line("const float p = ex2(x - ms);");
+  c.line("ps += p;");
+  c.line("sc[j][2 * rh + cc] = p;");
+  c.close();
+  c.close();
+  c.line("l[rh] = l[rh] * corr + ps;");
+  c.line("m[rh] = mn;");
+  c.line("#pragma unroll"); // o is still 0 on a warp's first tile
+  c.line("for (int u = 0; u < " + str(NO) +
+         "; ++u) if (kti) { o[u][2 * rh] *= corr; o[u][2 * rh + 1] *= corr; }");
+  c.close();
+  // o += P · V: P's C fragments of key groups 2kk, 2kk+1 form the A fragment of k-step kk; one
+  // ldmatrix.x4.trans gives the B fragments of output groups u, u + 1.
+  c.line("#pragma unroll");
+  c.open("for (int kk = 0; kk < " + str(KT / 16) + "; ++kk)");
+  c.line("const unsigned pa[4] = {pack(sc[2 * kk][0], sc[2 * kk][1]), pack(sc[2 * kk][2], "
+         "sc[2 * kk][3]), pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]), pack(sc[2 * kk + 1][2], "
+         "sc[2 * kk + 1][3])};");
+  c.line("#pragma unroll");
+  c.open("for (int u = 0; u + 1 < " + str(NO) + "; u += 2)");
+  c.line("unsigned r[4];");
+  c.line("ldsm4(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][(u + (lane >> 4)) * 8], "
+         "true);");
+  c.line("mma(o[u], pa, r[0], r[1]);");
+  c.line("mma(o[u + 1], pa, r[2], r[3]);");
+  c.close();
+  if (NO % 2) {
+    c.open("");
+    c.line("unsigned r[2];");
+    c.line("ldsm2t(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][" + str(NO - 1) +
+           " * 8]);");
+    c.line("mma(o[" + str(NO - 1) + "], pa, r[0], r[1]);");
+    c.close();
+  }
+  c.close();
+  c.close(); // key tiles
+  if (STG == 2)
+    c.line("if (al) asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");");
+  // Row sums and the undefined-row flag over the quad.
+  c.line("#pragma unroll");
+  c.open("for (int rh = 0; rh < 2; ++rh)");
+  c.line("l[rh] += __shfl_xor_sync(0xffffffffu, l[rh], 1);");
+  c.line("l[rh] += __shfl_xor_sync(0xffffffffu, l[rh], 2);");
+  c.line("int z = bad[rh] ? 1 : 0;");
+  c.line("z |= __shfl_xor_sync(0xffffffffu, z, 1);");
+  c.line("z |= __shfl_xor_sync(0xffffffffu, z, 2);");
+  c.line("bad[rh] = z != 0;");
+  c.close();
+  auto outRow = [&](const std::string &s) {
+    return bshd ? "out0 + ((b * " + sS + " + " + s + ") * " + str(Hq) + " + h) * " + str(Dv)
+                : "out0 + (bh * " + sS + " + " + s + ") * " + str(Dv);
+  };
+  if (W == 1) {
+    c.line("#pragma unroll");
+    c.open("for (int rh = 0; rh < 2; ++rh)");
+    c.line("const " + it + " s = s0 + g + 8 * rh;");
+    c.line("const bool zero = bad[rh] || m[rh] == -tg_inf_f();");
+    c.line("const float inv = zero ? 0.f : 1.f / l[rh];");
+    c.line("if (s >= " + sS + ") continue;");
+    c.line(T + " *op = " + outRow("s") + ";");
+    c.line("#pragma unroll");
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(unsigned *)(op + u * 8 + 2 * tq) = "
+           "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
+    c.close();
+  } else {
+    // Merge the warps' partial states through shared memory: warp x's state at Ws + x·XS.
+    c.line(ownArea ? "__syncwarp(); // this warp's copies are done (waited for): its area is free"
+                   : "__syncthreads(); // the states overlap other warps' stages");
+    const std::string M0 = str(16 * Dv), L0 = str(16 * Dv + 16), Z0 = str(16 * Dv + 32),
+                      F0 = str(16 * Dv + 48), xs = str(XS);
+    c.line("float *Ws = (float *)sm, *St = Ws + w * " + xs + ";");
+    c.line("#pragma unroll");
+    c.open("for (int rh = 0; rh < 2; ++rh)");
+    c.line("const int r = g + 8 * rh;");
+    c.line("#pragma unroll");
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(float2 *)&St[r * " + str(Dv) +
+           " + u * 8 + 2 * tq] = make_float2(o[u][2 * rh], o[u][2 * rh + 1]);");
+    c.line("if (tq == 0) { St[" + M0 + " + r] = m[rh]; St[" + L0 + " + r] = l[rh]; St[" + Z0 +
+           " + r] = bad[rh] ? 1.f : 0.f; }");
+    c.close();
+    c.line("__syncthreads();");
+    // Each warp's weight in a row's output, once per row (16 threads): F_w = e^(m_w - M) / Σ_v
+    // l_v e^(m_v - M), 0 for an undefined row; then every output element is Σ_w o_w · F_w.
+    c.open("if (tid < 16)");
+    c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + sW + "];");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + sW + "; ++x) { M = fmaxf(M, Ws[x * " + xs + " + " + M0 +
+           " + tid]); Z += Ws[x * " + xs + " + " + Z0 + " + tid]; }");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + sW + "; ++x) { const float mw = Ws[x * " + xs + " + " + M0 +
+           " + tid]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); sum += Ws[x * " + xs + " + " +
+           L0 + " + tid] * f[x]; }");
+    c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + sW + "; ++x) Ws[x * " + xs + " + " + F0 + " + tid] = f[x] * inv;");
+    c.close();
+    c.line("__syncthreads();");
+    c.open("for (int e = tid; e < " + str(16 * Dv / 2) + "; e += " + str(NT) + ")");
+    c.line("const int r = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) + " * 2;");
+    c.line("const " + it + " s = s0 + r;");
+    c.line("if (s >= " + sS + ") continue;");
+    c.line("float a0 = 0.f, a1 = 0.f;");
+    c.line("#pragma unroll");
+    c.open("for (int x = 0; x < " + sW + "; ++x)");
+    c.line("const float f = Ws[x * " + xs + " + " + F0 + " + r];");
+    c.line("const float2 ov = *(const float2 *)&Ws[x * " + xs + " + r * " + str(Dv) + " + d];");
+    c.line("a0 += ov.x * f;");
+    c.line("a1 += ov.y * f;");
+    c.close();
+    c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
+    c.close();
+  }
+  kb.endKernel(code, B * Hq * nQT, NT);
+  return llvm::Error::success();
+}
+
+} // namespace tgc::cuda
