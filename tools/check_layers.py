@@ -10,7 +10,8 @@ Layers, lowest first (docs/design.md):
   driver/    the pipeline, the compile driver and its options
   tools/     the CLI and the helpers
 A file may include its own layer and any lower one. tests/ and third_party/ are exempt. Also
-checked: the Bazel deps of every BUILD file in a layer point to the same or a lower layer.
+checked: the Bazel deps of every BUILD file in a layer point to the same or a lower layer, and
+no source file of a layer is longer than 800 lines (one reader can hold it).
 Prints each violation; last line `layers: N passed, N failed` (one check per file).
 """
 import os
@@ -20,6 +21,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LAYERS = ["runtime", "compiler", "passes", "codegen", "frontends", "driver", "tools"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
+MAX_LINES = 800
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 DEP = re.compile(r'"//([a-z_]+)[/:"]')
 
@@ -47,9 +49,15 @@ def main():
                     top = t.split("/")[0]
                     if top in RANK and RANK[top] > RANK[layer]:
                         bad.append(t)
+                if kind == "includes":
+                    n = open(path, errors="replace").read().count("\n")
+                    if n > MAX_LINES:
+                        bad.append(None)
+                        print("FAIL %s has %d lines (at most %d: split it by concept)" %
+                              (rel, n, MAX_LINES))
                 if bad:
                     failed += 1
-                    for t in bad:
+                    for t in [t for t in bad if t]:
                         print("FAIL %s (%s) %s %s (%s, a higher layer)" %
                               (rel, layer, kind, t, t.split("/")[0]))
                 else:
