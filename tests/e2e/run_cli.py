@@ -277,7 +277,7 @@ check("stale staging directory swept", r.returncode == 0 and os.listdir(atom_dir
 
 # JSON stays valid with a tab, quotes, a backslash and a newline in a node name (llvm::json).
 m = onnx.load(model("parallel_mlp"))
-m.graph.node[0].name = 'tab\there "quoted" back\\slash\nnext'
+next(n for n in m.graph.node if n.name == "/l1.0/Gemm").name = 'tab\there "quoted" back\\slash\nnext'
 odd = os.path.join(TMP, "odd.onnx")
 onnx.save(m, odd)
 oddpkg, oddjs, oddtrace = (os.path.join(TMP, n) for n in ("odd.tgpkg", "odd.json", "odd_trace.json"))
