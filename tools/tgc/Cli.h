@@ -1,0 +1,65 @@
+// Cli.h — what the tgc subcommands share: errors, test data and inputs, sessions, timing, JSON,
+// and each subcommand's registration (one file each: CompileCommand.cpp, BisectCommand.cpp,
+// RunCommand.cpp, BenchCommand.cpp, InspectCommand.cpp; main.cpp parses and dispatches).
+#ifndef TGC_TOOLS_TGC_CLI_H
+#define TGC_TOOLS_TGC_CLI_H
+
+#include "runtime/Session.h"
+#include "runtime/Tensor.h"
+
+#include <CLI/CLI.hpp>
+#include <llvm/Support/JSON.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tgc {
+struct CompileOptions;
+} // namespace tgc
+
+namespace tgc::cli {
+
+/// Prints `tgc: error: msg` to stderr; returns exit code 1.
+int fail(const std::string &msg);
+/// "name=1x128" -> (name, {1, 128}).
+bool parseInputShape(const std::string &spec, std::string &name, std::vector<int64_t> &dims,
+                     std::string &err);
+/// Every --input-shape into `o.inputShapes`; an input named twice is refused.
+bool takeInputShapes(const std::vector<std::string> &specs, CompileOptions &o, std::string &err);
+/// input_K.pb / output_K.pb files of a test_data_set folder, ordered by K.
+std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix);
+bool readTensors(const std::vector<std::string> &files, std::vector<HostTensor> &out,
+                 std::string &err);
+/// Inputs drawn for `s` (floats in [-1, 1), integers in [0, 10) or an index input's range).
+std::vector<HostTensor> randomInputs(const Session &s);
+/// A run's inputs: from --test-data (with its expected outputs), --inputs files, or random.
+bool takeInputs(const std::string &testData, const std::vector<std::string> &inputFiles,
+                const Session &s, std::vector<HostTensor> &inputs,
+                std::vector<HostTensor> &expected, std::string &err);
+std::string shapeStr(const std::vector<int64_t> &s);
+std::unique_ptr<Session> loadSession(const std::string &pkg, int threads, std::string &err);
+/// Median wall time of `iters` runs, in microseconds; -1 with `err` when a run fails.
+double medianMicros(Session &s, const std::vector<HostTensor> &in, int warmup, int iters,
+                    std::string &err);
+/// Writes `v` to `path` (llvm::json escapes every string: names with tabs, quotes or control
+/// bytes stay valid JSON).
+bool writeJson(const std::string &path, llvm::json::Value v);
+/// `tgc --version`.
+std::string versionText();
+
+/// A subcommand: its CLI11 app and what runs when it was chosen.
+struct Command {
+  CLI::App *app;
+  std::function<int()> run;
+};
+Command addCompile(CLI::App &app);
+Command addBisect(CLI::App &app);
+Command addRun(CLI::App &app);
+Command addBench(CLI::App &app);
+Command addInspect(CLI::App &app);
+
+} // namespace tgc::cli
+
+#endif // TGC_TOOLS_TGC_CLI_H

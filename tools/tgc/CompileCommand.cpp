@@ -1,0 +1,111 @@
+// CompileCommand.cpp — `tgc compile`: an ONNX model into a package (tgc::compile), with the
+// debugging switches (IR before/after passes, dumps, check-each-pass, rule switches) and stats.
+#include "tools/tgc/Cli.h"
+
+#include "driver/Compile.h"
+
+#include <llvm/Support/raw_ostream.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+namespace tgc::cli {
+
+namespace {
+
+struct CompileArgs {
+  CompileOptions copt;
+  std::vector<std::string> shapeSpecs;
+  bool stats = false, noCache = false;
+  std::string statsJson;
+};
+
+int runCompile(CompileArgs &a) {
+  CompileOptions &copt = a.copt;
+  std::string err;
+  if (!takeInputShapes(a.shapeSpecs, copt, err))
+    return fail(err);
+  if (!a.noCache && copt.cacheDir.empty()) {
+    const char *env = std::getenv("TGC_CACHE_DIR");
+    const char *home = std::getenv("HOME");
+    copt.cacheDir = env ? env : home ? std::string(home) + "/.cache/tgc" : "";
+  }
+  if (a.noCache)
+    copt.cacheDir.clear();
+  auto result = compile(copt, llvm::errs());
+  if (!result)
+    return fail(llvm::toString(result.takeError()));
+  std::cout << "wrote " << copt.outputPath << ": " << result->package.kernels << " kernels, arena "
+            << result->package.arenaBytes << " B, weights " << result->package.weightBytes
+            << " B\n";
+  if (a.stats) {
+    std::cout << "ops: " << result->opsBefore << " after import -> " << result->opsAfter
+              << " after passes\n";
+    for (auto &[k, n] : result->opsAfterByKind)
+      std::cout << "  " << k << ": " << n << "\n";
+    std::cout << "kernels: " << result->package.kernels << "\n";
+    std::cout << "rules applied:" << (result->ruleHits.empty() ? " none" : "") << "\n";
+    for (auto &[rule, n] : result->ruleHits)
+      std::cout << "  " << rule << ": " << n << "\n";
+    for (auto &[p, s] : result->passSeconds)
+      std::printf("  time %-24s %8.3f ms\n", p.c_str(), s * 1e3);
+  }
+  if (!a.statsJson.empty()) {
+    llvm::json::Object rules, byKind, passSeconds;
+    for (auto &[rule, n] : result->ruleHits)
+      rules[rule] = n;
+    for (auto &[k, n] : result->opsAfterByKind)
+      byKind[k] = n;
+    std::map<std::string, int> seen; // a pass that runs again is "name#2", "name#3", ...
+    for (auto &[p, s] : result->passSeconds) {
+      int n = ++seen[p];
+      passSeconds[n == 1 ? p : p + "#" + std::to_string(n)] = s;
+    }
+    llvm::json::Object stats{{"rules", std::move(rules)},
+                             {"ops_before", result->opsBefore},
+                             {"ops_after", result->opsAfter},
+                             {"ops_after_by_kind", std::move(byKind)},
+                             {"kernels", result->package.kernels},
+                             {"arena_bytes", result->package.arenaBytes},
+                             {"weight_bytes", result->package.weightBytes},
+                             {"pass_seconds", std::move(passSeconds)}};
+    if (!writeJson(a.statsJson, std::move(stats)))
+      return fail("cannot write " + a.statsJson);
+  }
+  return 0;
+}
+
+} // namespace
+
+Command addCompile(CLI::App &app) {
+  auto a = std::make_shared<CompileArgs>();
+  CompileOptions &copt = a->copt;
+  auto *compile = app.add_subcommand("compile", "compile an ONNX model into a package");
+  compile->add_option("model", copt.modelPath, "ONNX model file")->required();
+  compile->add_option("-o,--output", copt.outputPath, "package directory to write")->required();
+  compile->add_option("--target", copt.target, "cpu | cuda:sm_90 | cuda:sm_80")->capture_default_str();
+  compile->add_option("--precision", copt.precision, "fp32 | fp16 | bf16")->capture_default_str();
+  compile->add_option("--input-shape", a->shapeSpecs, "bind a graph input's dims: NAME=1x128");
+  compile->add_flag("--print-ir-after-all", copt.printIrAfterAll, "print IR after every pass");
+  compile->add_option("--print-ir-after", copt.printIrAfter, "print IR after the named pass");
+  compile->add_option("--print-ir-before", copt.printIrBefore, "print IR before the named pass");
+  compile->add_option("--dump-dir", copt.dumpDir, "write per-stage IR, kernels and plan here");
+  compile->add_option("--cache-dir", copt.cacheDir, "kernel cache (default $TGC_CACHE_DIR or ~/.cache/tgc)");
+  compile->add_flag("--no-cache", a->noCache, "do not use the kernel cache");
+  compile->add_flag("--check-each-pass", copt.checkEachPass,
+                    "interpret before and after every pass; name the first pass that drifts");
+  compile->add_flag("--stats", a->stats, "print op counts, kernels and pass times");
+  compile->add_option("--stats-json", a->statsJson, "write the statistics as JSON to this file");
+  compile->add_flag("--inject-fault", copt.injectFault,
+                    "testing only: add a deliberately wrong rule (to test the debugging tools)")
+      ->group("");
+  compile->add_option("--disable-rules", copt.disabledRules, "rules that must not run: A,B (all: none runs)")
+      ->delimiter(',');
+  compile->add_option("--enable-rules", copt.enabledRules, "run only these rules: A,B")
+      ->delimiter(',');
+  return {compile, [a] { return runCompile(*a); }};
+}
+
+} // namespace tgc::cli
