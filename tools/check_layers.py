@@ -11,7 +11,8 @@ Layers, lowest first (docs/design.md):
   tools/     the CLI and the helpers
 A file may include its own layer and any lower one. tests/ and third_party/ are exempt. Also
 checked: the Bazel deps of every BUILD file in a layer point to the same or a lower layer, and
-no source file of a layer is longer than 800 lines (one reader can hold it).
+no source file of a layer is longer than 800 lines (one reader can hold it), and no file but
+runtime/Env.cpp reads a TGC_ environment variable itself (runtime/Env.h documents them all).
 Prints each violation; last line `layers: N passed, N failed` (one check per file).
 """
 import os
@@ -50,7 +51,11 @@ def main():
                     if top in RANK and RANK[top] > RANK[layer]:
                         bad.append(t)
                 if kind == "includes":
-                    n = open(path, errors="replace").read().count("\n")
+                    text = open(path, errors="replace").read()
+                    if rel != os.path.join("runtime", "Env.cpp") and re.search(r'getenv\("TGC_', text):
+                        bad.append(None)
+                        print("FAIL %s reads a TGC_ variable with getenv (use envValue, runtime/Env.h)" % rel)
+                    n = text.count("\n")
                     if n > MAX_LINES:
                         bad.append(None)
                         print("FAIL %s has %d lines (at most %d: split it by concept)" %

@@ -7,6 +7,7 @@
 // an unchanged model only copies a file. The compiler runs through posix_spawnp (no shell); its
 // output goes to kernels.log in the package and is quoted in the error when it fails.
 #include "codegen/cpu/CpuBackend.h"
+#include "runtime/Env.h"
 #include "runtime/Text.h"
 
 #include "codegen/common/PackageUtil.h"
@@ -70,7 +71,7 @@ bool onPath(const std::string &name) {
 /// 4x fewer instructions in tanh), else `c++`.
 std::vector<std::string> compilerCommand() {
   std::vector<std::string> cmd;
-  const char *env = std::getenv("TGC_CXX");
+  const char *env = tgc::envValue(tgc::Env::Cxx);
   std::istringstream ss(env && *env ? env : onPath("clang++") ? "clang++" : "c++");
   std::string w;
   while (ss >> w)

@@ -1,5 +1,6 @@
 // Nvrtc.cpp — dlopen'ed NVRTC: load once, compile a program to cubin + PTX, return the log.
 #include "codegen/cuda/Nvrtc.h"
+#include "runtime/Env.h"
 
 #include "codegen/common/EmitUtil.h"
 
@@ -36,7 +37,7 @@ const Api &api() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::vector<std::string> names;
-    if (const char *env = std::getenv("TGC_NVRTC"); env && *env)
+    if (const char *env = tgc::envValue(tgc::Env::Nvrtc); env && *env)
       names.push_back(env);
     names.insert(names.end(), {"/usr/local/cuda/lib64/libnvrtc.so.13", "libnvrtc.so.13",
                                "libnvrtc.so.12", "libnvrtc.so"});
@@ -93,7 +94,7 @@ llvm::Expected<std::string> nvrtcVersion() {
 
 llvm::Expected<std::string> cudaIncludeDir() {
   std::vector<std::string> dirs;
-  if (const char *env = std::getenv("TGC_CUDA_INCLUDE"); env && *env)
+  if (const char *env = tgc::envValue(tgc::Env::CudaInclude); env && *env)
     dirs.push_back(env);
   const Api &a = api();
   Dl_info info;

@@ -1,6 +1,7 @@
 // CudaApi.cpp — dlopen + dlsym of the driver API, cuBLASLt and the CUTLASS plug-in, once per
 // process.
 #include "runtime/cuda/CudaApi.h"
+#include "runtime/Env.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
@@ -105,7 +106,7 @@ std::string openDriver(Driver &d) {
 
 /// Loads BlasLt for loadOnce: "" or why not.
 std::string openBlasLt(BlasLt &b) {
-  if (const char *off = std::getenv("TGC_NO_CUBLASLT"); off && *off && *off != '0')
+  if (const char *off = tgc::envValue(tgc::Env::NoCublasLt); off && *off && *off != '0')
     return "cuBLASLt disabled by $TGC_NO_CUBLASLT";
   void *dl = openFirst(candidates(
       "TGC_CUBLASLT", {"libcublasLt.so.13", "/usr/local/cuda/lib64/libcublasLt.so.13"}));
@@ -151,7 +152,7 @@ namespace {
 
 /// Loads CutlassLib for loadOnce: "" or why not.
 std::string openCutlass(CutlassLib &c) {
-  const char *env = std::getenv("TGC_CUTLASS");
+  const char *env = tgc::envValue(tgc::Env::Cutlass);
   std::string path;
   if (env && *env) {
     path = env;

@@ -1,6 +1,7 @@
 // CudaDeviceSetup.cpp — the GPU side of a session: driver, context, stream, module, the allocations
 // (weights, arena, inputs, workspaces, pinned staging) and their release.
 #include "runtime/cuda/CudaSessionImpl.h"
+#include "runtime/Env.h"
 
 namespace tgc::cuda::detail {
 
@@ -61,7 +62,7 @@ Status CudaSession::setupGpu() {
   if (!(e = ck(d_->cuInit(0), "cuInit")).empty())
     return d_ = nullptr, fail(e);
   int ordinal = 0;
-  if (const char *env = std::getenv("TGC_CUDA_DEVICE"); env && *env)
+  if (const char *env = tgc::envValue(tgc::Env::CudaDevice); env && *env)
     ordinal = std::atoi(env);
   if (!(e = ck(d_->cuDeviceGet(&dev_, ordinal), "cuDeviceGet")).empty())
     return d_ = nullptr, fail(e);
@@ -125,7 +126,7 @@ Status CudaSession::setupGpu() {
   d_->cuDeviceGetAttribute(&smemReserved_, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, dev_);
   d_->cuDeviceGetAttribute(&smemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev_);
   // Programmatic dependent launch needs sm_90 and cuLaunchKernelEx.
-  if (const char *p = std::getenv("TGC_CUDA_PDL");
+  if (const char *p = tgc::envValue(tgc::Env::CudaPdl);
       (p && std::string(p) == "0") || major < 9 || !d_->cuLaunchKernelEx)
     pdl_ = false;
   // Buffers: weights (uploaded once), arena, inputs, cuBLASLt workspace.
@@ -154,7 +155,7 @@ Status CudaSession::setupGpu() {
   bool anyGemm = false;
   for (const plan::Step &s : plan_.steps())
     anyGemm = anyGemm || s.kind() == plan::Step::GEMM;
-  if (const char *tv = std::getenv("TGC_GEMM_TUNE"); tv && std::string(tv) == "0")
+  if (const char *tv = tgc::envValue(tgc::Env::GemmTune); tv && std::string(tv) == "0")
     tune_ = false;
   if (anyGemm && (lt_ = loadBlasLt(ltError_))) {
     cublasStatus_t bs = lt_->create(&ltHandle_);
@@ -169,7 +170,7 @@ Status CudaSession::setupGpu() {
   bool halfGemm = false;
   for (const plan::Step &s : plan_.steps())
     halfGemm = halfGemm || (s.kind() == plan::Step::GEMM && s.gemm().dtype() != 1);
-  if (const char *c = std::getenv("TGC_GEMM_CUTLASS"); c && std::string(c) == "off")
+  if (const char *c = tgc::envValue(tgc::Env::GemmCutlass); c && std::string(c) == "off")
     cutlassError_ = "off ($TGC_GEMM_CUTLASS=off)";
   else if (halfGemm && (major != 9 || minor != 0))
     cutlassError_ = "its kernels are for sm_90 only";
@@ -226,7 +227,7 @@ Status CudaSession::setupGpu() {
   if (mmaCnt_ && !(e = ck(d_->cuMemsetD8(mmaCnt_, 0, (size_t)mmaCntBytes_), "cuMemsetD8(counters)"))
                       .empty())
     return fail(e);
-  if (const char *g = std::getenv("TGC_CUDA_GRAPH"); g && std::string(g) == "0")
+  if (const char *g = tgc::envValue(tgc::Env::CudaGraph); g && std::string(g) == "0")
     useGraph_ = false;
   // The tuning cache: this package's choices on this GPU from an earlier load, else tune and
   // keep what the tuners chose.
@@ -257,7 +258,7 @@ Status CudaSession::setupGpu() {
         cutlass_->destroy(rs.g.cutCands[j].h);
         rs.g.cutCands[j].h = nullptr;
       }
-  const char *pin = std::getenv("TGC_CUDA_PINNED");
+  const char *pin = tgc::envValue(tgc::Env::CudaPinned);
   if (!(pin && std::string(pin) == "0")) {
     int64_t total = inOffsets_.empty() ? 0 : inOffsets_.back() + inBytes_.back();
     total = (total + 255) / 256 * 256;

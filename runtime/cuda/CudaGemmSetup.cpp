@@ -1,6 +1,7 @@
 // CudaGemmSetup.cpp — one GEMM step's candidates: cuBLASLt plans, tgc's tensor-core kernel
 // configurations, the CUTLASS plug-in's configurations, and the launch of the chosen one.
 #include "runtime/cuda/CudaSessionImpl.h"
+#include "runtime/Env.h"
 
 namespace tgc::cuda::detail {
 
@@ -120,7 +121,7 @@ void CudaSession::setupMma(size_t i) {
   GemmRt &gr = rs.g;
   // $TGC_GEMM_MMA (testing, A/B timing): "off" never uses the tensor-core kernels;
   // "<BM>x<BK>x<splits>" (e.g. 64x32x4) forces that configuration on every GEMM it fits.
-  const char *force = std::getenv("TGC_GEMM_MMA");
+  const char *force = tgc::envValue(tgc::Env::GemmMma);
   const std::string forceCfg = force ? force : "";
   if (forceCfg == "off")
     return;
@@ -221,7 +222,7 @@ Status CudaSession::setupCutlass(size_t i) {
   }
   // $TGC_GEMM_CUTLASS=force: the first configuration that fits; =<name> (e.g.
   // cutlass64x64x128/s2): that one where it fits. Untuned.
-  const char *c = std::getenv("TGC_GEMM_CUTLASS");
+  const char *c = tgc::envValue(tgc::Env::GemmCutlass);
   const std::string force = c ? c : "";
   for (size_t j = 0; j < gr.cutCands.size(); ++j)
     if ((force == "force" && j == 0) || force == gr.cutCands[j].name())

@@ -1,6 +1,7 @@
 // CudaGemmTuner.cpp — the load-time GEMM tuner: each GEMM key's candidates timed in isolation, then
 // in the captured graph; the choices kept per package and GPU in the tune cache.
 #include "runtime/cuda/CudaSessionImpl.h"
+#include "runtime/Env.h"
 
 namespace tgc::cuda::detail {
 
@@ -185,7 +186,7 @@ double CudaSession::timeCapturedGraph(std::string &err) {
 // the key, the whole graph is captured and replayed, and a candidate is kept when the graph gets
 // faster by at least 0.5% (kGraphTuneKeep). $TGC_GEMM_GRAPH_TUNE=0 skips this.
 Status CudaSession::graphTuneGemms() {
-  if (const char *g = std::getenv("TGC_GEMM_GRAPH_TUNE"); g && std::string(g) == "0") {
+  if (const char *g = tgc::envValue(tgc::Env::GemmGraphTune); g && std::string(g) == "0") {
     graphTuneSummary_ = "off ($TGC_GEMM_GRAPH_TUNE=0)";
     return Status::success();
   }

@@ -2,6 +2,7 @@
 // argument's byte range, every GEMM's extent, the norm steps a GEMM may apply, and the caller's
 // tensors against the plan's specs.
 #include "runtime/cuda/CudaSessionImpl.h"
+#include "runtime/Env.h"
 
 namespace tgc::cuda::detail {
 
@@ -172,7 +173,7 @@ Status CudaSession::checkNorm(int i, const std::string &where) const {
 bool CudaSession::gemmMayApplyNorm(size_t i) const {
   if (i + 1 >= steps_.size() || !steps_[i + 1].norm)
     return false;
-  if (const char *e = std::getenv("TGC_GEMM_NORM"); e && std::string(e) == "off")
+  if (const char *e = tgc::envValue(tgc::Env::GemmNorm); e && std::string(e) == "off")
     return false;
   const plan::Step &n = plan_.steps((int)i + 1);
   const int params = (n.norm().scale() ? 1 : 0) + (n.norm().bias() ? 1 : 0);

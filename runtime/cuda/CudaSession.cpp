@@ -31,6 +31,7 @@
 // call. $TGC_CUDA_GRAPH=0 launches the steps one by one instead (debugging); profiling always
 // does, with an event between steps.
 #include "runtime/cuda/CudaSessionImpl.h"
+#include "runtime/Env.h"
 
 namespace tgc::cuda {
 
@@ -246,7 +247,7 @@ bool cudaDeviceAvailable(std::string &why, std::string &arch) {
   if (!(why = check(*d, d->cuInit(0), "cuInit")).empty())
     return false;
   int ordinal = 0, major = 0, minor = 0;
-  if (const char *env = std::getenv("TGC_CUDA_DEVICE"); env && *env)
+  if (const char *env = tgc::envValue(tgc::Env::CudaDevice); env && *env)
     ordinal = std::atoi(env);
   CUdevice dev;
   if (!(why = check(*d, d->cuDeviceGet(&dev, ordinal), "cuDeviceGet")).empty())

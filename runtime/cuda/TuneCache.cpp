@@ -1,5 +1,6 @@
 // TuneCache.cpp — see TuneCache.h.
 #include "runtime/cuda/TuneCache.h"
+#include "runtime/Env.h"
 
 #include <cctype>
 #include <cerrno>
@@ -106,11 +107,11 @@ bool parseTuneRecord(const std::string &text, TuneRecord &r, std::string &why) {
 
 std::string tuneCachePath(uint64_t key, std::string &why) {
   std::string dir;
-  if (const char *t = std::getenv("TGC_TUNE_CACHE"); t && *t) {
+  if (const char *t = tgc::envValue(tgc::Env::TuneCache); t && *t) {
     if (std::string(t) == "off")
       return why = "off ($TGC_TUNE_CACHE=off)", "";
     dir = t;
-  } else if (const char *c = std::getenv("TGC_CACHE_DIR"); c && *c) {
+  } else if (const char *c = tgc::envValue(tgc::Env::CacheDir); c && *c) {
     dir = std::string(c) + "/tune";
   } else if (const char *h = std::getenv("HOME"); h && *h) {
     dir = std::string(h) + "/.cache/tgc/tune";

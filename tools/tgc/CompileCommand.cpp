@@ -1,6 +1,7 @@
 // CompileCommand.cpp — `tgc compile`: an ONNX model into a package (tgc::compile), with the
 // debugging switches (IR before/after passes, dumps, check-each-pass, rule switches) and stats.
 #include "tools/tgc/Cli.h"
+#include "runtime/Env.h"
 
 #include "driver/Compile.h"
 
@@ -28,7 +29,7 @@ int runCompile(CompileArgs &a) {
   if (!takeInputShapes(a.shapeSpecs, copt, err))
     return fail(err);
   if (!a.noCache && copt.cacheDir.empty()) {
-    const char *env = std::getenv("TGC_CACHE_DIR");
+    const char *env = tgc::envValue(tgc::Env::CacheDir);
     const char *home = std::getenv("HOME");
     copt.cacheDir = env ? env : home ? std::string(home) + "/.cache/tgc" : "";
   }

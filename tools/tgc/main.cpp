@@ -5,6 +5,8 @@
 // arguments. Every error goes to stderr and names what is wrong.
 #include "tools/tgc/Cli.h"
 
+#include "runtime/Env.h"
+
 #include <exception>
 #include <string>
 
@@ -23,7 +25,13 @@ const char *kExamples = R"(Examples:
 int tgcMain(int argc, char **argv) {
   using namespace tgc::cli;
   CLI::App app{"tgc — ahead-of-time tensor-graph compiler"};
-  app.footer(kExamples);
+  std::string footer = kExamples;
+  footer += "\nEnvironment:\n";
+  int n = 0;
+  const tgc::EnvInfo *env = tgc::envTable(n);
+  for (int i = 0; i < n; ++i)
+    footer += "  " + std::string(env[i].name) + "  " + env[i].doc + "\n";
+  app.footer(footer);
   app.require_subcommand(1);
   app.set_version_flag("--version", versionText(), "print tgc's version and what it was built with");
   const Command commands[] = {addCompile(app), addBisect(app), addRun(app), addBench(app),
