@@ -1,6 +1,6 @@
 // Env.h — every environment variable tgc reads, in one place: what it does and its values.
 //
-// Code reads them through envValue(), never std::getenv("TGC_..."), so this table is the whole
+// Code reads them through envValue(), never through std::getenv itself, so this table is the whole
 // list (tools/check_layers.py fails on a getenv of a TGC_ variable anywhere else). `tgc --help`
 // prints it.
 #ifndef TGC_RUNTIME_ENV_H
