@@ -152,9 +152,7 @@ private:
     }
     for (size_t i = 0; i < out->size(); ++i) {
       double err = relativeL2((*out)[i], reference[i]);
-      bool lowp = options.precision != "fp32" ||
-                  ((*out)[i].dtype != DType::F32 && (*out)[i].dtype != DType::F64);
-      double tol = lowp ? 1e-2 : 1e-5;
+      const double tol = relL2Tolerance((*out)[i].dtype, options.precision != "fp32");
       log << llvm::formatv("check-each-pass: after {0}: output {1} rel_l2={2:e}\n", name, i, err);
       if (!(err <= tol)) {
         driftPass = name;

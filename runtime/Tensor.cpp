@@ -143,6 +143,10 @@ HostTensor HostTensor::zeros(DType t, std::vector<int64_t> shape, std::string na
   return h;
 }
 
+double relL2Tolerance(DType output, bool lowPrecision) {
+  return lowPrecision || output == DType::F16 || output == DType::BF16 ? 1e-2 : 1e-5;
+}
+
 double relativeL2(const HostTensor &got, const HostTensor &want) {
   if (got.numel() != want.numel())
     return std::numeric_limits<double>::infinity();

@@ -57,6 +57,11 @@ struct HostTensor {
 /// Element counts must match (else +inf).
 double relativeL2(const HostTensor &got, const HostTensor &want);
 
+/// The largest relative L2 error an output may have against its reference (the brief's bounds):
+/// 1e-2 for an f16/bf16 output or any output of a package computed at f16/bf16
+/// (`lowPrecision`: its f32 edges are casts of f16/bf16 values), else 1e-5.
+double relL2Tolerance(DType output, bool lowPrecision);
+
 /// IEEE half / bfloat16 conversions (round to nearest even).
 float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);

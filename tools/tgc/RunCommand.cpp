@@ -103,10 +103,8 @@ int runRun(RunArgs &a) {
         std::cout << " " << o.get(j);
     }
     if (!expected.empty()) {
-      // f16/bf16 outputs, or an f16/bf16 package behind f32 edges: 1e-2 (the brief's bound).
-      bool lowp = o.dtype == DType::F16 || o.dtype == DType::BF16 ||
-                  s.precision() != "fp32";
-      double tol = a.tolerance >= 0 ? a.tolerance : lowp ? 1e-2 : 1e-5;
+      const double tol =
+          a.tolerance >= 0 ? a.tolerance : relL2Tolerance(o.dtype, s.precision() != "fp32");
       double e = relativeL2(o, expected[i]);
       bool pass = o.shape == expected[i].shape && e <= tol;
       ok = ok && pass;
