@@ -146,11 +146,17 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
       return k.takeError();
     steps.insert(steps.end(), k->begin(), k->end());
   }
-  // f16/bf16 packages (--precision): the CUDA half headers and conversions go around the prelude.
-  bool half = kernels.find("__half") != std::string::npos ||
-              kernels.find("__nv_bfloat16") != std::string::npos;
-  for (const cuda::EmittedStep &es : steps)
-    half = half || (es.gemm && es.desc.dtype() != 1);
+  // Packages with f16/bf16 tensors (--precision, or a model's own): the CUDA half headers and
+  // conversions go around the prelude. Read off the IR's types, not the emitted text.
+  bool half = false;
+  auto isHalf = [](Type t) {
+    auto rt = t.dyn_cast<RankedTensorType>();
+    return rt && (rt.getElementType().isF16() || rt.getElementType().isBF16());
+  };
+  fn.walk([&](Operation *o) {
+    half = half || llvm::any_of(o->getOperandTypes(), isHalf) ||
+           llvm::any_of(o->getResultTypes(), isHalf);
+  });
   std::string code = half ? std::string(cuda::kHalfHeaders) + cuda::kPrelude + cuda::kHalfPrelude
                           : std::string(cuda::kPrelude);
   // tgc's tensor-core GEMMs for the (dtype, layout) pairs of the f16/bf16 GEMM steps.

@@ -3,8 +3,8 @@
 with the recorded ones (tests/e2e/codegen_manifest.txt): a refactoring that means to change no
 behaviour must leave them byte-identical.
 
-For each model in tests/data/models it compiles a CPU package (fp32) and a CUDA package
-(cuda:sm_90, fp16; NVRTC, no GPU needed) and hashes the generated source (kernels.cpp /
+For each model in tests/data/models it compiles a CPU package (fp32) and CUDA packages
+(cuda:sm_90, fp32 and fp16; NVRTC, no GPU needed) and hashes the generated source (kernels.cpp /
 kernels.cu) and the plan as text (plan.txt without its `kernels:` line, whose checksum is of the
 host compiler's or NVRTC's binary, not of tgc's output). A change that is meant to alter
 generated code records the new hashes with --update, and the manifest's diff shows which models
@@ -20,7 +20,8 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MANIFEST = os.path.join(ROOT, "tests", "e2e", "codegen_manifest.txt")
-CONFIGS = [("cpu", "fp32", "kernels.cpp"), ("cuda:sm_90", "fp16", "kernels.cu")]
+CONFIGS = [("cpu", "fp32", "kernels.cpp"), ("cuda:sm_90", "fp32", "kernels.cu"),
+           ("cuda:sm_90", "fp16", "kernels.cu")]
 
 
 def digest(path, drop_prefix=None):
