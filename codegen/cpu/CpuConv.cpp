@@ -1,5 +1,7 @@
-// CpuConv.cpp — CPU kernels for convolutions (direct loops over the prelude's tg_conv template).
+// CpuConv.cpp — CPU kernels for sliding windows: convolutions (the prelude's tg_conv template) and pooling (codegen/common/PoolEmit).
 #include "codegen/cpu/CpuBuilder.h"
+
+#include "codegen/common/PoolEmit.h"
 
 namespace tgc::cpu {
 
@@ -27,6 +29,22 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
     c.line("tg_conv<" + T + ">(in0, in1, " + (conv.getBias() ? inPtr[2] : "nullptr") +
            ", out0, " + std::to_string(sp) + ", xs, ws, ys, st, pads, dil, " +
            str(conv.getGroup()) + ");");
+    return llvm::Error::success();
+  }
+
+  if (auto pool = dyn_cast<tg::PoolOp>(op)) {
+    const int64_t total = product(shapeOf(pool.getResult()));
+    codegen::PoolSpelling sp;
+    sp.index = "int64_t";
+    sp.acc = T;
+    sp.lowest = ct->isFloat ? "-std::numeric_limits<" + T + ">::infinity()"
+                            : "std::numeric_limits<" + T + ">::lowest()";
+    sp.load = sp.store = [](const std::string &e) { return e; };
+    if (std::string pr = pragma(codegen::poolWork(pool)); !pr.empty())
+      c.line(pr);
+    c.open("for (int64_t i = 0; i < " + str(total) + "; ++i)");
+    codegen::emitPoolElement(c, pool, sp, "in0", "out0");
+    c.close();
     return llvm::Error::success();
   }
 

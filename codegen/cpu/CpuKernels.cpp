@@ -294,7 +294,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
   if (isa<tg::LinearOp, tg::MatmulOp>(op))
     return emitGemmInto(op, inPtr, outPtr[0]);
 
-  if (isa<tg::ConvOp>(op))
+  if (isa<tg::ConvOp, tg::PoolOp>(op))
     return emitConv(op, &*ct);
   if (isa<tg::LayerNormOp, tg::RmsNormOp, tg::SoftmaxOp>(op))
     return emitNorm(op, &*ct);

@@ -8,6 +8,8 @@
 // f64 like the CPU backend.
 #include "codegen/cuda/CudaBuilder.h"
 
+#include "codegen/common/PoolEmit.h"
+
 #include "compiler/dialect/TgDialect.h"
 
 using namespace mlir;
@@ -672,6 +674,24 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     c.line("out0[i] = " + ct.st("a") + ";");
     c.close();
     endKernel(code, gridFor(product(y)), kBlock);
+    return llvm::Error::success();
+  }
+
+  if (auto pool = dyn_cast<tg::PoolOp>(op)) { // one thread per output (codegen/common/PoolEmit)
+    const int64_t total = product(shapeOf(pool.getResult()));
+    if (total == 0)
+      return llvm::Error::success();
+    codegen::PoolSpelling sp;
+    sp.index = it;
+    sp.acc = ct.calc();
+    sp.lowest = ct.isFloat ? "-tg_inf<" + ct.calc() + ">()" : "tg_lo<" + T + ">()";
+    sp.load = [&](const std::string &e) { return ct.ld(e); };
+    sp.store = [&](const std::string &e) { return ct.st(e); };
+    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+           str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    codegen::emitPoolElement(c, pool, sp, inPtr[0], "out0");
+    c.close();
+    endKernel(code, gridFor(total), kBlock);
     return llvm::Error::success();
   }
 

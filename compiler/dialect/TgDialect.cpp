@@ -242,6 +242,28 @@ LogicalResult LinearOp::verify() {
   return expectShape(*this, getResult(), want);
 }
 
+LogicalResult PoolOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  tgc::Shape x = shapeOf(getInput()), y = shapeOf(getResult());
+  if (x.size() < 3 || y.size() != x.size() || y[0] != x[0] || y[1] != x[1])
+    return emitOpError("input and result must be [N, C, spatial...] of one rank >= 3 with the "
+                       "same N and C");
+  size_t sp = x.size() - 2;
+  auto k = ints(getKernel()), strides = ints(getStrides()), pads = ints(getPads()),
+       dil = ints(getDilations());
+  if (k.size() != sp || strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
+    return emitOpError("kernel/strides/dilations need one entry per spatial dim, pads two");
+  if (getKind() != "max" && getKind() != "avg")
+    return emitOpError("kind must be \"max\" or \"avg\"");
+  for (size_t i = 0; i < sp; ++i)
+    if (k[i] <= 0 || strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 ||
+        y[i + 2] <= 0)
+      return emitOpError("kernel, strides, dilations and result dims must be positive, pads "
+                         "non-negative");
+  return success();
+}
+
 LogicalResult ConvOp::verify() {
   if (failed(allStatic(*this)))
     return failure();

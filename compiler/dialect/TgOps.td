@@ -157,6 +157,23 @@ def TG_ConvOp : TG_Op<"conv"> {
   let hasVerifier = 1;
 }
 
+def TG_PoolOp : TG_Op<"pool"> {
+  let summary = "N-d max or average pooling, NC[D]HW layout";
+  let description = [{
+    Each output element y[n, c, o...] reduces the taps x[n, c, o·stride - pad_begin + k·dilation]
+    (k over `kernel`) that lie inside the input: "max" takes their maximum (NaN propagates),
+    "avg" their sum divided by their count, or by the kernel's whole size with
+    `count_include_pad` (padded taps count as zeros). `pads` is [begins..., ends...]; the result
+    shape (floor or ceil mode) is the importer's to choose, so a window may overhang the end pad.
+  }];
+  let arguments = (ins TG_Tensor:$input, StrAttr:$kind, I64ArrayAttr:$kernel,
+                       I64ArrayAttr:$strides, I64ArrayAttr:$pads, I64ArrayAttr:$dilations,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

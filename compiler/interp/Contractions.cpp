@@ -1,9 +1,12 @@
-// Contractions.cpp — matmul, linear and convolution kernels.
+// Contractions.cpp — matmul, linear, convolution and pooling kernels.
 //
 // Operands are read into double once; every dot product accumulates in double. Loop orders are the
 // simple cache-friendly ones (i-k-j for matmul, row dots for linear, precomputed kernel offsets for
 // conv): fast enough to run small models in tests, and obviously correct.
 #include "compiler/interp/Kernels.h"
+
+#include <cmath>
+#include <limits>
 
 namespace tgc::interp {
 
@@ -149,6 +152,58 @@ llvm::Expected<HostTensor> conv(const HostTensor &x, const HostTensor &w, const 
         }
         r[(nb * mOut + m) * outVol + op] = acc;
       }
+  }
+  HostTensor out = HostTensor::zeros(x.dtype, outShape);
+  storeF64(out, r);
+  return std::move(out);
+}
+
+llvm::Expected<HostTensor> pool(const HostTensor &x, const PoolParams &p, const Shape &outShape) {
+  size_t rank = x.shape.size();
+  if (rank < 3 || outShape.size() != rank || outShape[0] != x.shape[0] ||
+      outShape[1] != x.shape[1])
+    return kernelError("pool input and result need one rank >= 3 and the same N and C");
+  size_t sp = rank - 2;
+  if (p.kernel.size() != sp || p.strides.size() != sp || p.dilations.size() != sp ||
+      p.pads.size() != 2 * sp)
+    return kernelError("pool needs one kernel dim, stride and dilation per spatial dim and two pads");
+  Shape inSp(x.shape.begin() + 2, x.shape.end()), outSp(outShape.begin() + 2, outShape.end());
+  std::vector<int64_t> inStr = stridesOf(inSp);
+  int64_t inVol = product(inSp), kVol = product(p.kernel), outVol = product(outSp);
+  int64_t planes = x.shape[0] * x.shape[1];
+  std::vector<double> vx = toF64(x), r(product(outShape));
+  std::vector<int64_t> offs(kVol), oIdx(sp);
+  for (int64_t op = 0; op < outVol; ++op) {
+    for (int64_t d = sp - 1, rem = op; d >= 0; --d) {
+      oIdx[d] = rem % outSp[d];
+      rem /= outSp[d];
+    }
+    for (int64_t kp = 0; kp < kVol; ++kp) { // input offset of each tap, -1 outside the input
+      int64_t off = 0;
+      for (int64_t d = sp - 1, rem = kp; d >= 0 && off >= 0; --d) {
+        int64_t ki = rem % p.kernel[d];
+        rem /= p.kernel[d];
+        int64_t pos = oIdx[d] * p.strides[d] - p.pads[d] + ki * p.dilations[d];
+        off = pos < 0 || pos >= inSp[d] ? -1 : off + pos * inStr[d];
+      }
+      offs[kp] = off;
+    }
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const double *xs = vx.data() + pl * inVol;
+      double acc = p.max ? -std::numeric_limits<double>::infinity() : 0.0;
+      int64_t count = 0;
+      for (int64_t kp = 0; kp < kVol; ++kp) {
+        if (offs[kp] < 0)
+          continue;
+        const double v = xs[offs[kp]];
+        if (!p.max)
+          acc += v;
+        else if (!std::isnan(acc) && (std::isnan(v) || v > acc)) // NaN propagates
+          acc = v;
+        ++count;
+      }
+      r[pl * outVol + op] = p.max ? acc : acc / (double)(p.countIncludePad ? kVol : count);
+    }
   }
   HostTensor out = HostTensor::zeros(x.dtype, outShape);
   storeF64(out, r);

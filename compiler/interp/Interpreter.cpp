@@ -192,6 +192,12 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
                              c.getGroupAttr().getInt()};
         return one(interp::conv(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, p, outShape));
       })
+      .Case([&](tg::PoolOp pl) {
+        interp::PoolParams p{pl.getKind() == "max", ints(pl.getKernel()), ints(pl.getStrides()),
+                             ints(pl.getPads()), ints(pl.getDilations()),
+                             pl.getCountIncludePad()};
+        return one(interp::pool(*in[0], p, outShape));
+      })
       .Case([&](tg::LayerNormOp ln) -> llvm::Expected<Results> {
         auto axis = axisOf(ln.getAxisAttr(), rank0);
         if (!axis)

@@ -120,6 +120,13 @@ struct ConvParams {
   std::vector<int64_t> strides, pads, dilations; ///< pads: [begins..., ends...]
   int64_t group = 1;
 };
+struct PoolParams {
+  bool max = true; ///< else average
+  std::vector<int64_t> kernel, strides, pads, dilations; ///< pads: [begins..., ends...]
+  bool countIncludePad = false;
+};
+/// N-d max/average pooling, NC[D]HW (tg.pool).
+llvm::Expected<HostTensor> pool(const HostTensor &x, const PoolParams &p, const Shape &outShape);
 /// N-d convolution, NC[D]HW, weight [M, C/group, k...]; `bias` may be null.
 llvm::Expected<HostTensor> conv(const HostTensor &x, const HostTensor &w, const HostTensor *bias,
                                 const ConvParams &p, const Shape &outShape);

@@ -142,6 +142,66 @@ Result importConv(ImportContext &c, const NodeView &n) {
                                    c.b.getI64ArrayAttr(dil), (uint64_t)group)};
 }
 
+/// MaxPool / AveragePool: kernel_shape, strides, pads or auto_pad, dilations, ceil_mode (the
+/// last window must start inside the input or its begin pad, as in PyTorch and ONNX's reference),
+/// count_include_pad. MaxPool's optional indices output is refused by name (not supported yet).
+Result importPool(ImportContext &c, const NodeView &n, bool max) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  Shape xs = c.shapeOf(x);
+  if (xs.size() < 3)
+    return c.error(n, "input " + shapeToString(xs) + " must have rank >= 3 (N, C, spatial...)");
+  if (max && n.used(1))
+    return c.error(n, "MaxPool's Indices output is not supported");
+  const size_t sp = xs.size() - 2;
+  auto kernel = n.attrInts("kernel_shape");
+  if (!kernel || kernel->size() != sp)
+    return c.error(n, "kernel_shape needs one entry per spatial dim");
+  auto strides = n.attrInts("strides").value_or(std::vector<int64_t>(sp, 1));
+  auto dil = n.attrInts("dilations").value_or(std::vector<int64_t>(sp, 1));
+  auto pads = n.attrInts("pads").value_or(std::vector<int64_t>(2 * sp, 0));
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
+    return c.error(n, "strides/dilations need one entry per spatial dim, pads two");
+  const int64_t big = int64_t(1) << 31;
+  for (size_t i = 0; i < sp; ++i)
+    if ((*kernel)[i] <= 0 || strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 ||
+        (*kernel)[i] > big || strides[i] > big || dil[i] > big || pads[i] > big ||
+        pads[i + sp] > big || xs[i + 2] > big)
+      return c.error(n, "kernel_shape, strides and dilations must be positive, pads "
+                        "non-negative (and all below 2^31)");
+  const bool ceil = n.attrInt("ceil_mode", 0) != 0;
+  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  Shape out{xs[0], xs[1]};
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = xs[i + 2], eff = dil[i] * ((*kernel)[i] - 1) + 1;
+    int64_t o;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      o = (in + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>(0, (o - 1) * strides[i] + eff - in);
+      pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + sp] = total - pads[i];
+    } else {
+      if (autoPad == "VALID")
+        pads[i] = pads[i + sp] = 0;
+      else if (autoPad != "NOTSET")
+        return c.error(n, "auto_pad '" + autoPad + "' is not supported");
+      const int64_t span = in + pads[i] + pads[i + sp] - eff;
+      if (span < 0)
+        return c.error(n, "kernel_shape " + shapeToString(*kernel) +
+                              " is larger than the padded input " + shapeToString(xs));
+      o = (ceil ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
+      if (ceil && (o - 1) * strides[i] >= in + pads[i])
+        --o; // the last window would start in the end pad
+    }
+    out.push_back(o);
+  }
+  const bool countPad = !max && n.attrInt("count_include_pad", 0) != 0;
+  return Values{c.emit<tg::PoolOp>(n.loc, c.type(out, c.elemOf(x)), x,
+                                   c.b.getStringAttr(max ? "max" : "avg"),
+                                   c.b.getI64ArrayAttr(*kernel), c.b.getI64ArrayAttr(strides),
+                                   c.b.getI64ArrayAttr(pads), c.b.getI64ArrayAttr(dil),
+                                   c.b.getBoolAttr(countPad))};
+}
+
 Value layerNorm(ImportContext &c, Location loc, Value x, Value scale, Value bias, int64_t axis,
                 float eps) {
   return c.emit<tg::LayerNormOp>(loc, x.getType(), x, scale, bias, c.b.getI64IntegerAttr(axis),
@@ -386,6 +446,8 @@ void registerNNOps(OpTable &t) {
   t["MatMul"] = importMatMul;
   t["Gemm"] = importGemm;
   t["Conv"] = importConv;
+  t["MaxPool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, true); };
+  t["AveragePool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, false); };
   t["LayerNormalization"] = importLayerNorm;
   t["BatchNormalization"] = importBatchNorm;
   t["InstanceNormalization"] = importInstanceNorm;

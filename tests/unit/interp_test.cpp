@@ -354,6 +354,29 @@ TEST_F(InterpTest, Conv2DPaddingStrideGroup) {
   expectNear(r[0], {0.5, 11.5, 30.5, 67.5, -19, -3, -25, -9});
 }
 
+// Pooling over a 3x3 plane in 2x2 windows at stride 2 with an end pad of 1 (the windows of the
+// last row and column overhang it): max over the taps inside the input, average over them or,
+// with count_include_pad, over all 4; NaN propagates through max.
+TEST_F(InterpTest, PoolMaxAverageCountIncludePadAndNaN) {
+  std::vector<double> x;
+  for (int i = 0; i < 9; ++i)
+    x.push_back(i);
+  auto r = run(R"(
+    func.func @main(%x: tensor<1x1x3x3xf32>, %n: tensor<1x1x1x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>) {
+      %0 = tg.pool %x {kind = "max", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1], dilations = [1, 1]} : tensor<1x1x3x3xf32> -> tensor<1x1x2x2xf32>
+      %1 = tg.pool %x {kind = "avg", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1], dilations = [1, 1]} : tensor<1x1x3x3xf32> -> tensor<1x1x2x2xf32>
+      %2 = tg.pool %x {kind = "avg", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1], dilations = [1, 1], count_include_pad = true} : tensor<1x1x3x3xf32> -> tensor<1x1x2x2xf32>
+      %3 = tg.pool %n {kind = "max", kernel = [1, 2], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : tensor<1x1x1x2xf32> -> tensor<1x1x1x1xf32>
+      return %0, %1, %2, %3 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>
+    })",
+               {f32({1, 1, 3, 3}, x), f32({1, 1, 1, 2}, {std::nan(""), 1})});
+  ASSERT_EQ(r.size(), 4u);
+  expectNear(r[0], {4, 5, 7, 8});
+  expectNear(r[1], {2, 3.5, 6.5, 8});
+  expectNear(r[2], {2, 1.75, 3.25, 2});
+  EXPECT_TRUE(std::isnan(values(r[3])[0]));
+}
+
 TEST_F(InterpTest, CastFloatToIntAndBool) {
   auto r = run(R"(
     func.func @main(%x: tensor<5xf32>) -> (tensor<5xi64>, tensor<5xi1>, tensor<5xf32>) {

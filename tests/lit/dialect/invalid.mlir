@@ -150,3 +150,19 @@ func.func @swiglu_shape(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
   %0 = tg.swiglu %x : tensor<3x8xf32> -> tensor<3x8xf32>
   return %0 : tensor<3x8xf32>
 }
+
+// -----
+
+func.func @pool_bad_kind(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+1 {{kind must be "max" or "avg"}}
+  %0 = tg.pool %x {kind = "lp", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1]} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @pool_channels(%x: tensor<1x4x8x8xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{same N and C}}
+  %0 = tg.pool %x {kind = "max", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1]} : tensor<1x4x8x8xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}

@@ -103,3 +103,12 @@ func.func @rotary_and_swiglu(%q: tensor<1x4x8x32xf32>, %cos: tensor<1x1x8x32xf32
   %2 = tg.swiglu %g : tensor<2x8x64xf32> -> tensor<2x8x32xf32>
   return %0, %1, %2 : tensor<1x4x8x32xf32>, tensor<1x4x8x32xf32>, tensor<2x8x32xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @pool
+// CHECK: tg.pool %{{.*}} {count_include_pad = true, dilations = [1, 1], kernel = [3, 3], kind = "avg", pads = [1, 1, 1, 1], strides = [2, 2]} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+func.func @pool(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = tg.pool %x {kind = "avg", kernel = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1], count_include_pad = true} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
