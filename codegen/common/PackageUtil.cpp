@@ -2,6 +2,7 @@
 #include "codegen/common/PackageUtil.h"
 
 #include "codegen/common/EmitUtil.h"
+#include "runtime/Text.h"
 #include "runtime/schema/PlanUtil.h"
 #include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
@@ -106,7 +107,7 @@ llvm::Error fillDesc(plan::TensorDesc &d, const std::string &name, mlir::Type ty
     std::string s;
     llvm::raw_string_ostream os(s);
     os << t.getElementType();
-    return error(backend, "element type " + os.str() + " of graph input/output '" + name +
+    return error(backend, "element type " + os.str() + " of graph input/output '" + escapeText(name) +
                               "' is not supported");
   }
   d.set_name(name);

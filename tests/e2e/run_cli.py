@@ -269,11 +269,37 @@ r = subprocess.run([TGC, "compile", model("bert_tiny"), "-o", atom, "--no-cache"
 check("failed compile keeps the older package", r.returncode == 1 and os.listdir(atom_dir) == ["m.tgpkg"]
       and open(os.path.join(atom, "plan.pb"), "rb").read() == before, r.stderr)
 # A staging directory left by a killed compile (its process gone) is swept by the next compile.
+# (Only once its process is gone and nothing wrote to it for ten minutes: a fresh one stays.)
 stale = os.path.join(atom_dir, ".m.tgpkg.tgc-tmp-999999999-abcdef")
+fresh = os.path.join(atom_dir, ".m.tgpkg.tgc-tmp-999999998-abcdef")
 os.makedirs(stale)
+os.makedirs(fresh)
+os.utime(stale, (1e9, 1e9))
 r = tgc("compile", model("parallel_mlp"), "-o", atom)
-check("stale staging directory swept", r.returncode == 0 and os.listdir(atom_dir) == ["m.tgpkg"],
+check("stale staging directory swept", r.returncode == 0 and
+      sorted(os.listdir(atom_dir)) == [".m.tgpkg.tgc-tmp-999999998-abcdef", "m.tgpkg"],
       str(os.listdir(atom_dir)))
+shutil.rmtree(fresh)
+# A package moved aside by a publish that was killed between its renames comes back.
+shutil.move(atom, os.path.join(atom_dir, ".m.tgpkg.tgc-old-999999999"))
+os.utime(os.path.join(atom_dir, ".m.tgpkg.tgc-old-999999999"), (1e9, 1e9))
+r = tgc("compile", model("bert_tiny"), "-o", os.path.join(atom_dir, "other.tgpkg"))
+r2 = tgc("inspect", atom) if r.returncode == 0 else r
+env_fail = dict(os.environ, TGC_CXX="c++ -include /nonexistent/tgc-missing-header.h")
+r3 = subprocess.run([TGC, "compile", model("parallel_mlp"), "-o", atom, "--no-cache"], env=env_fail,
+                    capture_output=True, text=True)
+check("a package moved aside by a killed publish is put back", r3.returncode == 1 and
+      os.path.exists(os.path.join(atom, "plan.pb")) and
+      not any(n.startswith(".m.tgpkg.tgc-old") for n in os.listdir(atom_dir)), str(os.listdir(atom_dir)))
+# -o with a trailing slash; a symbolic link at -o is refused and its target left alone.
+r = tgc("compile", model("parallel_mlp"), "-o", atom + "/")
+check("-o with a trailing slash", r.returncode == 0 and os.path.exists(os.path.join(atom, "plan.pb"))
+      and sorted(os.listdir(atom_dir)) == ["m.tgpkg", "other.tgpkg"], r.stderr + str(os.listdir(atom_dir)))
+link = os.path.join(atom_dir, "link.tgpkg")
+os.symlink(atom, link)
+r = tgc("compile", model("parallel_mlp"), "-o", link)
+check("a symbolic link at -o is refused", r.returncode == 1 and "symbolic link" in r.stderr and
+      os.path.islink(link) and os.path.exists(os.path.join(atom, "plan.pb")), r.stderr)
 
 # JSON stays valid with a tab, quotes, a backslash and a newline in a node name (llvm::json).
 m = onnx.load(model("parallel_mlp"))
