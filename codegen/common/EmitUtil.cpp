@@ -101,6 +101,13 @@ std::string str(int64_t v) {
   return std::to_string(v) + (v > 2147483647 || v < -2147483647 ? "LL" : "");
 }
 
+Shape intsOf(mlir::ArrayAttr a) {
+  Shape r;
+  for (mlir::Attribute v : a)
+    r.push_back(v.cast<mlir::IntegerAttr>().getInt());
+  return r;
+}
+
 std::string intArray(const Shape &v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i)

@@ -4,6 +4,7 @@
 #define TGC_CODEGEN_COMMON_EMITUTIL_H
 
 #include "compiler/dialect/Shapes.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Value.h"
 
@@ -63,6 +64,8 @@ std::string sourceComment(llvm::StringRef text);
 /// four lines after it, and a count of the rest (warnings dropped); the whole log (at most 8 KB)
 /// when it names no error.
 std::string firstCompilerError(const std::string &log);
+/// The integers of an I64ArrayAttr (strides, pads, kernel sizes of a tg op).
+Shape intsOf(mlir::ArrayAttr a);
 /// "{a, b, c}" ("{0}" for an empty list, so the array is never zero-sized).
 std::string intArray(const Shape &v);
 /// C name of an integer element type of 1 (as uint8_t) or 8 to 64 bits, signed or unsigned; ""

@@ -5,26 +5,15 @@
 
 namespace tgc::codegen {
 
-namespace {
-
-Shape ints(mlir::ArrayAttr a) {
-  Shape r;
-  for (mlir::Attribute v : a)
-    r.push_back(v.cast<mlir::IntegerAttr>().getInt());
-  return r;
-}
-
-} // namespace
-
 int64_t poolWork(tg::PoolOp op) {
-  return product(shapeOf(op.getResult())) * product(ints(op.getKernel()));
+  return product(shapeOf(op.getResult())) * product(intsOf(op.getKernel()));
 }
 
 void emitPoolElement(Code &c, tg::PoolOp op, const PoolSpelling &s, const std::string &in,
                      const std::string &out) {
   const Shape x = shapeOf(op.getInput()), y = shapeOf(op.getResult());
-  const Shape k = ints(op.getKernel()), st = ints(op.getStrides()), pads = ints(op.getPads()),
-              dil = ints(op.getDilations());
+  const Shape k = intsOf(op.getKernel()), st = intsOf(op.getStrides()),
+              pads = intsOf(op.getPads()), dil = intsOf(op.getDilations());
   const int sp = (int)x.size() - 2;
   const bool max = op.getKind() == "max";
   const std::string &it = s.index;

@@ -15,17 +15,11 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
     int sp = (int)x.size() - 2;
     if (sp > 8)
       return opError(op, "conv with more than 8 spatial dims");
-    auto ints = [](ArrayAttr a) {
-      Shape r;
-      for (Attribute v : a)
-        r.push_back(v.cast<IntegerAttr>().getInt());
-      return r;
-    };
     c.line("static const int64_t xs[] = " + intArray(x) + ", ws[] = " + intArray(w) +
            ", ys[] = " + intArray(y) + ";");
-    c.line("static const int64_t st[] = " + intArray(ints(conv.getStrides())) +
-           ", pads[] = " + intArray(ints(conv.getPads())) +
-           ", dil[] = " + intArray(ints(conv.getDilations())) + ";");
+    c.line("static const int64_t st[] = " + intArray(codegen::intsOf(conv.getStrides())) +
+           ", pads[] = " + intArray(codegen::intsOf(conv.getPads())) +
+           ", dil[] = " + intArray(codegen::intsOf(conv.getDilations())) + ";");
     c.line("tg_conv<" + T + ">(in0, in1, " + (conv.getBias() ? inPtr[2] : "nullptr") +
            ", out0, " + std::to_string(sp) + ", xs, ws, ys, st, pads, dil, " +
            str(conv.getGroup()) + ");");

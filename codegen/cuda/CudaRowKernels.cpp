@@ -629,13 +629,8 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   if (auto conv = dyn_cast<tg::ConvOp>(op)) {
     Shape x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight()), y = shapeOf(conv.getResult());
     int sp = (int)x.size() - 2;
-    auto ints = [](ArrayAttr a) {
-      Shape r;
-      for (Attribute v : a)
-        r.push_back(v.cast<IntegerAttr>().getInt());
-      return r;
-    };
-    Shape st = ints(conv.getStrides()), pads = ints(conv.getPads()), dil = ints(conv.getDilations());
+    const Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
+                dil = codegen::intsOf(conv.getDilations());
     int64_t group = conv.getGroup(), C = x[1], M = w[0], Cg = C / group, Mg = M / group;
     if (product(y) == 0)
       return llvm::Error::success();

@@ -100,6 +100,24 @@ llvm::Expected<HostTensor> linear(const HostTensor &x, const HostTensor &w, cons
   return std::move(out);
 }
 
+/// The input offset of each tap of a sliding window (kernel `kSp`) at output position `oIdx`, or
+/// -1 where the tap lands in padding (conv and pool).
+static void tapOffsets(const std::vector<int64_t> &oIdx, const Shape &inSp,
+                       const std::vector<int64_t> &inStr, const Shape &kSp,
+                       const std::vector<int64_t> &strides, const std::vector<int64_t> &pads,
+                       const std::vector<int64_t> &dilations, std::vector<int64_t> &offs) {
+  for (size_t kp = 0; kp < offs.size(); ++kp) {
+    int64_t off = 0;
+    for (int64_t d = (int64_t)kSp.size() - 1, rem = (int64_t)kp; d >= 0 && off >= 0; --d) {
+      int64_t ki = rem % kSp[d];
+      rem /= kSp[d];
+      int64_t pos = oIdx[d] * strides[d] - pads[d] + ki * dilations[d];
+      off = pos < 0 || pos >= inSp[d] ? -1 : off + pos * inStr[d];
+    }
+    offs[kp] = off;
+  }
+}
+
 llvm::Expected<HostTensor> conv(const HostTensor &x, const HostTensor &w, const HostTensor *bias,
                                 const ConvParams &p, const Shape &outShape) {
   size_t rank = x.shape.size();
@@ -128,17 +146,7 @@ llvm::Expected<HostTensor> conv(const HostTensor &x, const HostTensor &w, const 
       oIdx[d] = rem % outSp[d];
       rem /= outSp[d];
     }
-    // Input offset of each kernel tap at this output position, or -1 where it lands in padding.
-    for (int64_t kp = 0; kp < kVol; ++kp) {
-      int64_t off = 0;
-      for (int64_t d = sp - 1, rem = kp; d >= 0 && off >= 0; --d) {
-        int64_t ki = rem % kSp[d];
-        rem /= kSp[d];
-        int64_t pos = oIdx[d] * p.strides[d] - p.pads[d] + ki * p.dilations[d];
-        off = pos < 0 || pos >= inSp[d] ? -1 : off + pos * inStr[d];
-      }
-      offs[kp] = off;
-    }
+    tapOffsets(oIdx, inSp, inStr, kSp, p.strides, p.pads, p.dilations, offs);
     for (int64_t nb = 0; nb < batch; ++nb)
       for (int64_t m = 0; m < mOut; ++m) {
         int64_t grp = m / mPerG;
@@ -178,16 +186,7 @@ llvm::Expected<HostTensor> pool(const HostTensor &x, const PoolParams &p, const 
       oIdx[d] = rem % outSp[d];
       rem /= outSp[d];
     }
-    for (int64_t kp = 0; kp < kVol; ++kp) { // input offset of each tap, -1 outside the input
-      int64_t off = 0;
-      for (int64_t d = sp - 1, rem = kp; d >= 0 && off >= 0; --d) {
-        int64_t ki = rem % p.kernel[d];
-        rem /= p.kernel[d];
-        int64_t pos = oIdx[d] * p.strides[d] - p.pads[d] + ki * p.dilations[d];
-        off = pos < 0 || pos >= inSp[d] ? -1 : off + pos * inStr[d];
-      }
-      offs[kp] = off;
-    }
+    tapOffsets(oIdx, inSp, inStr, p.kernel, p.strides, p.pads, p.dilations, offs);
     for (int64_t pl = 0; pl < planes; ++pl) {
       const double *xs = vx.data() + pl * inVol;
       double acc = p.max ? -std::numeric_limits<double>::infinity() : 0.0;

@@ -84,6 +84,57 @@ Result importGemm(ImportContext &c, const NodeView &n) {
   return Values{y};
 }
 
+/// The sliding-window attributes Conv and the pools share, checked: strides and dilations (1 by
+/// default), explicit [begins..., ends...] pads with auto_pad resolved (SAME_*: the output is
+/// ceil(in / stride) and the extra pad goes to the end for SAME_UPPER, the begin for SAME_LOWER;
+/// VALID: none), and the output's spatial dims — in ceil mode (pools) the last window must still
+/// start inside the input or its begin pad, as in PyTorch and ONNX's reference.
+struct Window {
+  Shape strides, dilations, pads, out;
+};
+std::string slidingWindow(const NodeView &n, const Shape &xs, const Shape &kernel, bool ceil,
+                          Window &w) {
+  const size_t sp = xs.size() - 2;
+  w.strides = n.attrInts("strides").value_or(std::vector<int64_t>(sp, 1));
+  w.dilations = n.attrInts("dilations").value_or(std::vector<int64_t>(sp, 1));
+  w.pads = n.attrInts("pads").value_or(std::vector<int64_t>(2 * sp, 0));
+  Shape &st = w.strides, &dil = w.dilations, &pads = w.pads;
+  if (st.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
+    return "strides/dilations need one entry per spatial dim, pads two";
+  const int64_t big = int64_t(1) << 31;
+  for (size_t i = 0; i < sp; ++i)
+    if (kernel[i] <= 0 || st[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 ||
+        kernel[i] > big || st[i] > big || dil[i] > big || pads[i] > big || pads[i + sp] > big ||
+        xs[i + 2] > big)
+      return "kernel, strides and dilations must be positive, pads non-negative (and all below "
+             "2^31)";
+  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (!same && autoPad != "VALID" && autoPad != "NOTSET")
+    return "auto_pad '" + autoPad + "' is not supported";
+  w.out.clear();
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = xs[i + 2], eff = dil[i] * (kernel[i] - 1) + 1;
+    if (same) {
+      const int64_t o = (in + st[i] - 1) / st[i];
+      const int64_t total = std::max<int64_t>(0, (o - 1) * st[i] + eff - in);
+      pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + sp] = total - pads[i];
+    } else if (autoPad == "VALID") {
+      pads[i] = pads[i + sp] = 0;
+    }
+    const int64_t span = in + pads[i] + pads[i + sp] - eff;
+    if (span < 0)
+      return "kernel " + shapeToString(kernel) + " is larger than the padded input " +
+             shapeToString(xs);
+    int64_t o = (ceil ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
+    if (ceil && (o - 1) * st[i] >= in + pads[i])
+      --o; // the last window would start in the end pad
+    w.out.push_back(o);
+  }
+  return "";
+}
+
 Result importConv(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(x, c.need(n, 0));
   TGC_ASSIGN(w, c.need(n, 1));
@@ -92,7 +143,6 @@ Result importConv(ImportContext &c, const NodeView &n) {
   if (xs.size() < 3 || ws.size() != xs.size())
     return c.error(n, "input " + shapeToString(xs) + " and weight " + shapeToString(ws) +
                           " must have the same rank >= 3");
-  size_t sp = xs.size() - 2;
   int64_t group = n.attrInt("group", 1);
   if (group <= 0 || xs[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != xs[1])
     return c.error(n, "input channels " + std::to_string(xs[1]) + " do not match weight " +
@@ -100,50 +150,20 @@ Result importConv(ImportContext &c, const NodeView &n) {
   if (auto ks = n.attrInts("kernel_shape"))
     if (*ks != Shape(ws.begin() + 2, ws.end()))
       return c.error(n, "kernel_shape differs from the weight's spatial dims");
-  auto strides = n.attrInts("strides").value_or(std::vector<int64_t>(sp, 1));
-  auto dil = n.attrInts("dilations").value_or(std::vector<int64_t>(sp, 1));
-  auto pads = n.attrInts("pads").value_or(std::vector<int64_t>(2 * sp, 0));
-  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
-    return c.error(n, "strides/dilations need one entry per spatial dim, pads two");
-  const int64_t big = int64_t(1) << 31;
-  for (size_t i = 0; i < sp; ++i)
-    if (strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 || strides[i] > big ||
-        dil[i] > big || pads[i] > big || pads[i + sp] > big || xs[i + 2] > big || ws[i + 2] > big)
-      return c.error(n, "strides and dilations must be positive, pads non-negative (and all "
-                        "below 2^31)");
-  std::string autoPad = n.attrString("auto_pad", "NOTSET");
-  if (autoPad == "VALID") {
-    std::fill(pads.begin(), pads.end(), 0);
-  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    for (size_t i = 0; i < sp; ++i) {
-      int64_t in = xs[i + 2], outDim = (in + strides[i] - 1) / strides[i];
-      int64_t eff = dil[i] * (ws[i + 2] - 1) + 1;
-      int64_t total = std::max(int64_t(0), (outDim - 1) * strides[i] + eff - in);
-      int64_t small = total / 2, big = total - small;
-      pads[i] = autoPad == "SAME_UPPER" ? small : big;
-      pads[i + sp] = autoPad == "SAME_UPPER" ? big : small;
-    }
-  } else if (autoPad != "NOTSET") {
-    return c.error(n, "auto_pad '" + autoPad + "' is not supported");
-  }
+  Window win;
+  if (std::string e = slidingWindow(n, xs, Shape(ws.begin() + 2, ws.end()), false, win);
+      !e.empty())
+    return c.error(n, e);
   Shape out{xs[0], ws[0]};
-  for (size_t i = 0; i < sp; ++i) {
-    int64_t eff = dil[i] * (ws[i + 2] - 1) + 1;
-    int64_t o = (xs[i + 2] + pads[i] + pads[i + sp] - eff) / strides[i] + 1;
-    if (xs[i + 2] + pads[i] + pads[i + sp] < eff || o <= 0)
-      return c.error(n, "kernel " + shapeToString(ws) + " is larger than the padded input " +
-                            shapeToString(xs));
-    out.push_back(o);
-  }
+  out.insert(out.end(), win.out.begin(), win.out.end());
   if (bias && c.shapeOf(bias) != Shape{ws[0]})
     return c.error(n, "bias must be [" + std::to_string(ws[0]) + "]");
   return Values{c.emit<tg::ConvOp>(n.loc, c.type(out, c.elemOf(x)), x, w, bias,
-                                   c.b.getI64ArrayAttr(strides), c.b.getI64ArrayAttr(pads),
-                                   c.b.getI64ArrayAttr(dil), (uint64_t)group)};
+                                   c.b.getI64ArrayAttr(win.strides), c.b.getI64ArrayAttr(win.pads),
+                                   c.b.getI64ArrayAttr(win.dilations), (uint64_t)group)};
 }
 
-/// MaxPool / AveragePool: kernel_shape, strides, pads or auto_pad, dilations, ceil_mode (the
-/// last window must start inside the input or its begin pad, as in PyTorch and ONNX's reference),
+/// MaxPool / AveragePool: kernel_shape, the window attributes (slidingWindow, with ceil_mode),
 /// count_include_pad. MaxPool's optional indices output is refused by name (not supported yet).
 Result importPool(ImportContext &c, const NodeView &n, bool max) {
   TGC_ASSIGN(x, c.need(n, 0));
@@ -156,49 +176,17 @@ Result importPool(ImportContext &c, const NodeView &n, bool max) {
   auto kernel = n.attrInts("kernel_shape");
   if (!kernel || kernel->size() != sp)
     return c.error(n, "kernel_shape needs one entry per spatial dim");
-  auto strides = n.attrInts("strides").value_or(std::vector<int64_t>(sp, 1));
-  auto dil = n.attrInts("dilations").value_or(std::vector<int64_t>(sp, 1));
-  auto pads = n.attrInts("pads").value_or(std::vector<int64_t>(2 * sp, 0));
-  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
-    return c.error(n, "strides/dilations need one entry per spatial dim, pads two");
-  const int64_t big = int64_t(1) << 31;
-  for (size_t i = 0; i < sp; ++i)
-    if ((*kernel)[i] <= 0 || strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 ||
-        (*kernel)[i] > big || strides[i] > big || dil[i] > big || pads[i] > big ||
-        pads[i + sp] > big || xs[i + 2] > big)
-      return c.error(n, "kernel_shape, strides and dilations must be positive, pads "
-                        "non-negative (and all below 2^31)");
-  const bool ceil = n.attrInt("ceil_mode", 0) != 0;
-  const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  Window win;
+  if (std::string e = slidingWindow(n, xs, *kernel, n.attrInt("ceil_mode", 0) != 0, win);
+      !e.empty())
+    return c.error(n, e);
   Shape out{xs[0], xs[1]};
-  for (size_t i = 0; i < sp; ++i) {
-    const int64_t in = xs[i + 2], eff = dil[i] * ((*kernel)[i] - 1) + 1;
-    int64_t o;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      o = (in + strides[i] - 1) / strides[i];
-      const int64_t total = std::max<int64_t>(0, (o - 1) * strides[i] + eff - in);
-      pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[i + sp] = total - pads[i];
-    } else {
-      if (autoPad == "VALID")
-        pads[i] = pads[i + sp] = 0;
-      else if (autoPad != "NOTSET")
-        return c.error(n, "auto_pad '" + autoPad + "' is not supported");
-      const int64_t span = in + pads[i] + pads[i + sp] - eff;
-      if (span < 0)
-        return c.error(n, "kernel_shape " + shapeToString(*kernel) +
-                              " is larger than the padded input " + shapeToString(xs));
-      o = (ceil ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
-      if (ceil && (o - 1) * strides[i] >= in + pads[i])
-        --o; // the last window would start in the end pad
-    }
-    out.push_back(o);
-  }
+  out.insert(out.end(), win.out.begin(), win.out.end());
   const bool countPad = !max && n.attrInt("count_include_pad", 0) != 0;
   return Values{c.emit<tg::PoolOp>(n.loc, c.type(out, c.elemOf(x)), x,
                                    c.b.getStringAttr(max ? "max" : "avg"),
-                                   c.b.getI64ArrayAttr(*kernel), c.b.getI64ArrayAttr(strides),
-                                   c.b.getI64ArrayAttr(pads), c.b.getI64ArrayAttr(dil),
+                                   c.b.getI64ArrayAttr(*kernel), c.b.getI64ArrayAttr(win.strides),
+                                   c.b.getI64ArrayAttr(win.pads), c.b.getI64ArrayAttr(win.dilations),
                                    c.b.getBoolAttr(countPad))};
 }
 

@@ -41,7 +41,8 @@ def data(name, k=0):
 
 # --help works and shows examples.
 r = tgc("--help")
-check("help", r.returncode == 0 and "Examples:" in r.stdout, r.stdout + r.stderr)
+check("help", r.returncode == 0 and "Examples:" in r.stdout and "TGC_CUDA_GRAPH" in r.stdout,
+      r.stdout + r.stderr)
 
 # compile: exit 0 only when the package was written; stats JSON has the promised keys.
 pkg, js = os.path.join(TMP, "bert.tgpkg"), os.path.join(TMP, "stats.json")
