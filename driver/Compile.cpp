@@ -152,7 +152,7 @@ private:
     }
     for (size_t i = 0; i < out->size(); ++i) {
       double err = relativeL2((*out)[i], reference[i]);
-      const double tol = relL2Tolerance((*out)[i].dtype, options.precision != "fp32");
+      const double tol = relL2Tolerance((*out)[i].dtype, options.precision != Precision::FP32);
       log << llvm::formatv("check-each-pass: after {0}: output {1} rel_l2={2:e}\n", name, i, err);
       if (!(err <= tol)) {
         driftPass = name;
@@ -192,17 +192,6 @@ std::string hashFile(const std::string &path) {
 
 /// Checks what compile() and bisect() are asked for before any work.
 llvm::Error checkOptions(const CompileOptions &options) {
-  if (options.target != "cpu") {
-    auto arch = cudaArchOf(options.target);
-    if (!arch)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "%s (use --target=cpu or --target=cuda:sm_90)",
-                                     llvm::toString(arch.takeError()).c_str());
-  }
-  if (options.precision != "fp32" && options.precision != "fp16" && options.precision != "bf16")
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--precision must be fp32, fp16 or bf16, not '%s'",
-                                   options.precision.c_str());
   if (!options.dumpDir.empty())
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
       return llvm::createStringError(ec, "cannot create dump dir %s", options.dumpDir.c_str());
@@ -337,11 +326,11 @@ mlir::MLIRContext &newContext(std::unique_ptr<mlir::MLIRContext> &holder) {
 llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log) {
   if (auto err = checkOptions(options))
     return std::move(err);
-  if (options.target == "cpu" && options.precision != "fp32")
+  if (!options.target.isCuda() && options.precision != Precision::FP32)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "--precision=%s needs a CUDA target: the CPU backend computes "
                                    "in fp32 (use --precision=fp32 or --target=cuda:sm_90)",
-                                   options.precision.c_str());
+                                   precisionName(options.precision).str().c_str());
   // The package is written beside -o and renamed into place once complete (StagedDir.h).
   auto stage = codegen::StagedDir::create(options.outputPath);
   if (!stage)
@@ -354,13 +343,13 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
     return module.takeError();
 
   PackageInfo info;
-  info.target = options.target;
-  info.precision = options.precision;
+  info.target = options.target.str();
+  info.precision = precisionName(options.precision).str();
   info.tgcVersion = tgcVersion();
   info.modelName = llvm::sys::path::stem(llvm::sys::path::parent_path(options.modelPath)).str();
   info.modelHash = hashFile(options.modelPath);
   auto t1 = std::chrono::steady_clock::now();
-  bool cuda = options.target.rfind("cuda:", 0) == 0;
+  const bool cuda = options.target.isCuda();
   const std::string &dir = (*stage)->path();
   auto stats = cuda ? writeCudaPackage(**module, dir, info, options.cacheDir)
                     : writeCpuPackage(**module, dir, info, options.cacheDir);

@@ -3,6 +3,7 @@
 #define TGC_DRIVER_COMPILE_H
 
 #include "codegen/cpu/CpuBackend.h"
+#include "driver/Target.h"
 #include "runtime/Tensor.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,8 +19,8 @@ namespace tgc {
 struct CompileOptions {
   std::string modelPath;
   std::string outputPath;
-  std::string target = "cpu";     ///< "cpu" or "cuda:sm_XY"
-  std::string precision = "fp32"; ///< "fp32", "fp16" or "bf16"
+  Target target;                  ///< parseTarget("cpu" | "cuda:sm_XY")
+  Precision precision = Precision::FP32;
   std::map<std::string, std::vector<int64_t>> inputShapes;
   bool printIrAfterAll = false;
   std::vector<std::string> printIrAfter; ///< pass flags, with or without the "tgc-" prefix
@@ -30,8 +31,8 @@ struct CompileOptions {
   bool formKernels = true;
   std::vector<std::string> disabledRules; ///< rule labels that must not run
   std::vector<std::string> enabledRules;  ///< when non-empty, only these rules run
-  double bisectTolerance = 1e-5;
-  bool injectFault = false; ///< testing only: run a deliberately wrong rule (tgc-inject-fault)          ///< `tgc bisect`: max rel-L2 that counts as correct
+  double bisectTolerance = 1e-5; ///< `tgc bisect`: max rel-L2 that counts as correct
+  bool injectFault = false; ///< testing only: run a deliberately wrong rule (tgc-inject-fault)
 };
 
 /// Figures of one compile, for --stats.

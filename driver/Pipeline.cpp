@@ -40,8 +40,8 @@ void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
   fn.addPass(createSinkLayoutOpsPass());
   fn.addPass(createEliminateIdentitiesPass());
   // Precision last among the graph rewrites: the rules above match f32 patterns.
-  if (options.precision != "fp32") {
-    fn.addPass(createConvertPrecisionPass(options.precision));
+  if (options.precision != Precision::FP32) {
+    fn.addPass(createConvertPrecisionPass(precisionName(options.precision).str()));
     fn.addPass(createEliminateCastsPass());
   }
   fn.addPass(createFoldConstantsPass());

@@ -2,6 +2,7 @@
 #ifndef TGC_DRIVER_PIPELINE_H
 #define TGC_DRIVER_PIPELINE_H
 
+#include "driver/Target.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -12,7 +13,7 @@ namespace tgc {
 struct PipelineOptions {
   bool formKernels = true;
   bool injectFault = false;        ///< testing only: add tgc-inject-fault (a wrong rule)
-  std::string precision = "fp32"; ///< "fp32", or "fp16"/"bf16" to run tgc-convert-precision
+  Precision precision = Precision::FP32; ///< fp16/bf16: run tgc-convert-precision
 };
 
 /// Adds tgc's passes, in pipeline order, to `pm` (which runs on the module).

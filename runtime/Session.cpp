@@ -8,6 +8,7 @@
 // kernels.so is opened RTLD_LOCAL (packages never see each other's symbols) and RTLD_NODELETE
 // (OpenMP/OpenBLAS worker threads may outlive a session; the code must stay mapped).
 #include "runtime/Session.h"
+#include "runtime/SessionBase.h"
 #include "runtime/Text.h"
 
 #include "runtime/schema/PlanUtil.h"
@@ -46,41 +47,25 @@ AlignedBuffer allocAligned(int64_t bytes) {
   return AlignedBuffer(p);
 }
 
-std::string shapeString(const int64_t *dims, size_t rank) {
-  std::string s = "[";
-  for (size_t i = 0; i < rank; ++i)
-    s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-std::string specString(DType t, const int64_t *dims, size_t rank) {
-  return std::string(isKnownDType((int32_t)t) ? dtypeName(t) : "dtype(" + std::to_string((int)t) + ")") +
-         " " + shapeString(dims, rank);
-}
 
 using KernelFn = void (*)(void *const *);
 
-class CpuSession final : public Session {
+class CpuSession final : public SessionBase {
 public:
   Status init(const std::string &path, int numThreads);
-  const std::vector<TensorSpec> &inputs() const override { return inputs_; }
-  const std::vector<TensorSpec> &outputs() const override { return outputs_; }
   Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
-  Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
-                 size_t numOutputs) override;
   std::string describe() const override;
-  void setProfiling(bool on) override { profiling_ = on; }
-  const std::vector<StepProfile> &lastProfile() const override { return profile_; }
 
 private:
   Status checkArg(const BufferArg &a, const std::string &where) const;
-  Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
+  Status executeRefs(const TensorRef *inputs, size_t, const TensorRef *outputs, size_t) override {
+    execute(inputs, outputs);
+    return Status::success();
+  }
   void execute(const TensorRef *inputs, const TensorRef *outputs);
 
   std::string path_;
   plan::Plan plan_;
-  std::vector<TensorSpec> inputs_, outputs_;
-  std::vector<int64_t> inBytes_, outBytes_;
   AlignedBuffer weights_, arena_;
   void *dl_ = nullptr;
   struct RtStep {
@@ -89,10 +74,6 @@ private:
     std::vector<void *> ptrs;
   };
   std::vector<RtStep> steps_;
-  bool profiling_ = false;
-  std::vector<StepProfile> profile_;
-  /// Set while a run is in progress: a second concurrent run on this session is refused.
-  std::atomic<bool> running_{false};
 };
 
 
@@ -137,26 +118,8 @@ Status CpuSession::init(const std::string &path, int numThreads) {
                          " is invalid");
 
   // Interface.
-  for (int io = 0; io < 2; ++io) {
-    const auto &descs = io == 0 ? plan_.inputs() : plan_.outputs();
-    auto &specs = io == 0 ? inputs_ : outputs_;
-    auto &sizes = io == 0 ? inBytes_ : outBytes_;
-    for (int i = 0; i < descs.size(); ++i) {
-      const plan::TensorDesc &d = descs[i];
-      std::string what = std::string(io == 0 ? "input" : "output") + " '" + escapeText(d.name()) + "'";
-      if (!isKnownDType(d.dtype()))
-        return Status::error(pre + what + " has unknown dtype " + std::to_string(d.dtype()));
-      TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
-      if (std::string why = io == 0 ? takeIndexBound(d, s) : ""; !why.empty())
-        return Status::error(pre + what + " " + why);
-      int64_t b = bytesOf(s.dtype, s.shape);
-      if (b < 0)
-        return Status::error(pre + what + " has an invalid shape " +
-                             shapeString(s.shape.data(), s.shape.size()));
-      specs.push_back(std::move(s));
-      sizes.push_back(b);
-    }
-  }
+  if (Status st = readInterface(plan_, pre); !st.ok)
+    return st;
 
   // Weights.
   if (!plainFileName(plan_.weights_file()))
@@ -255,39 +218,6 @@ Status CpuSession::init(const std::string &path, int numThreads) {
   return Status::success();
 }
 
-Status CpuSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) const {
-  const auto &specs = isInput ? inputs_ : outputs_;
-  const auto &sizes = isInput ? inBytes_ : outBytes_;
-  const char *what = isInput ? "input" : "output";
-  if (n != specs.size())
-    return Status::error("expected " + std::to_string(specs.size()) + " " + what + "s, got " +
-                         std::to_string(n));
-  if (n > 0 && !refs)
-    return Status::error(std::string(what) + " array is null");
-  for (size_t i = 0; i < n; ++i) {
-    const TensorRef &r = refs[i];
-    const TensorSpec &s = specs[i];
-    bool same = r.dtype == s.dtype && r.rank >= 0 && (size_t)r.rank == s.shape.size() &&
-                (r.rank == 0 || r.dims);
-    for (size_t d = 0; same && d < s.shape.size(); ++d)
-      same = r.dims[d] == s.shape[d];
-    if (!same) {
-      std::string got = r.rank < 0 || (r.rank > 0 && !r.dims)
-                            ? std::string("an invalid shape")
-                        : r.rank > 64 ? "rank " + std::to_string(r.rank)
-                                      : specString(r.dtype, r.dims, (size_t)r.rank);
-      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': expected " +
-                           specString(s.dtype, s.shape.data(), s.shape.size()) + ", got " + got);
-    }
-    if (sizes[i] > 0 && !r.data)
-      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': data pointer is null");
-    if ((int64_t)r.bytes < sizes[i])
-      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': buffer has " +
-                           std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
-  }
-  return isInput ? checkIndexBounds(inputs_, refs, n) : Status::success();
-}
-
 void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
   auto base = [&](const BufferArg &a) -> uint8_t * {
     switch (a.kind()) {
@@ -328,21 +258,6 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
       continue;
     std::memcpy(outputs[i].data, base(src) + src.offset(), (size_t)src.bytes());
   }
-}
-
-Status CpuSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
-                           size_t numOutputs) {
-  RunGuard guard(running_);
-  if (!guard.acquired)
-    return Status::error(kConcurrentRun);
-  Status st = checkSpecs(inputs, numInputs, true);
-  if (!st.ok)
-    return st;
-  st = checkSpecs(outputs, numOutputs, false);
-  if (!st.ok)
-    return st;
-  execute(inputs, outputs);
-  return Status::success();
 }
 
 Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {

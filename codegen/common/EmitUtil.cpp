@@ -252,4 +252,37 @@ NormParamIndex normParamIndex(const Shape &x, int64_t axis, Shape ps) {
   return ix;
 }
 
+std::optional<std::string> columnParam(const Shape &x, int64_t axis, const Shape &param,
+                                       const std::string &ptr) {
+  const NormParamIndex ix = normParamIndex(x, axis, param);
+  if (!ix.perColumn && !ix.one)
+    return std::nullopt;
+  return ptr + (ix.one ? "[0]" : "[j]");
+}
+
+std::optional<MatmulDims> matmulDims(const Shape &a, const Shape &b) {
+  MatmulDims d;
+  d.M = a.size() >= 2 ? a[a.size() - 2] : 1;
+  d.K = a.back();
+  d.N = b.size() >= 2 ? b.back() : 1;
+  d.lhsBatch = a.size() > 2 ? Shape(a.begin(), a.end() - 2) : Shape{};
+  d.rhsBatch = b.size() > 2 ? Shape(b.begin(), b.end() - 2) : Shape{};
+  auto batch = tgc::broadcastShapes(d.lhsBatch, d.rhsBatch);
+  if (!batch)
+    return std::nullopt;
+  d.batch = *batch;
+  d.NB = product(d.batch);
+  return d;
+}
+
+std::string attentionMaskIndex(const Shape &mask, const Shape &bhsl) {
+  const Shape ms = broadcastStrides(mask, bhsl);
+  const char *vars[] = {"b", "h", "s", "t"};
+  std::string idx;
+  for (int d = 0; d < 4; ++d)
+    if (ms[d] != 0)
+      idx += std::string(idx.empty() ? "" : " + ") + vars[d] + " * " + str(ms[d]);
+  return idx.empty() ? "0" : idx;
+}
+
 } // namespace tgc::codegen

@@ -110,6 +110,24 @@ struct NormParamIndex {
 };
 NormParamIndex normParamIndex(const Shape &x, int64_t axis, Shape param);
 
+/// A norm parameter (shape `param`) read as one element ("ptr[0]") or per position of the row
+/// ("ptr[j]"); nullopt when it covers neither (see NormParamIndex).
+std::optional<std::string> columnParam(const Shape &x, int64_t axis, const Shape &param,
+                                       const std::string &ptr);
+
+/// A matmul's problem, numpy-style: lhs [..., M, K] times rhs [..., K, N] (a 1-D operand has no
+/// M or N), the batch dims broadcast (`batch`, NB = its product).
+struct MatmulDims {
+  int64_t M = 1, K = 0, N = 1, NB = 1;
+  Shape lhsBatch, rhsBatch, batch;
+};
+/// Nullopt when the batch dims do not broadcast.
+std::optional<MatmulDims> matmulDims(const Shape &lhs, const Shape &rhs);
+
+/// The index of an attention mask of shape `mask` broadcast to [B, H, S, L], over the variables
+/// b, h, s and t ("0" for a single element).
+std::string attentionMaskIndex(const Shape &mask, const Shape &bhsl);
+
 } // namespace tgc::codegen
 
 #endif // TGC_CODEGEN_COMMON_EMITUTIL_H

@@ -224,4 +224,69 @@ llvm::Error preparePackageDir(const std::string &dir, const char *backend) {
   return llvm::Error::success();
 }
 
+llvm::Error backendError(const char *backend, const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 llvm::Twine(backend) + ": " + msg);
+}
+
+llvm::Expected<PackageStart> startPackage(mlir::ModuleOp module, const PackageInfo &info,
+                                          const std::string &target, const char *kernelsFile,
+                                          const char *backend) {
+  PackageStart start;
+  start.fn = module.lookupSymbol<mlir::func::FuncOp>("main");
+  if (!start.fn || start.fn.getBody().empty())
+    return backendError(backend, "the module has no @main function");
+  auto buffers = planBuffers(start.fn);
+  if (!buffers)
+    return buffers.takeError();
+  start.buffers = std::make_unique<BufferPlan>(std::move(*buffers));
+  if (auto e = initPlan(start.plan, start.fn, info, target, kernelsFile, backend))
+    return std::move(e);
+  return start;
+}
+
+llvm::Error addOutputs(
+    plan::Plan &p, mlir::func::FuncOp fn, const BufferPlan &buffers, const char *backend,
+    const std::function<void(unsigned, plan::TensorDesc &, const BufferLoc &)> &source) {
+  mlir::Operation *ret = fn.getBody().front().getTerminator();
+  for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
+    mlir::Value v = ret->getOperand(i);
+    auto name = fn.getResultAttrOfType<mlir::StringAttr>(i, "tg.name");
+    plan::TensorDesc *d = p.add_outputs();
+    if (auto e = fillDesc(*d, name ? name.str() : "output_" + std::to_string(i), v.getType(),
+                          backend))
+      return e;
+    auto it = buffers.locs.find(v);
+    if (it == buffers.locs.end() || it->second.kind == BufferLoc::Inline)
+      return backendError(backend, "output " + llvm::Twine(i) + " has no buffer");
+    source(i, *d, it->second);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error writeWeights(plan::Plan &p, const BufferPlan &buffers, const std::string &dir,
+                         const char *backend) {
+  std::string blob((size_t)buffers.weightBytes, '\0');
+  for (mlir::Operation *w : buffers.weights) {
+    auto c = mlir::cast<tg::ConstantOp>(w);
+    if (auto e = constantBytes(c, blob, buffers.locs.find(c.getResult())->second.offset, backend))
+      return e;
+  }
+  if (!writeFile(dir + "/weights.bin", blob.data(), blob.size()))
+    return backendError(backend, "cannot write " + dir + "/weights.bin");
+  p.set_weights_bytes(buffers.weightBytes);
+  p.set_weights_fnv1a64(plan::fnv1a64(blob.data(), blob.size()));
+  return llvm::Error::success();
+}
+
+llvm::Error writePlanFiles(const plan::Plan &p, const std::string &dir, const char *backend) {
+  std::string bytes;
+  if (!plan::serializePlan(p, bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
+    return backendError(backend, "cannot write " + dir + "/plan.pb");
+  std::string text = plan::formatPlan(p);
+  if (!writeFile(dir + "/plan.txt", text.data(), text.size()))
+    return backendError(backend, "cannot write " + dir + "/plan.txt");
+  return llvm::Error::success();
+}
+
 } // namespace tgc::codegen

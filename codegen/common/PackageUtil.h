@@ -7,16 +7,20 @@
 #include "runtime/schema/plan.pb.h"
 #include "compiler/dialect/TgDialect.h"
 #include "codegen/planning/PlanBuffers.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
+
+#include <functional>
+#include <memory>
 
 #include <cstdint>
 #include <string>
 
-namespace mlir::func {
-class FuncOp;
-} // namespace mlir::func
-
 namespace tgc::codegen {
+
+/// "<backend>: msg" as an error (backend: "CPU backend", "CUDA backend").
+llvm::Error backendError(const char *backend, const llvm::Twine &msg);
 
 /// Writes `n` bytes to `path` (replacing it); false on any I/O error.
 bool writeFile(const std::string &path, const void *data, size_t n);
@@ -46,6 +50,33 @@ plan::BufferArg toArg(const BufferLoc &loc);
 /// Creates `dir`, or empties it when it already holds a package; refuses to replace anything
 /// that is not a tgc package.
 llvm::Error preparePackageDir(const std::string &dir, const char *backend);
+
+/// A package begun: @main, its buffer plan, and the plan started by initPlan.
+struct PackageStart {
+  mlir::func::FuncOp fn;
+  std::unique_ptr<BufferPlan> buffers;
+  plan::Plan plan;
+};
+/// Finds @main in `module` (an error when it is missing or empty), plans its buffers and starts
+/// the plan (initPlan).
+llvm::Expected<PackageStart> startPackage(mlir::ModuleOp module, const PackageInfo &info,
+                                          const std::string &target, const char *kernelsFile,
+                                          const char *backend);
+
+/// Adds every output of `fn` to the plan (its `tg.name`, else output_<i>), calling
+/// `source(i, descriptor, where it lies after the last step)` to set where it is read from; an
+/// output without a buffer is an error.
+llvm::Error addOutputs(
+    plan::Plan &p, mlir::func::FuncOp fn, const BufferPlan &buffers, const char *backend,
+    const std::function<void(unsigned, plan::TensorDesc &, const BufferLoc &)> &source);
+
+/// Writes `dir`/weights.bin (every weight constant at its planned offset) and records its size
+/// and hash in the plan.
+llvm::Error writeWeights(plan::Plan &p, const BufferPlan &buffers, const std::string &dir,
+                         const char *backend);
+
+/// Writes the finished plan as `dir`/plan.pb and its text form as `dir`/plan.txt.
+llvm::Error writePlanFiles(const plan::Plan &p, const std::string &dir, const char *backend);
 
 } // namespace tgc::codegen
 

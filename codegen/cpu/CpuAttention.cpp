@@ -24,16 +24,8 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
       c.line("// empty result");
       return llvm::Error::success();
     }
-    std::string maskIdx;
-    if (at.getMask()) {
-      Shape ms = broadcastStrides(shapeOf(at.getMask()), Shape{B, Hq, S, L});
-      const char *vars[] = {"b", "h", "s", "t"};
-      for (int d = 0; d < 4; ++d)
-        if (ms[d] != 0)
-          maskIdx += std::string(maskIdx.empty() ? "" : " + ") + vars[d] + " * " + str(ms[d]);
-      if (maskIdx.empty())
-        maskIdx = "0";
-    }
+    const std::string maskIdx =
+        at.getMask() ? codegen::attentionMaskIndex(shapeOf(at.getMask()), {B, Hq, S, L}) : "";
     const int64_t rows = B * Hq * S;
     c.line("const " + T + " scale = (" + T + ")" +
            floatLiteral(at.getScaleAttr().getValueAsDouble(), T == "float") + ";");

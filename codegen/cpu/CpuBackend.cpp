@@ -39,16 +39,10 @@ namespace tgc {
 
 namespace {
 
-using codegen::hex64;
-using codegen::readFile;
-using codegen::toArg;
-using codegen::writeFile;
+using namespace codegen;
 
 constexpr const char *kBackend = "CPU backend";
 
-llvm::Error error(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
 
 /// Flags the kernels are compiled with (part of the cache key).
 const std::vector<std::string> kCxxFlags = {"-std=c++17", "-O2",      "-march=x86-64-v2",
@@ -93,11 +87,13 @@ llvm::Error runCompiler(const std::vector<std::string> &argv, const std::string 
   int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
-    return error("CPU backend: cannot run the host compiler '" + argv[0] + "': " + strerror(rc));
+    return backendError(kBackend, "cannot run the host compiler '" + argv[0] +
+                                      "': " + strerror(rc));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
-      return error("CPU backend: waitpid failed: " + llvm::Twine(strerror(errno)));
+      return backendError(kBackend,
+                          "waitpid failed: " + llvm::Twine(strerror(errno)));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return llvm::Error::success();
   std::string log;
@@ -105,8 +101,8 @@ llvm::Error runCompiler(const std::vector<std::string> &argv, const std::string 
   std::string cmd;
   for (const auto &a : argv)
     cmd += (cmd.empty() ? "" : " ") + a;
-  return error("CPU backend: kernel compilation failed (" + cmd + "):\n" +
-               codegen::firstCompilerError(log));
+  return backendError(kBackend, "kernel compilation failed (" + cmd + "):\n" +
+                                    codegen::firstCompilerError(log));
 }
 
 } // namespace
@@ -123,22 +119,17 @@ struct CpuLowering {
 };
 
 llvm::Expected<CpuLowering> lower(ModuleOp module, const PackageInfo &info) {
-  auto fn = module.lookupSymbol<func::FuncOp>("main");
-  if (!fn || fn.getBody().empty())
-    return error("CPU backend: the module has no @main function");
-
-  auto plan = planBuffers(fn);
-  if (!plan)
-    return plan.takeError();
-
   // Kernels and steps, in program order.
-  plan::Plan p;
-  if (auto e = codegen::initPlan(p, fn, info, info.target.empty() ? "cpu" : info.target,
-                                 "kernels.so", kBackend))
-    return std::move(e);
+  auto start = codegen::startPackage(module, info, info.target.empty() ? "cpu" : info.target,
+                                     "kernels.so", kBackend);
+  if (!start)
+    return start.takeError();
+  func::FuncOp fn = start->fn;
+  plan::Plan &p = start->plan;
+  std::unique_ptr<BufferPlan> &plan = start->buffers;
   Block &body = fn.getBody().front();
 
-  std::string code = cpu::kPrelude;
+  std::string code = cpu::prelude();
   cpu::KernelEmitter emitter(*plan);
   PackageStats stats;
   for (Operation &op : body) {
@@ -154,7 +145,8 @@ llvm::Expected<CpuLowering> lower(ModuleOp module, const PackageInfo &info) {
     for (Value v : k->args) {
       auto it = plan->locs.find(v);
       if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
-        return error("CPU backend: kernel argument without a buffer in " + k->symbol);
+        return backendError(kBackend,
+                            "kernel argument without a buffer in " + k->symbol);
       *s->add_args() = toArg(it->second);
     }
     ++stats.kernels;
@@ -162,34 +154,26 @@ llvm::Expected<CpuLowering> lower(ModuleOp module, const PackageInfo &info) {
 
   // Outputs: arena values are copied out by the runtime; outputs that are an input or a weight
   // (or views of them) are written by a COPY step straight into the caller's output buffer.
-  Operation *ret = body.getTerminator();
-  for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
-    Value v = ret->getOperand(i);
-    auto name = fn.getResultAttrOfType<StringAttr>(i, "tg.name");
-    plan::TensorDesc *d = p.add_outputs();
-    if (auto e = codegen::fillDesc(*d, name ? name.str() : "output_" + std::to_string(i),
-                                   v.getType(), kBackend))
-      return std::move(e);
-    auto it = plan->locs.find(v);
-    if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
-      return error("CPU backend: output " + llvm::Twine(i) + " has no buffer");
-    if (it->second.kind == BufferLoc::Arena) {
-      *d->mutable_source() = toArg(it->second);
-      continue;
+  auto source = [&](unsigned i, plan::TensorDesc &d, const BufferLoc &loc) {
+    if (loc.kind == BufferLoc::Arena) {
+      *d.mutable_source() = toArg(loc);
+      return;
     }
     plan::BufferArg dst;
     dst.set_kind(plan::OUTPUT);
     dst.set_index((int32_t)i);
     dst.set_offset(0);
-    dst.set_bytes(it->second.bytes);
+    dst.set_bytes(loc.bytes);
     plan::Step *s = p.add_steps();
     s->set_kind(plan::Step::COPY);
-    s->set_label("copy output '" + escapeText(d->name()) + "' from " +
-                 (it->second.kind == BufferLoc::Input ? "an input" : "a weight"));
+    s->set_label("copy output '" + escapeText(d.name()) + "' from " +
+                 (loc.kind == BufferLoc::Input ? "an input" : "a weight"));
     *s->add_args() = dst;
-    *s->add_args() = toArg(it->second);
-    *d->mutable_source() = dst;
-  }
+    *s->add_args() = toArg(loc);
+    *d.mutable_source() = dst;
+  };
+  if (auto e = codegen::addOutputs(p, fn, *plan, kBackend, source))
+    return std::move(e);
   return CpuLowering{std::move(p), std::move(code), std::move(*plan), stats};
 }
 
@@ -217,23 +201,14 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
   if (auto e = codegen::preparePackageDir(dir, kBackend))
     return std::move(e);
 
-  // Weights blob.
-  std::string blob((size_t)plan->weightBytes, '\0');
-  for (Operation *w : plan->weights) {
-    auto c = cast<tg::ConstantOp>(w);
-    if (auto e = codegen::constantBytes(c, blob, plan->locs[c.getResult()].offset, kBackend))
-      return std::move(e);
-  }
-  if (!writeFile(dir + "/weights.bin", blob.data(), blob.size()))
-    return error("CPU backend: cannot write " + dir + "/weights.bin");
-  p.set_weights_bytes(plan->weightBytes);
-  p.set_weights_fnv1a64(plan::fnv1a64(blob.data(), blob.size()));
+  if (auto e = codegen::writeWeights(p, *plan, dir, kBackend))
+    return std::move(e);
   p.set_arena_bytes(plan->arenaBytes);
 
   // Kernels: write the source, then compile it (or take it from the cache).
   std::string src = dir + "/kernels.cpp", so = dir + "/kernels.so";
   if (!writeFile(src, code.data(), code.size()))
-    return error("CPU backend: cannot write " + src);
+    return backendError(kBackend, "cannot write " + src);
   std::vector<std::string> cmd = compilerCommand();
   std::string key;
   for (const auto &a : cmd)
@@ -262,15 +237,11 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
   }
   uint64_t soHash;
   if (!plan::fnv1a64File(so, soHash))
-    return error("CPU backend: cannot read " + so);
+    return backendError(kBackend, "cannot read " + so);
   p.set_kernels_fnv1a64(soHash);
 
-  std::string bytes;
-  if (!plan::serializePlan(p, bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
-    return error("CPU backend: cannot write " + dir + "/plan.pb");
-  std::string text = plan::formatPlan(p);
-  if (!writeFile(dir + "/plan.txt", text.data(), text.size()))
-    return error("CPU backend: cannot write " + dir + "/plan.txt");
+  if (auto e = codegen::writePlanFiles(p, dir, kBackend))
+    return std::move(e);
 
   stats.arenaBytes = plan->arenaBytes;
   stats.weightBytes = plan->weightBytes;

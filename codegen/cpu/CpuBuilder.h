@@ -1,11 +1,12 @@
 // CpuBuilder.h — the CPU kernel builder, shared by the files that emit its op families (one family
 // per file, as onnx-mlir's Conversion/ONNXToKrnl/<Family>/): CpuKernels.cpp (elementwise, GEMMs,
-// fused kernels, dispatch), CpuConv.cpp, CpuNorms.cpp, CpuAttention.cpp, CpuReductions.cpp and
-// CpuMovement.cpp. Private to codegen/cpu.
+// fused kernels, dispatch), CpuConv.cpp, CpuNorms.cpp, CpuAttention.cpp and CpuMovement.cpp; the
+// families written once for both backends are codegen/common's *Emit files. Private to codegen/cpu.
 #ifndef TGC_CODEGEN_CPU_CPUBUILDER_H
 #define TGC_CODEGEN_CPU_CPUBUILDER_H
 
 #include "codegen/cpu/CpuEmit.h"
+#include "codegen/common/CStyle.h"
 #include "codegen/common/EmitUtil.h"
 #include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
@@ -30,77 +31,27 @@ using namespace mlir;
 /// Work (elements × rough cost) above which a loop runs in parallel.
 constexpr int64_t kParallelWork = 1 << 15;
 
-using codegen::broadcastStrides;
-using codegen::contiguousStrides;
-using codegen::intArray;
-using codegen::NormParamIndex;
-using codegen::normParamIndex;
-using codegen::offsetExpr;
-using codegen::product;
-using codegen::ReduceLayout;
-using codegen::reduceLayout;
-using codegen::sourceComment;
-using codegen::shapeOf;
-using codegen::str;
 
-inline std::string describeOp(Operation *op) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "op '" << op->getName() << "' at " << op->getLoc();
-  return os.str();
-}
+// The shared emitter helpers (EmitUtil.h) and the C-family kernel (CStyle.h) by their own names.
+using namespace codegen;
+
+/// The CPU's spelling of C-family code (codegen/common/CStyle.h): C++17 with OpenMP, f32/f64 and
+/// integers, no half types.
+const codegen::CTarget &cpuTarget();
+
 
 inline llvm::Error opError(Operation *op, const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "CPU backend: " + msg + " (" + describeOp(op) + ")");
+  return codegen::opError(cpuTarget(), op, msg);
 }
-
-/// C type of a tg element type.
-struct CType {
-  std::string name;
-  bool isFloat = false, isBool = false;
-};
-
 inline llvm::Expected<CType> ctypeOf(Type t, Operation *op) {
-  if (t.isF32())
-    return CType{"float", true, false};
-  if (t.isF64())
-    return CType{"double", true, false};
-  if (t.isInteger(1))
-    return CType{"uint8_t", false, true};
-  if (std::string n = codegen::integerCTypeName(t); !n.empty())
-    return CType{n};
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return opError(op, os.str() + " not supported");
+  return codegen::ctypeOf(cpuTarget(), t, op);
 }
-
 inline llvm::Expected<CType> ctypeOf(Value v, Operation *op) {
-  return ctypeOf(v.getType().cast<RankedTensorType>().getElementType(), op);
+  return codegen::ctypeOf(cpuTarget(), v, op);
 }
 
-inline std::string floatLiteral(double v, bool f32) {
-  std::string T = f32 ? "float" : "double";
-  if (std::isnan(v))
-    return "std::numeric_limits<" + T + ">::quiet_NaN()";
-  if (std::isinf(v))
-    return std::string(v < 0 ? "-" : "") + "std::numeric_limits<" + T + ">::infinity()";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return std::string(buf) + (f32 ? "f" : "");
-}
+inline std::string floatLiteral(double v, bool f32) { return cpuTarget().floatLiteral(v, f32); }
 
-/// Literals of every element of a dense constant (one when splat).
-inline llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operation *op) {
-  auto out = codegen::denseLiterals(
-      a, [](Type e) { return e.isF32() || e.isF64(); }, floatLiteral);
-  if (!out)
-    return opError(op, "constant element type not supported");
-  return std::move(*out);
-}
-
-using codegen::Code;
 
 inline std::string pragma(int64_t work) {
   return work >= kParallelWork ? "#pragma omp parallel for num_threads(tgk_nt()) schedule(static)"
@@ -172,112 +123,46 @@ inline void loopNest(Code &c, const Shape &shape, const std::vector<Shape> &stri
   c.close();
 }
 
-/// A value read by elementwise code: a buffer (kernel argument, constant array or a temporary)
-/// or a splat literal.
-struct Leaf {
-  Shape shape;
-  CType ct;
-  std::string ptr;   ///< pointer expression; empty for splats
-  std::string splat; ///< literal when splat
-};
-
-/// State of one kernel being emitted.
-struct KernelBuilder {
+/// State of one kernel being emitted: a C-family kernel (codegen::CKernel) whose loops are
+/// OpenMP loop nests, plus the `args` array it is called with.
+struct KernelBuilder : codegen::CKernel {
   KernelEmitter &em;
-  Operation *root;
   std::vector<Value> args;
-  std::string decls, globals, body;
-  Code c{body};
-  std::vector<std::string> inPtr, outPtr; ///< per operand / result; "" for inlined constants
-  int vars = 0;
+  std::string decls;
 
-  std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
+  KernelBuilder(KernelEmitter &em, Operation *root)
+      : CKernel(cpuTarget(), em.plan_, root, em.constants_), em(em) {}
 
+  void writeLoop(const Shape &shape, const std::vector<Shape> &strides,
+                 const std::vector<std::string> &bases, const Body &body, int64_t cost) override {
+    loopNest(c, shape, strides, bases, body, cost);
+  }
+  void writeOpenParallel(const std::string &var, int64_t n, int64_t work) override {
+    if (std::string pr = pragma(work); !pr.empty())
+      c.line(pr);
+    c.open("for (int64_t " + var + " = 0; " + var + " < " + str(n) + "; ++" + var + ")");
+  }
+
+  /// Binds the root's operands and results to args[0...] (constants inlined).
   llvm::Error bindArgs() {
-    for (Value v : root->getOperands()) {
-      auto it = em.plan_.locs.find(v);
-      if (it == em.plan_.locs.end())
-        return opError(root, "operand has no planned storage");
-      if (it->second.kind == BufferLoc::Inline) {
-        inPtr.push_back("");
-        continue;
-      }
-      auto ct = ctypeOf(v, root);
-      if (!ct)
-        return ct.takeError();
-      std::string name = "in" + std::to_string(inPtr.size());
-      decls += "  const " + ct->name + " *const " + name + " = static_cast<const " + ct->name +
-               " *>(args[" + std::to_string(args.size()) + "]);\n";
-      args.push_back(v);
-      inPtr.push_back(name);
-    }
-    for (Value v : root->getResults()) {
-      auto ct = ctypeOf(v, root);
-      if (!ct)
-        return ct.takeError();
-      std::string name = "out" + std::to_string(outPtr.size());
-      decls += "  " + ct->name + " *const " + name + " = static_cast<" + ct->name + " *>(args[" +
+    return bindOperands([&](const std::string &name, Value v, const CType &ct, bool out) {
+      const std::string T = out ? ct.name : "const " + ct.name;
+      decls += "  " + T + " *const " + name + " = static_cast<" + T + " *>(args[" +
                std::to_string(args.size()) + "]);\n";
       args.push_back(v);
-      outPtr.push_back(name);
-    }
-    return llvm::Error::success();
+    });
   }
 
-  /// Leaf for a constant written into the kernel (splat literal or a static array).
-  llvm::Expected<Leaf> constantLeaf(Value v, Operation *owner) {
-    auto cop = v.getDefiningOp<tg::ConstantOp>();
-    if (!cop)
-      return opError(owner, "inlined operand is not a constant");
-    auto dense = cop.getValue().dyn_cast<DenseElementsAttr>();
-    if (!dense)
-      return opError(owner, "inlined constant is not dense");
-    auto ct = ctypeOf(v, owner);
-    if (!ct)
-      return ct.takeError();
-    auto lits = literalsOf(dense, owner);
-    if (!lits)
-      return lits.takeError();
-    Leaf l;
-    l.shape = shapeOf(v);
-    l.ct = *ct;
-    if (dense.isSplat()) {
-      l.splat = "(" + ct->name + ")" + lits->front();
-      return l;
-    }
-    std::string name = "tgc_k" + std::to_string(em.constants_++);
-    std::string s = "static const " + ct->name + " " + name + "[" + std::to_string(lits->size()) +
-                    "] = {";
-    for (size_t i = 0; i < lits->size(); ++i)
-      s += (i ? ", " : "") + (*lits)[i];
-    globals += s + "};\n";
-    l.ptr = name;
-    return l;
-  }
-
-  /// Leaf for operand `i` of the root op.
-  llvm::Expected<Leaf> operandLeaf(unsigned i) {
-    Value v = root->getOperand(i);
-    if (inPtr[i].empty())
-      return constantLeaf(v, root);
-    auto ct = ctypeOf(v, root);
-    if (!ct)
-      return ct.takeError();
-    return Leaf{shapeOf(v), *ct, inPtr[i], ""};
-  }
-
-  llvm::Expected<std::string> elemExpr(Operation *op, const std::vector<std::string> &a);
   llvm::Error elementwise(llvm::ArrayRef<Operation *> ops,
                           std::vector<std::pair<Value, Leaf>> leaves, Value result,
                           const std::string &out);
 
   llvm::Error emitOp(Operation *op);
-  // One op family each (CpuConv.cpp, CpuNorms.cpp, CpuAttention.cpp, CpuReductions.cpp,
-  // CpuMovement.cpp); `ct` is the C type of the op's result.
+  // One op family each (CpuConv.cpp, CpuNorms.cpp, CpuAttention.cpp, CpuMovement.cpp); `ct` is
+  // the C type of the op's result.
   llvm::Error emitConv(Operation *op, const CType *ct);
   llvm::Error emitNorm(Operation *op, const CType *ct);
   llvm::Error emitAttention(Operation *op, const CType *ct);
-  llvm::Error emitReduction(Operation *op, const CType *ct);
   llvm::Error emitMovement(Operation *op, const CType *ct);
   llvm::Error emitFused(tg::FusedOp op);
   llvm::Error emitGemmInto(Operation *op, const std::vector<std::string> &ptrs,

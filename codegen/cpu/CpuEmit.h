@@ -14,7 +14,7 @@
 namespace tgc::cpu {
 
 /// The fixed text at the top of kernels.cpp (helpers, GEMM/conv templates, tgk_set_threads).
-extern const char *kPrelude;
+const std::string &prelude();
 
 /// One emitted kernel: its C symbol, a label naming the ops/ONNX nodes, and its arguments in
 /// call order (buffered operands, then results).

@@ -7,6 +7,7 @@
 // the outermost loop runs under OpenMP when the work is large. GEMMs and convolutions call the
 // templates of the prelude (CpuPrelude.cpp), which use OpenBLAS for f32/f64.
 #include "codegen/cpu/CpuBuilder.h"
+#include "codegen/common/ReduceEmit.h"
 
 #include <cmath>
 #include <cstdio>
@@ -16,118 +17,45 @@
 namespace tgc::cpu {
 
 
-llvm::Expected<std::string> KernelBuilder::elemExpr(Operation *op,
-                                                    const std::vector<std::string> &a) {
-  auto rt = ctypeOf(op->getResult(0), op);
-  if (!rt)
-    return rt.takeError();
-  Value typed = isa<tg::WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
-  auto it = ctypeOf(typed, op);
-  if (!it)
-    return it.takeError();
-  std::string name = op->getName().stripDialect().str();
-  if (auto g = dyn_cast<tg::GeluOp>(op))
-    name = g.getTanhApprox() ? "gelu_tanh" : "gelu";
-  std::string args;
-  for (size_t i = 0; i < a.size(); ++i)
-    args += (i ? ", " : "") + a[i];
-  if (isa<tg::CastOp>(op))
-    return "tg_cast<" + rt->name + ", " + (rt->isBool ? "true" : "false") + ", " + it->name +
-           ">(" + args + ")";
-  return "tg_" + name + "<" + it->name + ">(" + args + ")";
+const codegen::CTarget &cpuTarget() {
+  static const codegen::CTarget target{
+      "CPU backend", /*halfTypes=*/false, "static const", /*roundsF32Literals=*/false,
+      "std::numeric_limits<float>::quiet_NaN()", "std::numeric_limits<double>::quiet_NaN()",
+      "std::numeric_limits<float>::infinity()", "std::numeric_limits<double>::infinity()",
+      "std::numeric_limits<$>::infinity()", "std::numeric_limits<$>::lowest()",
+      "std::numeric_limits<$>::max()"};
+  return target;
 }
 
 /// One loop over `result`'s elements computing `ops` (elementwise, in order) from `leaves`.
 llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
                                        std::vector<std::pair<Value, Leaf>> leaves, Value result,
                                        const std::string &out) {
-  Shape outShape = shapeOf(result);
-  auto outT = ctypeOf(result, root);
-  if (!outT)
-    return outT.takeError();
-  auto fits = [&](const Shape &s) {
-    auto b = tgc::broadcastShapes(s, outShape);
-    return b && *b == outShape;
-  };
-  for (auto &[v, l] : leaves)
-    if (!fits(l.shape))
-      return opError(root, "operand shape " + tgc::shapeToString(l.shape) +
-                               " does not broadcast to the kernel's result " +
-                               tgc::shapeToString(outShape));
+  if (auto e = checkElementwise(ops, leaves, result))
+    return e;
   int64_t cost = 1;
-  for (Operation *op : ops) {
-    if (!fits(shapeOf(op->getResult(0))))
-      return opError(op, "intermediate shape larger than the kernel's result");
+  for (Operation *op : ops)
     if (isa<tg::ExpOp, tg::LogOp, tg::TanhOp, tg::ErfOp, tg::SigmoidOp, tg::SiluOp, tg::GeluOp,
             tg::PowOp, tg::SinOp, tg::CosOp>(op))
       cost += 8;
-  }
-  std::vector<Shape> strides{contiguousStrides(outShape)};
+  std::vector<Shape> strides{contiguousStrides(shapeOf(result))};
   std::vector<std::string> bases{"0"};
-  std::vector<size_t> loaded;
-  for (size_t i = 0; i < leaves.size(); ++i)
-    if (!leaves[i].second.ptr.empty()) {
-      strides.push_back(broadcastStrides(leaves[i].second.shape, outShape));
+  std::vector<size_t> operandOf(leaves.size()); // leaf -> its offset's index in the loop
+  for (size_t k = 0; k < leaves.size(); ++k)
+    if (!leaves[k].second.ptr.empty()) {
+      operandOf[k] = strides.size();
+      strides.push_back(broadcastStrides(leaves[k].second.shape, shapeOf(result)));
       bases.push_back("0");
-      loaded.push_back(i);
     }
-  // Element expressions are computed before the loop body is written so errors surface early.
   llvm::Error error = llvm::Error::success();
-  loopNest(
-      c, outShape, strides, bases,
-      [&](Code &c, const std::vector<std::string> &offs) {
-        llvm::DenseMap<Value, std::string> names;
-        size_t li = 0;
-        for (size_t i = 0; i < leaves.size(); ++i) {
-          const Leaf &l = leaves[i].second;
-          std::string v = fresh("v");
-          if (l.ptr.empty()) {
-            c.line("const " + l.ct.name + " " + v + " = " + l.splat + ";");
-          } else {
-            c.line("const " + l.ct.name + " " + v + " = " + l.ptr + "[" + offs[1 + li] + "];");
-            ++li;
-          }
-          names[leaves[i].first] = v;
-        }
-        for (Operation *op : ops) {
-          std::vector<std::string> a;
-          for (Value o : op->getOperands()) {
-            auto n = names.find(o);
-            if (n == names.end()) {
-              if (!error)
-                error = opError(op, "operand not available in the kernel");
-              a.push_back("0");
-            } else {
-              a.push_back(n->second);
-            }
-          }
-          auto e = elemExpr(op, a);
-          if (!e) {
-            if (!error)
-              error = e.takeError();
-            else
-              llvm::consumeError(e.takeError());
-            return;
-          }
-          auto rt = ctypeOf(op->getResult(0), op);
-          if (!rt) {
-            llvm::consumeError(rt.takeError());
-            return;
-          }
-          std::string v = fresh("v");
-          c.line("const " + rt->name + " " + v + " = " + *e + ";");
-          names[op->getResult(0)] = v;
-        }
-        auto n = names.find(result);
-        if (n == names.end()) {
-          if (!error)
-            error = opError(root, "kernel result is not computed by its ops");
-          return;
-        }
-        c.line(out + "[" + offs[0] + "] = " + n->second + ";");
-      },
-      cost);
-  (void)loaded;
+  loop(shapeOf(result), strides, bases,
+       [&](Code &c, const std::vector<std::string> &offs) {
+         std::string r = elementLines(c, ops, leaves, result, [&](size_t k) {
+           return leaves[k].second.ptr + "[" + offs[operandOf[k]] + "]";
+         }, error);
+         c.line(out + "[" + offs[0] + "] = " + r + ";");
+       },
+       cost);
   return error;
 }
 
@@ -138,28 +66,17 @@ llvm::Error KernelBuilder::emitGemmInto(Operation *op, const std::vector<std::st
   if (!ct)
     return ct.takeError();
   const std::string &T = ct->name;
+  auto dims = gemmOf(op);
+  if (!dims)
+    return dims.takeError();
+  const int64_t M = dims->M, K = dims->K, N = dims->N, NB = dims->NB;
   if (auto lin = dyn_cast<tg::LinearOp>(op)) {
-    Shape x = shapeOf(lin.getInput()), w = shapeOf(lin.getWeight());
-    int64_t K = x.back(), N = w[0], M = product(x) / std::max<int64_t>(K, 1);
-    if (K == 0)
-      M = product(x, 0, x.size() - 1);
     std::string bias = lin.getBias() ? ptrs[2] : "nullptr";
     c.line("tg_linear<" + T + ">(" + ptrs[0] + ", " + ptrs[1] + ", " + bias + ", " + out + ", " +
            str(M) + ", " + str(N) + ", " + str(K) + ");");
     return llvm::Error::success();
   }
-  auto mm = dyn_cast<tg::MatmulOp>(op);
-  if (!mm)
-    return opError(op, "a gemm kernel must start with tg.linear or tg.matmul");
-  Shape a = shapeOf(mm.getLhs()), b = shapeOf(mm.getRhs());
-  int64_t M = a.size() >= 2 ? a[a.size() - 2] : 1, K = a.back();
-  int64_t N = b.size() >= 2 ? b.back() : 1;
-  Shape ab = a.size() > 2 ? Shape(a.begin(), a.end() - 2) : Shape{};
-  Shape bb = b.size() > 2 ? Shape(b.begin(), b.end() - 2) : Shape{};
-  auto batch = tgc::broadcastShapes(ab, bb);
-  if (!batch)
-    return opError(op, "batch dims do not broadcast");
-  int64_t NB = product(*batch);
+  const Shape &ab = dims->lhsBatch, &bb = dims->rhsBatch, *batch = &dims->batch;
   if (NB == 0) {
     c.line("// empty batch: nothing to do");
     return llvm::Error::success();
@@ -195,92 +112,44 @@ llvm::Error KernelBuilder::emitGemmInto(Operation *op, const std::vector<std::st
 }
 
 llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
-  Block &body = op.getBody().front();
-  auto yield = cast<tg::YieldOp>(body.getTerminator());
-  Value result = yield.getValues()[0];
-  std::vector<std::pair<Value, Leaf>> leaves;
-  std::vector<Operation *> ops;
-  Operation *first = nullptr; // the GEMM of a "gemm" kernel: its first non-constant op
-  for (Operation &inner : body.without_terminator())
-    if (!isa<tg::ConstantOp>(inner) && !first)
-      first = &inner;
-  for (unsigned i = 0; i < body.getNumArguments(); ++i) {
-    // Arguments read only by the GEMM itself are not loaded by the epilogue loop.
-    bool epilogueReads = false;
-    for (Operation *user : body.getArgument(i).getUsers())
-      epilogueReads = epilogueReads || !(op.getKind() == "gemm" && user == first);
-    if (!epilogueReads)
-      continue;
-    auto l = operandLeaf(i);
-    if (!l)
-      return l.takeError();
-    leaves.push_back({body.getArgument(i), *l});
+  auto parts = fusedParts(op);
+  if (!parts)
+    return parts.takeError();
+  Operation *gemm = parts->gemm;
+  if (!gemm)
+    return elementwise(parts->ops, parts->leaves, parts->result, outPtr[0]);
+  std::vector<std::string> ptrs;
+  for (unsigned a : parts->gemmArgs)
+    ptrs.push_back(inPtr[a]);
+  Value g = gemm->getResult(0);
+  if (parts->result == g)
+    return emitGemmInto(gemm, ptrs, outPtr[0]);
+  auto gt = ctypeOf(g, gemm);
+  if (!gt)
+    return gt.takeError();
+  // The GEMM writes the output buffer when the epilogue keeps its shape and type (each
+  // element is then read and rewritten in place); otherwise a temporary.
+  std::string dst = outPtr[0];
+  if (shapeOf(g) != shapeOf(op.getResult()) || g.getType() != op.getResult().getType()) {
+    c.line("std::vector<" + gt->name + "> gemm_tmp(" + str(product(shapeOf(g))) + ");");
+    dst = "gemm_tmp.data()";
   }
-  Operation *gemm = nullptr;
-  for (Operation &inner : body.without_terminator()) {
-    if (isa<tg::ConstantOp>(inner)) {
-      auto l = constantLeaf(inner.getResult(0), &inner);
-      if (!l)
-        return l.takeError();
-      leaves.push_back({inner.getResult(0), *l});
-      continue;
-    }
-    if (op.getKind() == "gemm" && !gemm) {
-      if (!isa<tg::LinearOp, tg::MatmulOp>(inner))
-        return opError(&inner, "a gemm kernel must start with tg.linear or tg.matmul");
-      gemm = &inner;
-      continue;
-    }
-    if (!isElementwiseOp(&inner))
-      return opError(&inner, "op not supported inside a fused " + op.getKind().str() + " kernel");
-    ops.push_back(&inner);
-  }
-  if (op.getKind() == "gemm") {
-    if (!gemm)
-      return opError(op, "gemm kernel without tg.linear or tg.matmul");
-    std::vector<std::string> ptrs;
-    for (Value v : gemm->getOperands()) {
-      auto arg = v.dyn_cast<BlockArgument>();
-      if (!arg || arg.getOwner() != &body || inPtr[arg.getArgNumber()].empty())
-        return opError(gemm, "gemm operands must be kernel arguments held in buffers");
-      ptrs.push_back(inPtr[arg.getArgNumber()]);
-    }
-    Value g = gemm->getResult(0);
-    if (result == g)
-      return emitGemmInto(gemm, ptrs, outPtr[0]);
-    auto gt = ctypeOf(g, gemm);
-    if (!gt)
-      return gt.takeError();
-    // The GEMM writes the output buffer when the epilogue keeps its shape and type (each
-    // element is then read and rewritten in place); otherwise a temporary.
-    std::string dst = outPtr[0];
-    if (shapeOf(g) != shapeOf(op.getResult()) || g.getType() != op.getResult().getType()) {
-      c.line("std::vector<" + gt->name + "> gemm_tmp(" + str(product(shapeOf(g))) + ");");
-      dst = "gemm_tmp.data()";
-    }
-    if (auto e = emitGemmInto(gemm, ptrs, dst))
-      return e;
-    c.line(sourceComment("epilogue: " + std::to_string(ops.size()) + " elementwise op(s) per output element"));
-    leaves.push_back({g, Leaf{shapeOf(g), *gt, dst, ""}});
-    return elementwise(ops, leaves, result, outPtr[0]);
-  }
-  if (op.getKind() != "pointwise")
-    return opError(op, "unknown fused kind '" + op.getKind().str() + "'");
-  return elementwise(ops, leaves, result, outPtr[0]);
+  if (auto e = emitGemmInto(gemm, ptrs, dst))
+    return e;
+  c.line(sourceComment("epilogue: " + std::to_string(parts->ops.size()) +
+                       " elementwise op(s) per output element"));
+  parts->leaves.push_back({g, Leaf{shapeOf(g), *gt, dst, ""}});
+  return elementwise(parts->ops, parts->leaves, parts->result, outPtr[0]);
 }
 
 llvm::Error KernelBuilder::emitOp(Operation *op) {
   if (auto f = dyn_cast<tg::FusedOp>(op))
     return emitFused(f);
   if (isElementwiseOp(op)) {
-    std::vector<std::pair<Value, Leaf>> leaves;
-    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      auto l = operandLeaf(i);
-      if (!l)
-        return l.takeError();
-      leaves.push_back({op->getOperand(i), *l});
-    }
-    return elementwise({op}, leaves, op->getResult(0), outPtr[0]);
+    auto leaves = operandLeaves();
+    if (!leaves)
+      return leaves.takeError();
+    return elementwise({op}, *leaves, op->getResult(0), outPtr[0]);
   }
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
     if (inPtr[i].empty())
@@ -300,8 +169,8 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     return emitNorm(op, &*ct);
   if (isa<tg::AttentionOp, tg::RotaryOp, tg::SwigluOp>(op))
     return emitAttention(op, &*ct);
-  if (isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp, tg::ReduceMinOp, tg::ReduceProdOp, tg::ArgMaxOp>(op))
-    return emitReduction(op, &*ct);
+  if (codegen::isReduction(op))
+    return codegen::emitReduction(*this, op, *ct);
   if (isa<tg::TransposeOp, tg::SliceOp, tg::ExpandOp, tg::PadOp, tg::ConcatOp, tg::SplitOp, tg::GatherOp, tg::GatherElementsOp>(op))
     return emitMovement(op, &*ct);
 
@@ -309,7 +178,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
 }
 
 llvm::Expected<EmittedKernel> KernelEmitter::emit(Operation *op, int index, std::string &code) {
-  KernelBuilder kb{*this, op};
+  KernelBuilder kb(*this, op);
   // Name and label: the op kinds it computes and the ONNX nodes it came from.
   std::string kinds, names = locationNames(op->getLoc());
   if (auto f = dyn_cast<tg::FusedOp>(op)) {
@@ -351,16 +220,7 @@ llvm::Expected<EmittedKernel> KernelEmitter::emit(Operation *op, int index, std:
   if (auto e = kb.emitOp(op))
     return std::move(e);
   k.args = kb.args;
-  std::string shapes;
-  for (Value v : op->getOperands()) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << v.getType();
-    shapes += (shapes.empty() ? "" : ", ") + os.str();
-  }
-  code += "\n" + kb.globals;
-  code += sourceComment(label) + "\n";
-  code += sourceComment("  operands: " + (shapes.empty() ? std::string("none") : shapes)) + "\n";
+  code += kb.preamble(label);
   code += "extern \"C\" void " + k.symbol + "(void *const *args) {\n" + kb.decls + kb.body + "}\n";
   return k;
 }

@@ -9,39 +9,11 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
   (void)sz;
 
   if (auto ln = dyn_cast<tg::LayerNormOp>(op)) {
-    if (!ct->isFloat)
-      return opError(op, "layer_norm needs a float type");
-    Shape x = shapeOf(ln.getInput());
-    int64_t axis = *tgc::normalizeAxis(ln.getAxis(), x.size());
-    int64_t R = product(x, 0, axis), D = product(x, axis);
-    // Index of scale/bias for position j of the normalized dims (r: the row).
-    auto indexOf = [&](Value p, const std::string &name) -> llvm::Expected<std::string> {
-      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(p));
-      if (ix.one)
-        return name + "[0]";
-      if (ix.perColumn)
-        return name + "[j]";
-      const std::string row = ix.rowDims ? ix.rowOff + " + " : "";
-      if (ix.table.empty())
-        return name + "[" + row + "j]";
-      std::string t = fresh("idx");
-      c.line("static const int64_t " + t + "[" + str(D) + "] = " + intArray(ix.table) + ";");
-      return name + "[" + row + t + "[j]]";
-    };
-    std::string scale, bias;
-    unsigned next = 1;
-    if (ln.getScale()) {
-      auto s = indexOf(ln.getScale(), inPtr[next++]);
-      if (!s)
-        return s.takeError();
-      scale = *s;
-    }
-    if (ln.getBias()) {
-      auto s = indexOf(ln.getBias(), inPtr[next++]);
-      if (!s)
-        return s.takeError();
-      bias = *s;
-    }
+    auto rows = normRows(op, *ct);
+    if (!rows)
+      return rows.takeError();
+    const int64_t R = rows->R, D = rows->D;
+    const std::string &scale = rows->scale, &bias = rows->bias;
     double eps = ln.getEpsilon().convertToDouble();
     if (R * D == 0) {
       c.line("// empty tensor");
@@ -73,19 +45,11 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
   }
 
   if (auto rn = dyn_cast<tg::RmsNormOp>(op)) {
-    if (!ct->isFloat)
-      return opError(op, "rms_norm needs a float type");
-    Shape x = shapeOf(rn.getInput());
-    int64_t axis = *tgc::normalizeAxis(rn.getAxisAttr().getInt(), x.size());
-    int64_t R = product(x, 0, axis), D = product(x, axis);
-    std::string scale;
-    if (rn.getScale()) {
-      // The scale covers the normalized dims exactly (leading 1s aside) or is one element.
-      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(rn.getScale()));
-      if (!ix.perColumn && !ix.one)
-        return opError(op, "rms_norm scale must cover the normalized dims exactly");
-      scale = inPtr[1] + (ix.one ? "[0]" : "[j]");
-    }
+    auto rows = normRows(op, *ct);
+    if (!rows)
+      return rows.takeError();
+    const int64_t R = rows->R, D = rows->D;
+    const std::string &scale = rows->scale;
     if (R * D == 0) {
       c.line("// empty tensor");
       return llvm::Error::success();

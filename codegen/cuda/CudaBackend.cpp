@@ -36,16 +36,10 @@ namespace tgc {
 
 namespace {
 
-using codegen::hex64;
-using codegen::readFile;
-using codegen::toArg;
-using codegen::writeFile;
+using namespace codegen;
 
 constexpr const char *kBackend = "CUDA backend";
 
-llvm::Error error(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "CUDA backend: " + msg);
-}
 
 /// NVRTC options (part of the cache key). No fast-math: the f32 results must match the
 /// reference to ~1e-6.
@@ -102,17 +96,23 @@ llvm::Expected<std::string> cudaArchOf(const std::string &target) {
   for (size_t i = prefix.size(); ok && i < target.size(); ++i)
     ok = target[i] >= '0' && target[i] <= '9';
   if (!ok)
-    return error("target '" + target + "' is not supported: not of the form cuda:sm_XY (e.g. "
-                 "cuda:sm_90)");
-  // The kernels use bf16 and the tensor-core instructions of sm_80 and later; they are compiled
-  // and tested for sm_80 and sm_90 (sm_86/87/89 share sm_80's instruction set).
+    return backendError(
+        kBackend, "target '" + target +
+                      "' is not supported: not of the form cuda:sm_XY (e.g. "
+                      "cuda:sm_90)");
+  // The kernels use bf16 and the tensor-core instructions of sm_80 and later;
+  // they are compiled and tested for sm_80 and sm_90 (sm_86/87/89 share sm_80's
+  // instruction set).
   static const char *const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90"};
   const std::string arch = target.substr(5);
   for (const char *a : kArchs)
     if (arch == a)
       return arch;
-  return error("target '" + target + "' is not supported: the CUDA backend generates code for "
-               "sm_80, sm_86, sm_87, sm_89 and sm_90, not " + arch);
+  return backendError(
+      kBackend, "target '" + target +
+                    "' is not supported: the CUDA backend generates code for "
+                    "sm_80, sm_86, sm_87, sm_89 and sm_90, not " +
+                    arch);
 }
 
 llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string &dir,
@@ -121,16 +121,12 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   auto arch = cudaArchOf(info.target);
   if (!arch)
     return arch.takeError();
-  auto fn = module.lookupSymbol<func::FuncOp>("main");
-  if (!fn || fn.getBody().empty())
-    return error("the module has no @main function");
-  auto plan = planBuffers(fn);
-  if (!plan)
-    return plan.takeError();
-
-  plan::Plan p;
-  if (auto e = codegen::initPlan(p, fn, info, info.target, "kernels.cubin", kBackend))
-    return std::move(e);
+  auto start = codegen::startPackage(module, info, info.target, "kernels.cubin", kBackend);
+  if (!start)
+    return start.takeError();
+  func::FuncOp fn = start->fn;
+  plan::Plan &p = start->plan;
+  std::unique_ptr<BufferPlan> &plan = start->buffers;
   p.set_ptx_file("kernels.ptx");
   Block &body = fn.getBody().front();
 
@@ -157,8 +153,8 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
     half = half || llvm::any_of(o->getOperandTypes(), isHalf) ||
            llvm::any_of(o->getResultTypes(), isHalf);
   });
-  std::string code = half ? std::string(cuda::kHalfHeaders) + cuda::kPrelude + cuda::kHalfPrelude
-                          : std::string(cuda::kPrelude);
+  std::string code = half ? cuda::kHalfHeaders + cuda::prelude() + cuda::kHalfPrelude
+                          : cuda::prelude();
   // tgc's tensor-core GEMMs for the (dtype, layout) pairs of the f16/bf16 GEMM steps.
   std::set<std::pair<int, bool>> mmaUses;
   for (const cuda::EmittedStep &es : steps)
@@ -192,7 +188,8 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
       } else {
         auto it = plan->locs.find(a.value);
         if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
-          return error("kernel argument without a buffer in " + es.symbol);
+          return backendError(kBackend, "kernel argument without a buffer in " +
+                                            es.symbol);
         b = toArg(it->second);
         b.set_offset(b.offset() + a.offset);
         if (a.bytes >= 0)
@@ -217,52 +214,33 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   }
 
   // Outputs: where each result lies after the last step (the arena, an input or a weight).
-  Operation *ret = body.getTerminator();
-  for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
-    Value v = ret->getOperand(i);
-    auto name = fn.getResultAttrOfType<StringAttr>(i, "tg.name");
-    plan::TensorDesc *d = p.add_outputs();
-    if (auto e = codegen::fillDesc(*d, name ? name.str() : "output_" + std::to_string(i),
-                                   v.getType(), kBackend))
-      return std::move(e);
-    auto it = plan->locs.find(v);
-    if (it == plan->locs.end() || it->second.kind == BufferLoc::Inline)
-      return error("output " + llvm::Twine(i) + " has no buffer");
-    *d->mutable_source() = toArg(it->second);
-  }
+  if (auto e = codegen::addOutputs(p, fn, *plan, kBackend,
+                                   [](unsigned, plan::TensorDesc &d, const BufferLoc &loc) {
+                                     *d.mutable_source() = toArg(loc);
+                                   }))
+    return std::move(e);
 
   if (auto e = codegen::preparePackageDir(dir, kBackend))
     return std::move(e);
 
-  std::string blob((size_t)plan->weightBytes, '\0');
-  for (Operation *w : plan->weights) {
-    auto c = cast<tg::ConstantOp>(w);
-    if (auto e = codegen::constantBytes(c, blob, plan->locs[c.getResult()].offset, kBackend))
-      return std::move(e);
-  }
-  if (!writeFile(dir + "/weights.bin", blob.data(), blob.size()))
-    return error("cannot write " + dir + "/weights.bin");
-  p.set_weights_bytes(plan->weightBytes);
-  p.set_weights_fnv1a64(plan::fnv1a64(blob.data(), blob.size()));
+  if (auto e = codegen::writeWeights(p, *plan, dir, kBackend))
+    return std::move(e);
   p.set_arena_bytes(plan->arenaBytes + emitter.scratchBytes());
 
   if (!writeFile(dir + "/kernels.cu", code.data(), code.size()))
-    return error("cannot write " + dir + "/kernels.cu");
+    return backendError(kBackend, "cannot write " + dir + "/kernels.cu");
   std::string cubin, ptx;
-  if (auto e = compileKernels(code, *arch, cacheDir, half, cubin, ptx, stats.kernelCacheHit))
+  if (auto e = compileKernels(code, *arch, cacheDir, half, cubin, ptx,
+                              stats.kernelCacheHit))
     return std::move(e);
   if (!writeFile(dir + "/kernels.cubin", cubin.data(), cubin.size()) ||
       !writeFile(dir + "/kernels.ptx", ptx.data(), ptx.size()))
-    return error("cannot write the kernels into " + dir);
+    return backendError(kBackend, "cannot write the kernels into " + dir);
   p.set_kernels_fnv1a64(plan::fnv1a64(cubin.data(), cubin.size()));
   p.set_ptx_fnv1a64(plan::fnv1a64(ptx.data(), ptx.size()));
 
-  std::string bytes;
-  if (!plan::serializePlan(p, bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
-    return error("cannot write " + dir + "/plan.pb");
-  std::string text = plan::formatPlan(p);
-  if (!writeFile(dir + "/plan.txt", text.data(), text.size()))
-    return error("cannot write " + dir + "/plan.txt");
+  if (auto e = codegen::writePlanFiles(p, dir, kBackend))
+    return std::move(e);
 
   stats.arenaBytes = p.arena_bytes();
   stats.weightBytes = plan->weightBytes;

@@ -17,47 +17,32 @@
 #include <string>
 #include <vector>
 
+#include "codegen/common/CStyle.h"
 #include "codegen/common/EmitUtil.h"
 
 namespace tgc::cuda {
 
-using codegen::broadcastStrides;
-using codegen::contiguousStrides;
-using codegen::intArray;
-using codegen::sourceComment;
-using codegen::NormParamIndex;
-using codegen::normParamIndex;
-using codegen::offsetExpr;
-using codegen::product;
-using codegen::ReduceLayout;
-using codegen::reduceLayout;
-using codegen::shapeOf;
-using codegen::str;
-llvm::Error opError(mlir::Operation *op, const llvm::Twine &msg);
+// The shared emitter helpers (EmitUtil.h) and the C-family kernel (CStyle.h) by their own names.
+using namespace codegen;
 
-/// Device C type of a tg element type.
-/// f16/bf16 (`__half`, `__nv_bfloat16`) are storage types only: values are loaded into float
-/// (`ld`), computed in float, and rounded to nearest even on store (`st`).
-struct CType {
-  std::string name;
-  bool isFloat = false, isBool = false;
-  bool lowp = false; ///< f16 or bf16
-  /// Type that element math runs in: float for f16/bf16, else the type itself.
-  std::string calc() const { return lowp ? "float" : name; }
-  /// Expression `e` (of this type) as a `calc()` value.
-  std::string ld(const std::string &e) const { return lowp ? "tg_ld(" + e + ")" : e; }
-  /// `calc()` expression `e` converted to this type.
-  std::string st(const std::string &e) const {
-    return lowp ? "tg_st<" + name + ">(" + e + ")" : "(" + name + ")(" + e + ")";
-  }
-};
-llvm::Expected<CType> ctypeOf(mlir::Type t, mlir::Operation *op);
-llvm::Expected<CType> ctypeOf(mlir::Value v, mlir::Operation *op);
+/// The CUDA spelling of C-family code (codegen/common/CStyle.h): CUDA C++ for NVRTC, with f16/bf16
+/// storage types.
+const codegen::CTarget &cudaTarget();
+
+
+inline llvm::Error opError(mlir::Operation *op, const llvm::Twine &msg) {
+  return codegen::opError(cudaTarget(), op, msg);
+}
+inline llvm::Expected<CType> ctypeOf(mlir::Type t, mlir::Operation *op) {
+  return codegen::ctypeOf(cudaTarget(), t, op);
+}
+inline llvm::Expected<CType> ctypeOf(mlir::Value v, mlir::Operation *op) {
+  return codegen::ctypeOf(cudaTarget(), v, op);
+}
 /// Exact literal of `v` as float (f32) or double, NaN/inf included.
-std::string floatLiteral(double v, bool f32);
+inline std::string floatLiteral(double v, bool f32) { return cudaTarget().floatLiteral(v, f32); }
 
 /// Indented code appended to a string.
-using codegen::Code;
 
 /// The body of a rotary's grid loop over its input's shape, with `q` the offsets of (result, x,
 /// cos, sin) (CudaKernels.cpp).
@@ -65,28 +50,10 @@ void rotaryElement(Code &c, tg::RotaryOp ro, const std::string &it, const std::s
                    const std::string &x, const std::string &cs, const std::string &sn,
                    const std::vector<std::string> &q);
 
-/// Reading through a row gather (KernelBuilder::gatherReadable): row r of the operand is row
-/// idx[r] of a table of `rows` rows of `cols` elements, which `ptr` then points at.
-struct GatherRead {
-  std::string idx; ///< the index parameter; empty: not a gather
-  std::string out; ///< a norm's parameter to store the gathered rows to (later ops read them)
-  int64_t rows = 0, cols = 0;
-};
-
-/// A value read by elementwise code: a buffer (kernel parameter or constant array) or a splat
-/// literal.
-struct Leaf {
-  Shape shape;
-  CType ct;
-  std::string ptr;   ///< pointer expression; empty for splats
-  std::string splat; ///< literal when splat
-  GatherRead gather; ///< read through a row gather (ptr: its table)
-};
-
-/// State of one op being lowered: its steps, and the kernel being written.
-struct KernelBuilder {
+/// State of one op being lowered: its steps, and the kernel being written (a C-family kernel,
+/// codegen::CKernel, whose loops are grid-stride loops).
+struct KernelBuilder : codegen::CKernel {
   KernelEmitter &em;
-  mlir::Operation *root;
   int index;
   std::string symbolBase, label;
   std::vector<EmittedStep> steps;
@@ -94,14 +61,22 @@ struct KernelBuilder {
   // The kernel being written.
   std::vector<std::string> params;
   std::vector<StepArg> kargs;
-  std::string globals, body;
-  Code c{body};
-  std::vector<std::string> inPtr, outPtr; ///< per operand / result; "" for inlined constants
-  std::string it = "int";                 ///< index type of the kernel
-  int vars = 0;
   /// The body calls tg_pdl_begin() itself (after prefetching weights); otherwise endKernel puts
   /// the call first.
   bool bodyWaits = false;
+
+  KernelBuilder(KernelEmitter &em, mlir::Operation *root, int index)
+      : CKernel(cudaTarget(), em.plan_, root, em.constants_), em(em), index(index) {}
+
+  void writeLoop(const Shape &shape, const std::vector<Shape> &strides,
+                 const std::vector<std::string> &bases, const Body &body, int64_t) override {
+    gridLoop(shape, strides, bases, body);
+  }
+  void writeOpenParallel(const std::string &var, int64_t n, int64_t) override {
+    c.open("for (" + it + " " + var + " = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; " +
+           var + " < " + str(n) + "; " + var + " += (" + it + ")gridDim.x * blockDim.x)");
+  }
+
   /// Dynamic shared memory per block: the body uses `extern __shared__ ... tg_dsm[]` (the runtime
   /// allows sizes over 48 KB per kernel).
   int64_t sharedBytes = 0;
@@ -112,7 +87,6 @@ struct KernelBuilder {
   /// The norm this kernel computes, when a GEMM might apply it instead (EmittedStep::norm).
   plan::NormDesc norm;
 
-  std::string fresh(const std::string &p) { return p + std::to_string(vars++); }
   /// Whether `v` lives in the weights blob (never written by any step: may be read before the
   /// kernel waits for its predecessor).
   bool isWeight(mlir::Value v) const {
@@ -146,9 +120,6 @@ struct KernelBuilder {
                 const std::vector<std::string> &bases,
                 const std::function<void(Code &, const std::vector<std::string> &)> &body);
 
-  llvm::Expected<Leaf> constantLeaf(mlir::Value v, mlir::Operation *owner);
-  llvm::Expected<Leaf> operandLeaf(unsigned i);
-  llvm::Expected<std::string> elemExpr(mlir::Operation *op, const std::vector<std::string> &a);
   llvm::Error elementwise(llvm::ArrayRef<mlir::Operation *> ops,
                           std::vector<std::pair<mlir::Value, Leaf>> leaves, mlir::Value result,
                           const std::string &out);
@@ -195,7 +166,7 @@ struct KernelBuilder {
   /// binds in<i> to the gather's table and adds its indices as parameter gidx<i> (and, when
   /// later ops read the gather's result too, that result as gout<i>, which those ops then read
   /// as usual). Empty when operand `i` is not one.
-  GatherRead readThroughGather(unsigned i);
+  GatherRead readThroughGather(unsigned i) override;
   /// Lines that set int64_t `var` to the table row gathered row `row` reads: its index, wrapped
   /// if negative and clamped to the table, as the gather kernel reads it.
   void gatherRowLines(const GatherRead &g, const std::string &row, const std::string &var);

@@ -17,8 +17,8 @@
 namespace tgc::cuda {
 
 /// The fixed text at the top of kernels.cu (typedefs, element math, reductions, fallback GEMM).
-extern const char *kPrelude;
-/// With f16/bf16 tensors: `kHalfHeaders` goes before kPrelude (the cuda_fp16.h/cuda_bf16.h
+const std::string &prelude();
+/// With f16/bf16 tensors: `kHalfHeaders` goes before the prelude (the cuda_fp16.h/cuda_bf16.h
 /// includes), `kHalfPrelude` right after it (tg_ld/tg_st conversions, f16/bf16 fallback GEMMs).
 extern const char *kHalfHeaders;
 extern const char *kHalfPrelude;

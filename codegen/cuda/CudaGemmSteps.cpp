@@ -109,9 +109,11 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
   g.set_dtype(et.isF32() ? 1 : (et.isF16() ? 10 : 16)); // ONNX dtypes; fp32 accumulation
   g.set_batch(1);
   g.set_activation((plan::GemmDesc::Activation)act);
+  auto dims = gemmOf(op);
+  if (!dims)
+    return dims.takeError();
+  const int64_t M = dims->M, K = dims->K, N = dims->N, NB = dims->NB;
   if (auto lin = dyn_cast<tg::LinearOp>(op)) {
-    Shape x = shapeOf(lin.getInput()), w = shapeOf(lin.getWeight());
-    int64_t K = x.back(), N = w[0], M = product(x, 0, x.size() - 1);
     g.set_m(M), g.set_n(N), g.set_k(K), g.set_trans_b(true);
     g.set_lda(K), g.set_ldb(K), g.set_ldc(N);
     s.args = {args[0], args[1], out};
@@ -129,18 +131,7 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
       steps.push_back(s);
     return llvm::Error::success();
   }
-  auto mm = dyn_cast<tg::MatmulOp>(op);
-  if (!mm)
-    return opError(op, "a gemm kernel must start with tg.linear or tg.matmul");
-  Shape a = shapeOf(mm.getLhs()), b = shapeOf(mm.getRhs());
-  int64_t M = a.size() >= 2 ? a[a.size() - 2] : 1, K = a.back();
-  int64_t N = b.size() >= 2 ? b.back() : 1;
-  Shape ab = a.size() > 2 ? Shape(a.begin(), a.end() - 2) : Shape{};
-  Shape bb = b.size() > 2 ? Shape(b.begin(), b.end() - 2) : Shape{};
-  auto batch = tgc::broadcastShapes(ab, bb);
-  if (!batch)
-    return opError(op, "batch dims do not broadcast");
-  int64_t NB = product(*batch);
+  const Shape &ab = dims->lhsBatch, &bb = dims->rhsBatch, *batch = &dims->batch;
   if (NB * M * N == 0)
     return llvm::Error::success();
   g.set_k(K), g.set_n(N), g.set_trans_b(false);

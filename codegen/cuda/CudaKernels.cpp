@@ -14,6 +14,7 @@
 // CudaRowKernels.cpp (norms, softmax, reductions, convolution), CudaAttention.cpp.
 #include "codegen/cuda/CudaBuilder.h"
 #include "codegen/cuda/CudaMmaGemm.h"
+#include "codegen/common/MovementEmit.h"
 
 #include "compiler/dialect/TgDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -28,60 +29,13 @@ using namespace mlir;
 
 namespace tgc::cuda {
 
-llvm::Error opError(Operation *op, const llvm::Twine &msg) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "op '" << op->getName() << "' at " << op->getLoc();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "CUDA backend: " + msg + " (" + os.str() + ")");
+const codegen::CTarget &cudaTarget() {
+  static const codegen::CTarget target{
+      "CUDA backend", /*halfTypes=*/true, "__device__ const", /*roundsF32Literals=*/true,
+      "__int_as_float(0x7fc00000)", "__longlong_as_double(0x7ff8000000000000LL)", "tg_inf_f()",
+      "tg_inf_d()", "tg_inf<$>()", "tg_lo<$>()", "tg_hi<$>()"};
+  return target;
 }
-
-llvm::Expected<CType> ctypeOf(Type t, Operation *op) {
-  if (t.isF32())
-    return CType{"float", true, false};
-  if (t.isF64())
-    return CType{"double", true, false};
-  if (t.isF16())
-    return CType{"__half", true, false, true};
-  if (t.isBF16())
-    return CType{"__nv_bfloat16", true, false, true};
-  if (t.isInteger(1))
-    return CType{"uint8_t", false, true};
-  if (std::string n = codegen::integerCTypeName(t); !n.empty())
-    return CType{n};
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return opError(op, os.str() + " not supported");
-}
-
-llvm::Expected<CType> ctypeOf(Value v, Operation *op) {
-  return ctypeOf(v.getType().cast<RankedTensorType>().getElementType(), op);
-}
-
-std::string floatLiteral(double v, bool f32) {
-  if (std::isnan(v))
-    return f32 ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)";
-  if (std::isinf(v))
-    return std::string(v < 0 ? "-" : "") + (f32 ? "tg_inf_f()" : "tg_inf_d()");
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", f32 ? (double)(float)v : v);
-  return std::string(buf) + (f32 ? "f" : "");
-}
-
-namespace {
-
-/// Literals of every element of a dense constant (one when splat); f16/bf16 values as float
-/// literals (exact: both are subsets of f32).
-llvm::Expected<std::vector<std::string>> literalsOf(DenseElementsAttr a, Operation *op) {
-  auto out = codegen::denseLiterals(
-      a, [](Type e) { return e.isF32() || e.isF64() || e.isF16() || e.isBF16(); }, floatLiteral);
-  if (!out)
-    return opError(op, "constant element type not supported");
-  return std::move(*out);
-}
-
-} // namespace
 
 int64_t KernelBuilder::gridFor(int64_t total, int64_t block) {
   int64_t g = (total + block - 1) / block;
@@ -110,30 +64,9 @@ llvm::Error KernelBuilder::beginKernel() {
   for (Value v : root->getResults())
     biggest = std::max(biggest, product(shapeOf(v)));
   it = biggest < (int64_t(1) << 30) ? "int" : "int64_t";
-  for (Value v : root->getOperands()) {
-    auto loc = em.plan_.locs.find(v);
-    if (loc == em.plan_.locs.end())
-      return opError(root, "operand has no planned storage");
-    if (loc->second.kind == BufferLoc::Inline) {
-      inPtr.push_back("");
-      continue;
-    }
-    auto ct = ctypeOf(v, root);
-    if (!ct)
-      return ct.takeError();
-    std::string name = "in" + std::to_string(inPtr.size());
-    addParam("const " + ct->name + " *" + name, StepArg{v});
-    inPtr.push_back(name);
-  }
-  for (Value v : root->getResults()) {
-    auto ct = ctypeOf(v, root);
-    if (!ct)
-      return ct.takeError();
-    std::string name = "out" + std::to_string(outPtr.size());
-    addParam(ct->name + " *" + name, StepArg{v});
-    outPtr.push_back(name);
-  }
-  return llvm::Error::success();
+  return bindOperands([&](const std::string &name, Value v, const CType &ct, bool out) {
+    addParam((out ? "" : "const ") + ct.name + " *" + name, StepArg{v});
+  });
 }
 
 void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
@@ -150,13 +83,6 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   std::string ps;
   for (size_t i = 0; i < params.size(); ++i)
     ps += (i ? ", " : "") + params[i];
-  std::string shapes;
-  for (Value v : root->getOperands()) {
-    std::string t;
-    llvm::raw_string_ostream os(t);
-    os << v.getType();
-    shapes += (shapes.empty() ? "" : ", ") + os.str();
-  }
   // Identical kernels (the same op on the same shapes in every transformer layer) are emitted
   // once and shared by their steps: NVRTC time grows with the text, not with the layer count.
   std::string key = globals + std::to_string(block) + "/" + std::to_string(sharedBytes) + "(" + ps +
@@ -165,9 +91,7 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   if (!fresh) {
     s.symbol = known->second;
   } else {
-    code += "\n" + globals;
-    code += sourceComment(label) + "\n";
-    code += sourceComment("  operands: " + (shapes.empty() ? std::string("none") : shapes)) + "\n";
+    code += preamble(label);
     code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
             s.symbol + "(" + ps + ") {\n" + (bodyWaits ? "" : "  tg_pdl_begin();\n") + body +
             "}\n";
@@ -206,49 +130,6 @@ void KernelBuilder::gridLoop(
   c.line("(void)rem;");
   body(c, offs);
   c.close();
-}
-
-llvm::Expected<Leaf> KernelBuilder::constantLeaf(Value v, Operation *owner) {
-  auto cop = v.getDefiningOp<tg::ConstantOp>();
-  if (!cop)
-    return opError(owner, "inlined operand is not a constant");
-  auto dense = cop.getValue().dyn_cast<DenseElementsAttr>();
-  if (!dense)
-    return opError(owner, "inlined constant is not dense");
-  auto ct = ctypeOf(v, owner);
-  if (!ct)
-    return ct.takeError();
-  auto lits = literalsOf(dense, owner);
-  if (!lits)
-    return lits.takeError();
-  Leaf l;
-  l.shape = shapeOf(v);
-  l.ct = *ct;
-  if (dense.isSplat()) {
-    l.splat = "(" + ct->calc() + ")" + lits->front();
-    return l;
-  }
-  // f16/bf16 arrays are kept as their (exact) float values: no conversion on load.
-  if (ct->lowp)
-    l.ct = CType{"float", true, false};
-  std::string name = "tgc_k" + std::to_string(em.constants_++);
-  std::string s = "__device__ const " + l.ct.name + " " + name + "[" +
-                  std::to_string(lits->size()) + "] = {";
-  for (size_t i = 0; i < lits->size(); ++i)
-    s += (i ? ", " : "") + (*lits)[i];
-  globals += s + "};\n";
-  l.ptr = name;
-  return l;
-}
-
-llvm::Expected<Leaf> KernelBuilder::operandLeaf(unsigned i) {
-  Value v = root->getOperand(i);
-  if (inPtr[i].empty())
-    return constantLeaf(v, root);
-  auto ct = ctypeOf(v, root);
-  if (!ct)
-    return ct.takeError();
-  return Leaf{shapeOf(v), *ct, inPtr[i], "", readThroughGather(i)};
 }
 
 bool KernelBuilder::gatherReadable(tg::GatherOp g) const {
@@ -322,93 +203,19 @@ GatherRead KernelBuilder::readThroughGather(unsigned i) {
 
 void KernelBuilder::gatherRowLines(const GatherRead &g, const std::string &row,
                                    const std::string &var) {
-  c.line("int64_t " + var + " = (int64_t)" + g.idx + "[" + row + "];");
-  c.line("if (" + var + " < 0) " + var + " += " + str(g.rows) + ";");
-  c.line(var + " = " + var + " < 0 ? 0 : (" + var + " >= " + str(g.rows) + " ? " +
-         str(g.rows - 1) + " : " + var + ");");
-}
-
-llvm::Expected<std::string> KernelBuilder::elemExpr(Operation *op,
-                                                    const std::vector<std::string> &a) {
-  auto rt = ctypeOf(op->getResult(0), op);
-  if (!rt)
-    return rt.takeError();
-  Value typed = isa<tg::WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
-  auto t = ctypeOf(typed, op);
-  if (!t)
-    return t.takeError();
-  std::string name = op->getName().stripDialect().str();
-  if (auto g = dyn_cast<tg::GeluOp>(op))
-    name = g.getTanhApprox() ? "gelu_tanh" : "gelu";
-  std::string args;
-  for (size_t i = 0; i < a.size(); ++i)
-    args += (i ? ", " : "") + a[i];
-  if (isa<tg::CastOp>(op))
-    return "tg_cast<" + rt->calc() + ", " + (rt->isBool ? "true" : "false") + ", " + t->calc() +
-           ">(" + args + ")";
-  return "tg_" + name + "<" + t->calc() + ">(" + args + ")";
+  codegen::clampedIndexLines(c, var, g.idx + "[" + row + "]", g.rows);
 }
 
 llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
                                        std::vector<std::pair<Value, Leaf>> leaves, Value result,
                                        const std::string &out) {
-  Shape outShape = shapeOf(result);
-  auto fits = [&](const Shape &s) {
-    auto b = tgc::broadcastShapes(s, outShape);
-    return b && *b == outShape;
-  };
-  for (auto &[v, l] : leaves)
-    if (!fits(l.shape))
-      return opError(root, "operand shape " + tgc::shapeToString(l.shape) +
-                               " does not broadcast to the kernel's result " +
-                               tgc::shapeToString(outShape));
-  for (Operation *op : ops)
-    if (!fits(shapeOf(op->getResult(0))))
-      return opError(op, "intermediate shape larger than the kernel's result");
-  // Element expressions are checked before the loop is written so errors surface early.
-  for (Operation *op : ops) {
-    auto e = elemExpr(op, std::vector<std::string>(op->getNumOperands(), "x"));
-    if (!e)
-      return e.takeError();
-  }
-  // One output element: the leaves (loaded through `load(leaf index)`, splats as literals), the
-  // ops in order, and the result converted to the storage type (returned).
+  if (auto e = checkElementwise(ops, leaves, result))
+    return e;
+  const Shape outShape = shapeOf(result);
   llvm::Error error = llvm::Error::success();
   CType rct = llvm::cantFail(ctypeOf(result, root));
-  auto element = [&](Code &c, const std::function<std::string(size_t)> &load) -> std::string {
-    llvm::DenseMap<Value, std::string> names;
-    for (size_t k = 0; k < leaves.size(); ++k) {
-      const auto &[v, l] = leaves[k];
-      std::string name = fresh("v");
-      c.line("const " + l.ct.calc() + " " + name + " = " + (l.ptr.empty() ? l.splat : load(k)) +
-             ";");
-      names[v] = name;
-    }
-    for (Operation *op : ops) {
-      std::vector<std::string> a;
-      for (Value o : op->getOperands()) {
-        auto n = names.find(o);
-        if (n == names.end()) {
-          if (!error)
-            error = opError(op, "operand not available in the kernel");
-          a.push_back("0");
-        } else {
-          a.push_back(n->second);
-        }
-      }
-      std::string e = llvm::cantFail(elemExpr(op, a));
-      std::string rt = llvm::cantFail(ctypeOf(op->getResult(0), op)).calc();
-      std::string name = fresh("v");
-      c.line("const " + rt + " " + name + " = " + e + ";");
-      names[op->getResult(0)] = name;
-    }
-    auto n = names.find(result);
-    if (n == names.end()) {
-      if (!error)
-        error = opError(root, "kernel result is not computed by its ops");
-      return "0";
-    }
-    return rct.lowp ? rct.st(n->second) : n->second;
+  auto element = [&](Code &c, const std::function<std::string(size_t)> &load) {
+    return elementLines(c, ops, leaves, result, load, error);
   };
   // Every buffer read in the output's own layout, one storage type of 2 or 4 bytes, 16-byte
   // aligned buffers, a multiple of 16 bytes: each thread moves 16-byte vectors (8 or 4 elements).
@@ -513,49 +320,16 @@ Operation *KernelBuilder::normEpilogue(Operation *norm) const {
 llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
   auto op = cast<tg::FusedOp>(rootOp);
   Block &body = op.getBody().front();
-  auto yield = cast<tg::YieldOp>(body.getTerminator());
-  Value result = yield.getValues()[0];
   if (auto e = beginKernel())
     return e;
-  Operation *first = nullptr; // the GEMM of a "gemm" kernel: its first non-constant op
-  for (Operation &inner : body.without_terminator())
-    if (!isa<tg::ConstantOp>(inner) && !first)
-      first = &inner;
-  bool isGemm = op.getKind() == "gemm";
-  if (!isGemm && op.getKind() != "pointwise")
-    return opError(op, "unknown fused kind '" + op.getKind().str() + "'");
-  std::vector<std::pair<Value, Leaf>> leaves;
-  for (unsigned i = 0; i < body.getNumArguments(); ++i) {
-    bool epilogueReads = false;
-    for (Operation *user : body.getArgument(i).getUsers())
-      epilogueReads = epilogueReads || !(isGemm && user == first);
-    if (!epilogueReads)
-      continue;
-    auto l = operandLeaf(i);
-    if (!l)
-      return l.takeError();
-    leaves.push_back({body.getArgument(i), *l});
-  }
-  Operation *gemm = nullptr;
-  std::vector<Operation *> ops;
-  for (Operation &inner : body.without_terminator()) {
-    if (isa<tg::ConstantOp>(inner)) {
-      auto l = constantLeaf(inner.getResult(0), &inner);
-      if (!l)
-        return l.takeError();
-      leaves.push_back({inner.getResult(0), *l});
-      continue;
-    }
-    if (isGemm && !gemm) {
-      if (!isa<tg::LinearOp, tg::MatmulOp>(inner))
-        return opError(&inner, "a gemm kernel must start with tg.linear or tg.matmul");
-      gemm = &inner;
-      continue;
-    }
-    if (!isElementwiseOp(&inner))
-      return opError(&inner, "op not supported inside a fused " + op.getKind().str() + " kernel");
-    ops.push_back(&inner);
-  }
+  auto parts = fusedParts(op);
+  if (!parts)
+    return parts.takeError();
+  const bool isGemm = parts->gemm != nullptr;
+  std::vector<std::pair<Value, Leaf>> &leaves = parts->leaves;
+  const std::vector<Operation *> &ops = parts->ops;
+  Operation *gemm = parts->gemm;
+  const Value result = parts->result;
   Value out = op.getResult();
   if (product(shapeOf(out)) == 0)
     return llvm::Error::success();
@@ -565,15 +339,9 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
     endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
     return llvm::Error::success();
   }
-  if (!gemm)
-    return opError(op, "gemm kernel without tg.linear or tg.matmul");
   std::vector<StepArg> gargs;
-  for (Value v : gemm->getOperands()) {
-    auto arg = v.dyn_cast<BlockArgument>();
-    if (!arg || arg.getOwner() != &body || inPtr[arg.getArgNumber()].empty())
-      return opError(gemm, "gemm operands must be kernel arguments held in buffers");
-    gargs.push_back(StepArg{op->getOperand(arg.getArgNumber())});
-  }
+  for (unsigned a : parts->gemmArgs)
+    gargs.push_back(StepArg{op->getOperand(a)});
   Value g = gemm->getResult(0);
   if (result == g) {
     if (auto e = emitGemm(gemm, gargs, StepArg{out}, true))
@@ -687,14 +455,10 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     if (product(shapeOf(r)) == 0 && op->getNumResults() == 1)
       return llvm::Error::success(); // empty result: nothing to launch
   if (isElementwiseOp(op)) {
-    std::vector<std::pair<Value, Leaf>> leaves;
-    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      auto l = operandLeaf(i);
-      if (!l)
-        return l.takeError();
-      leaves.push_back({op->getOperand(i), *l});
-    }
-    if (auto e = elementwise({op}, leaves, op->getResult(0), outPtr[0]))
+    auto leaves = operandLeaves();
+    if (!leaves)
+      return leaves.takeError();
+    if (auto e = elementwise({op}, *leaves, op->getResult(0), outPtr[0]))
       return e;
     endKernel(code, gridFor(product(shapeOf(op->getResult(0))) / vecWidth), kBlock);
     return llvm::Error::success();
@@ -755,7 +519,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
 
 llvm::Expected<std::vector<EmittedStep>> KernelEmitter::emit(Operation *op, int index,
                                                              std::string &code) {
-  KernelBuilder kb{*this, op, index};
+  KernelBuilder kb(*this, op, index);
   std::string kinds, names = locationNames(op->getLoc());
   std::string label = op->getName().getStringRef().str();
   if (auto f = dyn_cast<tg::FusedOp>(op)) {

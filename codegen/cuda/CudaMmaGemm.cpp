@@ -9,7 +9,7 @@ namespace tgc::cuda {
 
 namespace {
 
-/// The kernel template (needs kHalfHeaders and kPrelude's tg_* element functions).
+/// The kernel template (needs kHalfHeaders and prelude()'s tg_* element functions).
 const char *kMmaGemmTemplate = R"GEMM(
 // ---- tgc tensor-core GEMM (mma.sync m16n8k16, fp32 accumulation) ----
 // For b < batch: C[b] = act(A[b] (m×k, lda) · op(B[b]) + bias[b·sbias + n]) + R[b] (R laid out

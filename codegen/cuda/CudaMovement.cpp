@@ -1,6 +1,7 @@
 // CudaMovement.cpp — CUDA kernels for data movement: transpose (a cast before it folded in), slice,
 // expand, pad, concat, split (with the rotaries it applies), gather and gather-elements.
 #include "codegen/cuda/CudaBuilder.h"
+#include "codegen/common/MovementEmit.h"
 
 #include "compiler/dialect/TgDialect.h"
 
@@ -182,13 +183,8 @@ llvm::Error KernelBuilder::emitSplitRotary(tg::SplitOp sp, const std::vector<tg:
 /// Data movement: one thread per output element (per input element for split).
 llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
   const std::string &T = ct.name;
-  auto copyBody = [&](Code &c, const std::vector<std::string> &o) {
-    c.line("out0[" + o[0] + "] = in0[" + o[1] + "];");
-  };
   if (auto tr = dyn_cast<tg::TransposeOp>(op)) {
-    Shape x = shapeOf(tr.getInput()), y = shapeOf(tr.getResult()), xs = contiguousStrides(x), st;
-    for (Attribute p : tr.getPerm())
-      st.push_back(xs[p.cast<IntegerAttr>().getInt()]);
+    const Shape y = shapeOf(tr.getResult()), st = codegen::transposeStrides(tr);
     Operation *cast = tr.getInput().getDefiningOp();
     while (cast && isa<tg::ReshapeOp>(cast))
       cast = cast->getOperand(0).getDefiningOp();
@@ -208,36 +204,15 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
                });
       return llvm::Error::success();
     }
-    gridLoop(y, {contiguousStrides(y), st}, {"0", "0"}, copyBody);
-    return llvm::Error::success();
   }
-  if (auto sl = dyn_cast<tg::SliceOp>(op)) {
-    Shape x = shapeOf(sl.getInput()), y = shapeOf(sl.getResult()), xs = contiguousStrides(x), st;
-    int64_t base = 0;
-    size_t d = 0;
-    for (auto [s, k] : llvm::zip(sl.getStarts(), sl.getSteps())) {
-      int64_t start = s.cast<IntegerAttr>().getInt(), step = k.cast<IntegerAttr>().getInt();
-      if (y[d] > 0)
-        base += start * xs[d];
-      st.push_back(step * xs[d]);
-      ++d;
-    }
-    gridLoop(y, {contiguousStrides(y), st}, {"0", str(base)}, copyBody);
-    return llvm::Error::success();
-  }
-  if (auto ex = dyn_cast<tg::ExpandOp>(op)) {
-    Shape x = shapeOf(ex.getInput()), y = shapeOf(ex.getResult());
-    gridLoop(y, {contiguousStrides(y), broadcastStrides(x, y)}, {"0", "0"}, copyBody);
+  if (codegen::isStridedCopy(op)) {
+    codegen::emitStridedCopy(*this, op);
     return llvm::Error::success();
   }
   if (auto pad = dyn_cast<tg::PadOp>(op)) {
-    Shape x = shapeOf(pad.getInput()), y = shapeOf(pad.getResult()), p;
-    for (Attribute a : pad.getPads())
-      p.push_back(a.cast<IntegerAttr>().getInt());
-    double value = pad.getValue().convertToDouble();
-    std::string lit = ct.isFloat ? floatLiteral(value, T != "double")
-                                 : (ct.isBool ? (value != 0 ? "1" : "0")
-                                              : str(static_cast<int64_t>(value)));
+    const codegen::PadLayout l = codegen::padLayout(*this, pad, ct);
+    const Shape &x = l.x, &y = l.y, &p = l.pads;
+    const std::string &lit = l.value;
     Shape xs = contiguousStrides(x);
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
            str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
@@ -255,42 +230,22 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     c.close();
     return llvm::Error::success();
   }
-  if (auto cat = dyn_cast<tg::ConcatOp>(op)) {
-    Shape y = shapeOf(cat.getResult());
-    int64_t axis = *tgc::normalizeAxis(cat.getAxis(), y.size());
-    int64_t row = product(y, axis);
+  if (isa<tg::ConcatOp, tg::SplitOp>(op)) { // one thread per element of the joined tensor
+    const codegen::JoinLayout l = codegen::joinLayout(op);
+    const bool cat = isa<tg::ConcatOp>(op);
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-           str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-    c.line("const " + it + " o = i / " + str(row) + ", x = i % " + str(row) + ";");
+           str(product(l.joined)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    c.line("const " + it + " o = i / " + str(l.row) + ", x = i % " + str(l.row) + ";");
     int64_t off = 0;
     std::string kw = "if";
-    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      int64_t chunk = product(shapeOf(op->getOperand(i)), axis);
+    for (size_t i = 0; i < l.chunks.size(); ++i) {
+      const int64_t chunk = l.chunks[i];
       if (chunk == 0)
         continue;
-      c.line(kw + " (x < " + str(off + chunk) + ") out0[i] = " + inPtr[i] + "[o * " + str(chunk) +
-             " + x - " + str(off) + "];");
-      kw = "else if";
-      off += chunk;
-    }
-    c.close();
-    return llvm::Error::success();
-  }
-  if (auto sp = dyn_cast<tg::SplitOp>(op)) {
-    Shape x = shapeOf(sp.getInput());
-    int64_t axis = *tgc::normalizeAxis(sp.getAxis(), x.size());
-    int64_t row = product(x, axis);
-    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-           str(product(x)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-    c.line("const " + it + " o = i / " + str(row) + ", x = i % " + str(row) + ";");
-    int64_t off = 0;
-    std::string kw = "if";
-    for (unsigned i = 0; i < op->getNumResults(); ++i) {
-      int64_t chunk = product(shapeOf(op->getResult(i)), axis);
-      if (chunk == 0)
-        continue;
-      c.line(kw + " (x < " + str(off + chunk) + ") " + outPtr[i] + "[o * " + str(chunk) +
-             " + x - " + str(off) + "] = in0[i];");
+      const std::string part = (cat ? inPtr[i] : outPtr[i]) + "[o * " + str(chunk) + " + x - " +
+                               str(off) + "]";
+      c.line(kw + " (x < " + str(off + chunk) + ") " +
+             (cat ? "out0[i] = " + part : part + " = in0[i]") + ";");
       kw = "else if";
       off += chunk;
     }
@@ -298,9 +253,8 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     return llvm::Error::success();
   }
   if (auto g = dyn_cast<tg::GatherOp>(op)) {
-    Shape d = shapeOf(g.getData()), idx = shapeOf(g.getIndices());
-    int64_t axis = *tgc::normalizeAxis(g.getAxis(), d.size());
-    int64_t A = d[axis], inner = product(d, axis + 1), NI = product(idx);
+    const codegen::GatherLayout l = codegen::gatherLayout(g);
+    const int64_t A = l.A, inner = l.inner, NI = l.NI;
     int64_t total = product(shapeOf(g.getResult()));
     c.line(sourceComment("indices are wrapped (negative + " + str(A) + ") and clamped to [0, " +
            str(std::max<int64_t>(A - 1, 0)) + "]: an out-of-range index never reads out of bounds"));
@@ -311,37 +265,15 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     } else {
       c.line("const " + it + " j = i % " + str(inner) + ", r = i / " + str(inner) + ";");
       c.line("const " + it + " o = r / " + str(NI) + ", k = r % " + str(NI) + ";");
-      c.line("int64_t x = (int64_t)in1[k];");
-      c.line("if (x < 0) x += " + str(A) + ";");
-      c.line("x = x < 0 ? 0 : (x >= " + str(A) + " ? " + str(A - 1) + " : x);");
+      codegen::clampedIndexLines(c, "x", "in1[k]", A);
       c.line("out0[i] = in0[(o * " + str(A) + " + (" + it + ")x) * " + str(inner) + " + j];");
     }
     c.close();
     return llvm::Error::success();
   }
-  if (auto ge = dyn_cast<tg::GatherElementsOp>(op)) {
-    Shape d = shapeOf(ge.getData()), idx = shapeOf(ge.getIndices());
-    int64_t axis = *tgc::normalizeAxis(ge.getAxis(), d.size());
-    Shape ds = contiguousStrides(d), st = ds;
-    st[axis] = 0;
-    int64_t A = d[axis];
-    for (size_t k = 0; k < d.size(); ++k)
-      if (k != (size_t)axis && idx[k] > d[k])
-        return opError(op, "indices dim " + std::to_string(k) + " exceeds the data's");
-    gridLoop(idx, {contiguousStrides(idx), contiguousStrides(idx), st}, {"0", "0", "0"},
-             [&](Code &c, const std::vector<std::string> &o) {
-               if (A == 0) {
-                 c.line("out0[" + o[0] + "] = " + ct.st("0") + ";");
-                 return;
-               }
-               c.line("int64_t x = (int64_t)in1[" + o[1] + "];");
-               c.line("if (x < 0) x += " + str(A) + ";");
-               c.line("x = x < 0 ? 0 : (x >= " + str(A) + " ? " + str(A - 1) + " : x);");
-               c.line("out0[" + o[0] + "] = in0[" + o[2] + " + (" + it + ")x * " +
-                      str(ds[axis]) + "];");
-             });
-    return llvm::Error::success();
-  }
+  if (isa<tg::GatherElementsOp>(op))
+    return codegen::emitGatherElements(*this, op, ct);
+
   return opError(op, "op not supported by the CUDA backend");
 }
 

@@ -9,6 +9,7 @@
 #include "codegen/cuda/CudaBuilder.h"
 
 #include "codegen/common/PoolEmit.h"
+#include "codegen/common/ReduceEmit.h"
 
 #include "compiler/dialect/TgDialect.h"
 
@@ -280,30 +281,11 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   const std::string A = T == "double" ? "double" : "float"; // accumulator of softmax
 
   if (auto ln = dyn_cast<tg::LayerNormOp>(op)) {
-    if (!ct.isFloat)
-      return opError(op, "layer_norm needs a float type");
-    Shape x = shapeOf(ln.getInput());
-    int64_t axis = *tgc::normalizeAxis(ln.getAxis(), x.size());
-    int64_t R = product(x, 0, axis), D = product(x, axis);
-    // Index of scale/bias for position j of the normalized dims (r: the row).
-    auto indexOf = [&](Value p, const std::string &name) -> std::string {
-      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(p));
-      if (ix.one)
-        return name + "[0]";
-      if (ix.perColumn)
-        return name + "[j]";
-      if (ix.table.empty())
-        return name + "[" + ix.rowOff + " + j]";
-      std::string t = "tgc_idx" + std::to_string(em.constants_++);
-      globals += "__device__ const int64_t " + t + "[" + str(D) + "] = " + intArray(ix.table) + ";\n";
-      return name + "[" + ix.rowOff + " + " + t + "[j]]";
-    };
-    std::string scale, bias;
-    unsigned next = 1;
-    if (ln.getScale())
-      scale = indexOf(ln.getScale(), inPtr[next++]);
-    if (ln.getBias())
-      bias = indexOf(ln.getBias(), inPtr[next++]);
+    auto rows = normRows(op, ct);
+    if (!rows)
+      return rows.takeError();
+    const int64_t R = rows->R, D = rows->D;
+    const std::string &scale = rows->scale, &bias = rows->bias;
     if (R * D == 0)
       return llvm::Error::success();
     auto simple = [&](const std::string &e, unsigned i) {
@@ -323,19 +305,11 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   }
 
   if (auto rn = dyn_cast<tg::RmsNormOp>(op)) {
-    if (!ct.isFloat)
-      return opError(op, "rms_norm needs a float type");
-    Shape x = shapeOf(rn.getInput());
-    int64_t axis = *tgc::normalizeAxis(rn.getAxisAttr().getInt(), x.size());
-    int64_t R = product(x, 0, axis), D = product(x, axis);
-    std::string scale;
-    if (rn.getScale()) {
-      // The scale covers the normalized dims exactly (leading 1s aside) or is one element.
-      const NormParamIndex ix = normParamIndex(x, axis, shapeOf(rn.getScale()));
-      if (!ix.perColumn && !ix.one)
-        return opError(op, "rms_norm scale must cover the normalized dims exactly");
-      scale = inPtr[1] + (ix.one ? "[0]" : "[j]");
-    }
+    auto rows = normRows(op, ct);
+    if (!rows)
+      return rows.takeError();
+    const int64_t R = rows->R, D = rows->D;
+    const std::string &scale = rows->scale;
     if (R * D == 0)
       return llvm::Error::success();
     auto st = normStore(op, ct);
@@ -383,83 +357,11 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     return llvm::Error::success();
   }
 
-  if (isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp, tg::ReduceMinOp, tg::ReduceProdOp>(
-          op)) {
-    Shape x = shapeOf(op->getOperand(0));
-    const ReduceLayout rl = reduceLayout(op);
-    const Shape &kept = rl.kept, &keptStrides = rl.keptStrides;
-    const auto &rdims = rl.rdims; // (dim, stride), collapsed
-    const int64_t R = rl.count;
-    std::string acc = ct.isFloat ? "double" : "int64_t";
-    const std::string C = ct.calc(); // element values are read as C
-    std::string init, step, fin;
-    if (isa<tg::ReduceSumOp, tg::ReduceMeanOp>(op)) {
-      init = acc + " acc = 0;";
-      step = "acc += v;";
-      fin = isa<tg::ReduceMeanOp>(op) ? "(" + C + ")(acc / " + (ct.isFloat ? "(double)" : "") +
-                                            str(std::max<int64_t>(R, 1)) + ")"
-                                      : "(" + C + ")acc";
-      if (isa<tg::ReduceMeanOp>(op) && R == 0)
-        fin = ct.isFloat ? floatLiteral(NAN, C == "float") : "(" + T + ")0";
-    } else if (isa<tg::ReduceProdOp>(op)) {
-      init = acc + " acc = 1;";
-      step = "acc *= v;";
-      fin = "(" + C + ")acc";
-    } else {
-      bool mx = isa<tg::ReduceMaxOp>(op);
-      std::string lim = ct.isFloat ? std::string(mx ? "-" : "") + "tg_inf<" + C + ">()"
-                                   : (mx ? "tg_lo<" : "tg_hi<") + T + ">()";
-      init = C + " acc = " + lim + ";";
-      step = std::string("acc = tg_") + (mx ? "max" : "min") + "<" + C + ">(acc, v);";
-      fin = "acc";
-    }
-    if (ct.lowp)
-      fin = ct.st(fin);
-    if (product(kept) == 0)
-      return llvm::Error::success();
-    gridLoop(kept, {contiguousStrides(kept), keptStrides}, {"0", "0"},
-             [&](Code &c, const std::vector<std::string> &offs) {
-               c.line(init);
-               std::string idx = offs[1];
-               for (size_t k = 0; k < rdims.size(); ++k) {
-                 std::string kv = "k" + std::to_string(k);
-                 c.open("for (" + it + " " + kv + " = 0; " + kv + " < " + str(rdims[k].first) +
-                        "; ++" + kv + ")");
-                 idx += " + " + kv + " * " + str(rdims[k].second);
-               }
-               c.line("const " + C + " v = " + ct.ld("in0[" + idx + "]") + ";");
-               c.line(step);
-               for (size_t k = 0; k < rdims.size(); ++k)
-                 c.close();
-               c.line("out0[" + offs[0] + "] = " + fin + ";");
-             });
-    endKernel(code, gridFor(product(kept)), kBlock);
-    return llvm::Error::success();
-  }
-
-  if (auto am = dyn_cast<tg::ArgMaxOp>(op)) {
-    Shape x = shapeOf(am.getInput());
-    auto xt = ctypeOf(am.getInput(), op);
-    if (!xt)
-      return xt.takeError();
-    int64_t axis = *tgc::normalizeAxis(am.getAxis(), x.size());
-    int64_t O = product(x, 0, axis), L = x[axis], I = product(x, axis + 1);
-    if (O * I == 0)
-      return llvm::Error::success();
-    c.open("for (" + it + " r = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; r < " +
-           str(O * I) + "; r += (" + it + ")gridDim.x * blockDim.x)");
-    c.line("const " + xt->name + " *xr = in0 + (r / " + str(I) + ") * " + str(L * I) + " + r % " +
-           str(I) + ";");
-    c.line("int64_t best = 0;");
-    if (L > 0) {
-      c.line(xt->calc() + " bv = " + xt->ld("xr[0]") + ";");
-      c.line("for (" + it + " k = 1; k < " + str(L) + "; ++k) { const " + xt->calc() +
-             " v = " + xt->ld("xr[k * " + str(I) + "]") + "; if (" + (am.getSelectLast() ? "v >= bv" : "v > bv") +
-             ") { bv = v; best = k; } }");
-    }
-    c.line("out0[r] = best;");
-    c.close();
-    endKernel(code, gridFor(O * I), kBlock);
+  if (codegen::isReduction(op)) { // one thread per output (codegen/common/ReduceEmit)
+    if (auto e = codegen::emitReduction(*this, op, ct))
+      return e;
+    if (items > 0)
+      endKernel(code, gridFor(items), kBlock);
     return llvm::Error::success();
   }
 
@@ -484,16 +386,8 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     const int64_t rows = B * Hq * S;
     if (rows * Dv == 0)
       return llvm::Error::success();
-    std::string maskIdx;
-    if (at.getMask()) {
-      Shape ms = broadcastStrides(shapeOf(at.getMask()), Shape{B, Hq, S, L});
-      const char *vars[] = {"b", "h", "s", "t"};
-      for (int d = 0; d < 4; ++d)
-        if (ms[d] != 0)
-          maskIdx += std::string(maskIdx.empty() ? "" : " + ") + vars[d] + " * " + str(ms[d]);
-      if (maskIdx.empty())
-        maskIdx = "0";
-    }
+    const std::string maskIdx =
+        at.getMask() ? codegen::attentionMaskIndex(shapeOf(at.getMask()), {B, Hq, S, L}) : "";
     const int64_t nq = (D + 31) / 32, nv = (Dv + 31) / 32;
     if (D <= 128 && Dv <= 128 && (!at.getMask() || !inPtr[3].empty())) {
       if (ct.lowp && D % 16 == 0 && Dv % 8 == 0)

@@ -72,24 +72,8 @@ Status CudaSession::validate() {
   if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes ||
       plan_.weights_bytes() < 0 || plan_.weights_bytes() > kMaxBufferBytes)
     return Status::error(pre_ + "arena or weights size is invalid");
-  for (int io = 0; io < 2; ++io) {
-    const auto &descs = io == 0 ? plan_.inputs() : plan_.outputs();
-    auto &specs = io == 0 ? inputs_ : outputs_;
-    auto &sizes = io == 0 ? inBytes_ : outBytes_;
-    for (const plan::TensorDesc &d : descs) {
-      std::string what = std::string(io == 0 ? "input" : "output") + " '" + escapeText(d.name()) + "'";
-      if (!isKnownDType(d.dtype()))
-        return Status::error(pre_ + what + " has unknown dtype " + std::to_string(d.dtype()));
-      TensorSpec s{d.name(), static_cast<DType>(d.dtype()), {d.shape().begin(), d.shape().end()}};
-      if (std::string why = io == 0 ? takeIndexBound(d, s) : ""; !why.empty())
-        return Status::error(pre_ + what + " " + why);
-      int64_t b = bytesOf(s.dtype, s.shape);
-      if (b < 0)
-        return Status::error(pre_ + what + " has an invalid shape " + shapeString(s.shape));
-      specs.push_back(std::move(s));
-      sizes.push_back(b);
-    }
-  }
+  if (Status st = readInterface(plan_, pre_); !st.ok)
+    return st;
   int64_t off = 0;
   for (int64_t b : inBytes_) {
     inOffsets_.push_back(off);
@@ -187,31 +171,6 @@ int CudaSession::gemmWeightOperands(size_t i) const {
   const plan::Step &s = plan_.steps((int)i);
   return (s.args(1).kind() == plan::WEIGHT ? 1 : 0) |
          (s.gemm().bias() && s.args(3).kind() == plan::WEIGHT ? 2 : 0);
-}
-
-Status CudaSession::checkSpecs(const TensorRef *refs, size_t n, bool isInput) const {
-  const auto &specs = isInput ? inputs_ : outputs_;
-  const auto &sizes = isInput ? inBytes_ : outBytes_;
-  const char *what = isInput ? "input" : "output";
-  if (n != specs.size())
-    return Status::error("expected " + std::to_string(specs.size()) + " " + what + "s, got " +
-                         std::to_string(n));
-  for (size_t i = 0; i < n; ++i) {
-    const TensorRef &r = refs[i];
-    const TensorSpec &s = specs[i];
-    bool same = r.dtype == s.dtype && r.rank >= 0 && (size_t)r.rank == s.shape.size() &&
-                (r.rank == 0 || r.dims);
-    for (size_t d = 0; same && d < s.shape.size(); ++d)
-      same = r.dims[d] == s.shape[d];
-    if (!same)
-      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': expected " +
-                           dtypeName(s.dtype) + " " + shapeString(s.shape) +
-                           ", got another dtype or shape");
-    if ((int64_t)r.bytes < sizes[i] || (sizes[i] > 0 && !r.data))
-      return Status::error(std::string(what) + " '" + escapeText(s.name) + "': buffer has " +
-                           std::to_string(r.bytes) + " bytes, needs " + std::to_string(sizes[i]));
-  }
-  return isInput ? checkIndexBounds(inputs_, refs, n) : Status::success();
 }
 
 } // namespace tgc::cuda::detail

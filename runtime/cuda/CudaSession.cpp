@@ -61,19 +61,6 @@ Status CudaSession::init(const std::string &path) {
   return st.ok ? setupGpu() : st;
 }
 
-Status CudaSession::runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
-                            size_t numOutputs) {
-  RunGuard guard(running_);
-  if (!guard.acquired)
-    return Status::error(kConcurrentRun);
-  Status st = checkSpecs(inputs, numInputs, true);
-  if (!st.ok)
-    return st;
-  if (!(st = checkSpecs(outputs, numOutputs, false)).ok)
-    return st;
-  return execute(inputs, numInputs, outputs, numOutputs);
-}
-
 Status CudaSession::execute(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                             size_t numOutputs) {
   Status st;

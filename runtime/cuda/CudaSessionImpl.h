@@ -6,6 +6,7 @@
 #define TGC_RUNTIME_CUDA_CUDASESSIONIMPL_H
 
 #include "runtime/cuda/CudaSession.h"
+#include "runtime/SessionBase.h"
 #include "runtime/Text.h"
 #include "runtime/IndexBounds.h"
 #include "runtime/PackageFiles.h"
@@ -67,21 +68,15 @@ inline std::string shapeString(const std::vector<int64_t> &s) {
   return r + "]";
 }
 
-class CudaSession final : public Session {
+class CudaSession final : public SessionBase {
 public:
   ~CudaSession() override;
   Status init(const std::string &path);
   /// init's checks of the package alone (no GPU touched).
   Status validateOnly(const std::string &path);
   std::string planText() const { return plan::formatPlan(plan_); }
-  const std::vector<TensorSpec> &inputs() const override { return inputs_; }
-  const std::vector<TensorSpec> &outputs() const override { return outputs_; }
   Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
-  Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
-                 size_t numOutputs) override;
   std::string describe() const override;
-  void setProfiling(bool on) override { profiling_ = on; }
-  const std::vector<StepProfile> &lastProfile() const override { return profile_; }
   int64_t launchesPerRun() const override {
     int64_t n = 0;
     for (size_t i = 0; i < steps_.size(); ++i)
@@ -107,7 +102,10 @@ private:
   /// Which operands of GEMM step i are weights (no grid writes them, so a kernel may read them
   /// before it waits for the one ahead): 1 B, 2 the bias (tgk_mma_gemm's flags).
   int gemmWeightOperands(size_t i) const;
-  Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
+  Status executeRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                     size_t numOutputs) override {
+    return execute(inputs, numInputs, outputs, numOutputs);
+  }
   /// A run of checked inputs and outputs (checkSpecs), the caller holding the run guard: copy
   /// in, launch, copy out.
   Status execute(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
@@ -165,8 +163,7 @@ private:
 
   std::string path_, pre_;
   plan::Plan plan_;
-  std::vector<TensorSpec> inputs_, outputs_;
-  std::vector<int64_t> inBytes_, outBytes_, inOffsets_;
+  std::vector<int64_t> inOffsets_;
   std::string weightsHost_, cubin_, ptx_;
 
   const Driver *d_ = nullptr;
@@ -306,8 +303,6 @@ private:
   CUgraphExec graph_ = nullptr;
   bool useGraph_ = true;
   bool tune_ = true; ///< $TGC_GEMM_TUNE=0: the first heuristic algorithm, untimed
-  bool profiling_ = false;
-  std::vector<StepProfile> profile_;
   std::vector<CUevent> events_;
   CUevent runStart_ = nullptr, runEnd_ = nullptr; ///< around the kernels of every run
   double deviceMicros_ = -1;
@@ -315,8 +310,6 @@ private:
   // $TGC_CUDA_PINNED=0 copies from/to the caller's pageable memory directly.
   void *pinned_ = nullptr;
   std::vector<int64_t> outOffsets_;
-  /// Set while a run is in progress: a concurrent run on this session is refused.
-  std::atomic<bool> running_{false};
 };
 
 } // namespace tgc::cuda::detail

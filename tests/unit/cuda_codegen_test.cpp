@@ -48,10 +48,13 @@ llvm::Expected<CompileResult> compileModel(const std::string &model, const std::
                                            const std::string &out, const std::string &cache = "",
                                            const std::string &precision = "fp32") {
   CompileOptions o;
-  o.precision = precision;
+  o.precision = llvm::cantFail(parsePrecision(precision));
   o.modelPath = modelsDir() + "/" + model + "/model.onnx";
   o.outputPath = out;
-  o.target = target;
+  auto parsed = parseTarget(target); // bad targets are refused here, where text enters
+  if (!parsed)
+    return parsed.takeError();
+  o.target = *parsed;
   o.cacheDir = cache;
   llvm::raw_null_ostream quiet;
   return compile(o, quiet);

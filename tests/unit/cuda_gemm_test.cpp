@@ -251,8 +251,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       CompileOptions o;
       o.modelPath = model;
       o.outputPath = dir_ + "/" + c.name + "_" + precision;
-      o.target = "cuda:" + arch_;
-      o.precision = precision;
+      o.target = llvm::cantFail(parseTarget("cuda:" + arch_));
+      o.precision = llvm::cantFail(parsePrecision(precision));
       std::string log;
       llvm::raw_string_ostream os(log);
       auto res = compile(o, os);
@@ -397,8 +397,8 @@ TEST_F(CudaGemm, SplitKSumKernelAppliesTheNorm) {
           CompileOptions o;
           o.modelPath = model;
           o.outputPath = dir_ + "/" + name + "_" + precision;
-          o.target = "cuda:" + arch_;
-          o.precision = precision;
+          o.target = llvm::cantFail(parseTarget("cuda:" + arch_));
+          o.precision = llvm::cantFail(parsePrecision(precision));
           std::string log;
           llvm::raw_string_ostream os(log);
           auto res = compile(o, os);

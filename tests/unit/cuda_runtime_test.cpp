@@ -65,8 +65,8 @@ llvm::Expected<CompileResult> compileFor(const std::string &model, const std::st
   CompileOptions o;
   o.modelPath = modelsDir() + "/" + model + "/model.onnx";
   o.outputPath = dir.str() + "/pkg";
-  o.target = "cuda:" + arch;
-  o.precision = precision;
+  o.target = llvm::cantFail(parseTarget("cuda:" + arch));
+  o.precision = llvm::cantFail(parsePrecision(precision));
   llvm::raw_null_ostream quiet;
   return compile(o, quiet);
 }

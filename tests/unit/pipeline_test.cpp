@@ -61,7 +61,7 @@ Outcome runModel(const std::string &name, const std::string &precision) {
   mlir::PassManager pm(&ctx);
   PipelineOptions options;
   options.formKernels = false;
-  options.precision = precision;
+  options.precision = llvm::cantFail(parsePrecision(precision));
   buildPipeline(pm, options);
   EXPECT_TRUE(mlir::succeeded(pm.run(**module))) << name;
   auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>("main");

@@ -18,6 +18,7 @@ namespace {
 
 struct CompileArgs {
   CompileOptions copt;
+  std::string target = "cpu", precision = "fp32"; ///< parsed into copt (parseTarget, ...)
   std::vector<std::string> shapeSpecs;
   bool stats = false, noCache = false;
   std::string statsJson;
@@ -28,6 +29,14 @@ int runCompile(CompileArgs &a) {
   std::string err;
   if (!takeInputShapes(a.shapeSpecs, copt, err))
     return fail(err);
+  auto target = parseTarget(a.target);
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+  auto precision = parsePrecision(a.precision);
+  if (!precision)
+    return fail(llvm::toString(precision.takeError()));
+  copt.target = *target;
+  copt.precision = *precision;
   if (!a.noCache && copt.cacheDir.empty()) {
     const char *env = tgc::envValue(tgc::Env::CacheDir);
     const char *home = std::getenv("HOME");
@@ -86,8 +95,8 @@ Command addCompile(CLI::App &app) {
   auto *compile = app.add_subcommand("compile", "compile an ONNX model into a package");
   compile->add_option("model", copt.modelPath, "ONNX model file")->required();
   compile->add_option("-o,--output", copt.outputPath, "package directory to write")->required();
-  compile->add_option("--target", copt.target, "cpu | cuda:sm_90 | cuda:sm_80")->capture_default_str();
-  compile->add_option("--precision", copt.precision, "fp32 | fp16 | bf16")->capture_default_str();
+  compile->add_option("--target", a->target, "cpu | cuda:sm_90 | cuda:sm_80")->capture_default_str();
+  compile->add_option("--precision", a->precision, "fp32 | fp16 | bf16")->capture_default_str();
   compile->add_option("--input-shape", a->shapeSpecs, "bind a graph input's dims: NAME=1x128");
   compile->add_flag("--print-ir-after-all", copt.printIrAfterAll, "print IR after every pass");
   compile->add_option("--print-ir-after", copt.printIrAfter, "print IR after the named pass");
