@@ -264,6 +264,7 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   auto t0 = std::chrono::steady_clock::now();
   ImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
+  importOptions.boundInputs = options.boundInputs;
   auto module = importOnnxFile(ctx, options.modelPath, importOptions);
   if (!module)
     return module.takeError();

@@ -22,6 +22,8 @@ struct CompileOptions {
   Target target;                  ///< parseTarget("cpu" | "cuda:sm_XY")
   Precision precision = Precision::FP32;
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs bound to a value at compile time: name -> TensorProto file (ImportOptions).
+  std::map<std::string, std::string> boundInputs;
   bool printIrAfterAll = false;
   std::vector<std::string> printIrAfter; ///< pass flags, with or without the "tgc-" prefix
   std::vector<std::string> printIrBefore; ///< likewise, printed before the pass runs

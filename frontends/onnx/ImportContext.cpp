@@ -4,7 +4,9 @@
 
 #include "compiler/interp/Interpreter.h"
 #include "frontends/onnx/ModelLoader.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "runtime/Text.h"
 
 namespace tgc::onnx_import {
 
@@ -81,6 +83,17 @@ Type mlirElementType(DType t, MLIRContext *ctx) {
     return IntegerType::get(ctx, 1);
   }
   return Float32Type::get(ctx);
+}
+
+std::string ImportContext::bindHint(Value v) {
+  auto arg = v ? v.dyn_cast<BlockArgument>() : BlockArgument();
+  auto fn = arg ? dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
+  auto name = fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tg.name") : StringAttr();
+  if (!name)
+    return "";
+  const std::string n = escapeText(name.getValue().str());
+  return " (graph input '" + n + "': bind its value at compile time with --bind-input " + n +
+         "=FILE.pb)";
 }
 
 llvm::Error ImportContext::error(const NodeView &n, const llvm::Twine &msg) {
@@ -306,7 +319,7 @@ llvm::Expected<std::vector<int64_t>> ImportContext::requireInts(const NodeView &
   if (!v)
     return error(n, llvm::Twine(what) + " input is missing");
   if (!isConstant(v))
-    return error(n, llvm::Twine(what) + " input must be constant");
+    return error(n, llvm::Twine(what) + " input must be constant" + bindHint(v));
   auto ints = constInts(v);
   if (!ints || !elemOf(v).isa<IntegerType>())
     return error(n, llvm::Twine(what) + " input must be an integer tensor");

@@ -75,6 +75,9 @@ public:
 
   /// "label: msg" as an error.
   static llvm::Error error(const NodeView &n, const llvm::Twine &msg);
+  /// When `v` is a graph input: " (graph input 'x': bind its value at compile time with
+  /// --bind-input x=FILE.pb)", the way out of a "must be constant" refusal; else "".
+  static std::string bindHint(mlir::Value v);
   /// Input i, which must be present.
   static llvm::Expected<mlir::Value> need(const NodeView &n, size_t i);
 

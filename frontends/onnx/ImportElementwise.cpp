@@ -299,7 +299,7 @@ Result importDropout(ImportContext &c, const NodeView &n) {
   if (auto training = c.constInts(n.input(2)); training && !training->empty() && (*training)[0])
     return c.error(n, "training_mode=true is not supported (inference only)");
   if (n.input(2) && !c.isConstant(n.input(2)))
-    return c.error(n, "training_mode input must be constant");
+    return c.error(n, "training_mode input must be constant" + c.bindHint(n.input(2)));
   Values out{x};
   if (n.used(1))
     out.push_back(c.splat(n.loc, 1, c.i1(), c.shapeOf(x)));

@@ -453,7 +453,7 @@ Result importRange(ImportContext &c, const NodeView &n) {
   for (int i = 0; i < 3; ++i) {
     TGC_ASSIGN(v, c.need(n, i));
     if (!c.isConstant(v) || *numElements(c.shapeOf(v)) != 1)
-      return c.error(n, "start, limit and delta must be constant scalars");
+      return c.error(n, "start, limit and delta must be constant scalars" + c.bindHint(v));
     in[i] = v;
   }
   Type elem = c.elemOf(in[0]);
@@ -548,7 +548,7 @@ Result importPad(ImportContext &c, const NodeView &n) {
     if (Value cv = n.input(2)) {
       auto v = c.constDoubles(cv);
       if (!v)
-        return c.error(n, "constant_value input must be constant");
+        return c.error(n, "constant_value input must be constant" + c.bindHint(cv));
       if (v->size() != 1)
         return c.error(n, "constant_value must be a scalar");
       value = (*v)[0];

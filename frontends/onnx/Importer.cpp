@@ -5,6 +5,7 @@
 // from the model or ImportOptions::inputShapes), import nodes in topological order through the
 // op table, and finally drop dead ops (folded shape arithmetic) and verify the module.
 #include "frontends/onnx/Importer.h"
+#include "frontends/onnx/TensorIO.h"
 
 #include "frontends/onnx/ImportContext.h"
 #include "frontends/onnx/ModelLoader.h"
@@ -159,7 +160,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
   std::vector<std::string> argNames;
   for (const auto &in : g.input()) {
     inputNames.insert(in.name());
-    if (initNames.count(in.name()))
+    if (initNames.count(in.name()) || opts.boundInputs.count(in.name()))
       continue;
     auto t = inputType(ctx, in, opts);
     if (!t)
@@ -170,6 +171,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
   for (const auto &kv : opts.inputShapes)
     if (!inputNames.count(kv.first) || initNames.count(kv.first))
       return err("--input-shape names '" + kv.first + "', which is not a graph input");
+  for (const auto &kv : opts.boundInputs)
+    if (!inputNames.count(kv.first) || initNames.count(kv.first))
+      return err("--bind-input names '" + kv.first + "', which is not a graph input");
 
   OpBuilder b(&ctx);
   Location unknown = UnknownLoc::get(&ctx);
@@ -195,6 +199,32 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
     if (!h)
       return h.takeError();
     values[t.name()] = ic.constant(NameLoc::get(b.getStringAttr(t.name())), *h);
+  }
+  for (const auto &in : g.input()) {
+    auto bound = opts.boundInputs.find(in.name());
+    if (bound == opts.boundInputs.end())
+      continue;
+    auto h = readTensorProtoFile(bound->second);
+    if (!h)
+      return err("--bind-input " + in.name() + ": " + llvm::toString(h.takeError()));
+    // The value must fit the input's declared type (dims the model leaves open take its dims).
+    bool fits = in.has_type() && in.type().has_tensor_type();
+    if (fits) {
+      const auto &tt = in.type().tensor_type();
+      auto dtype = dtypeFromOnnx(tt.elem_type(), "graph input '" + in.name() + "'");
+      if (!dtype)
+        return dtype.takeError();
+      fits = *dtype == h->dtype;
+      if (fits && tt.has_shape()) {
+        fits = tt.shape().dim_size() == (int)h->shape.size();
+        for (int d = 0; fits && d < tt.shape().dim_size(); ++d)
+          fits = !tt.shape().dim(d).has_dim_value() || tt.shape().dim(d).dim_value() == h->shape[d];
+      }
+    }
+    if (!fits)
+      return err("--bind-input " + in.name() + ": the value's dtype or shape does not match the " +
+                 "graph input's");
+    values[in.name()] = ic.constant(NameLoc::get(b.getStringAttr(in.name())), *h);
   }
 
   for (size_t idx : *order) {

@@ -22,6 +22,11 @@ namespace tgc {
 struct ImportOptions {
   /// Concrete shapes for graph inputs with symbolic or unknown dims ("--input-shape name=1x128").
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs bound to a value at compile time ("--bind-input name=FILE.pb", a TensorProto):
+  /// each becomes a constant, and the package has no such input. For inputs that decide shapes
+  /// (Reshape's shape, a reduction's axes, Slice's starts, ...), which an ahead-of-time compiler
+  /// of static shapes must know.
+  std::map<std::string, std::string> boundInputs;
 };
 
 /// Reads and imports an ONNX model file. External data is read from beside the file only.

@@ -165,6 +165,28 @@ bool takeInputShapes(const std::vector<std::string> &specs, CompileOptions &o, s
   return true;
 }
 
+/// A test set holds every graph input; a package compiled with --bind-input lacks the bound ones.
+/// When the set has more inputs than the package, keeps those named like the package's inputs,
+/// in the package's order.
+bool dropBoundInputs(const Session &s, std::vector<HostTensor> &inputs, std::string &err) {
+  if (inputs.size() <= s.inputs().size())
+    return true;
+  std::vector<HostTensor> kept;
+  for (const TensorSpec &spec : s.inputs()) {
+    auto it = std::find_if(inputs.begin(), inputs.end(),
+                           [&](const HostTensor &t) { return t.name == spec.name; });
+    if (it == inputs.end()) {
+      err = "the test data has " + std::to_string(inputs.size()) + " inputs, the package " +
+            std::to_string(s.inputs().size()) + ", and none is named '" + escapeText(spec.name) +
+            "'";
+      return false;
+    }
+    kept.push_back(std::move(*it));
+  }
+  inputs = std::move(kept);
+  return true;
+}
+
 bool takeInputs(const std::string &testData, const std::vector<std::string> &inputFiles,
                 const Session &s, std::vector<HostTensor> &inputs,
                 std::vector<HostTensor> &expected, std::string &err) {
@@ -173,8 +195,10 @@ bool takeInputs(const std::string &testData, const std::vector<std::string> &inp
       err = "--test-data '" + testData + "' is not a directory";
       return false;
     }
-    return readTensors(numberedFiles(testData, "input"), inputs, err) &&
-           readTensors(numberedFiles(testData, "output"), expected, err);
+    if (!readTensors(numberedFiles(testData, "input"), inputs, err) ||
+        !readTensors(numberedFiles(testData, "output"), expected, err))
+      return false;
+    return dropBoundInputs(s, inputs, err);
   }
   if (!inputFiles.empty())
     return readTensors(inputFiles, inputs, err);

@@ -2,6 +2,7 @@
 // debugging switches (IR before/after passes, dumps, check-each-pass, rule switches) and stats.
 #include "tools/tgc/Cli.h"
 #include "runtime/Env.h"
+#include "runtime/Text.h"
 
 #include "driver/Compile.h"
 
@@ -19,7 +20,7 @@ namespace {
 struct CompileArgs {
   CompileOptions copt;
   std::string target = "cpu", precision = "fp32"; ///< parsed into copt (parseTarget, ...)
-  std::vector<std::string> shapeSpecs;
+  std::vector<std::string> shapeSpecs, bindSpecs;
   bool stats = false, noCache = false;
   std::string statsJson;
 };
@@ -29,6 +30,13 @@ int runCompile(CompileArgs &a) {
   std::string err;
   if (!takeInputShapes(a.shapeSpecs, copt, err))
     return fail(err);
+  for (const std::string &spec : a.bindSpecs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return fail("--bind-input '" + escapeText(spec) + "' is not NAME=FILE.pb");
+    if (!copt.boundInputs.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second)
+      return fail("--bind-input names '" + escapeText(spec.substr(0, eq)) + "' twice");
+  }
   auto target = parseTarget(a.target);
   if (!target)
     return fail(llvm::toString(target.takeError()));
@@ -98,6 +106,8 @@ Command addCompile(CLI::App &app) {
   compile->add_option("--target", a->target, "cpu | cuda:sm_90 | cuda:sm_80")->capture_default_str();
   compile->add_option("--precision", a->precision, "fp32 | fp16 | bf16")->capture_default_str();
   compile->add_option("--input-shape", a->shapeSpecs, "bind a graph input's dims: NAME=1x128");
+  compile->add_option("--bind-input", a->bindSpecs,
+                      "bind a graph input's value (it becomes a constant): NAME=FILE.pb");
   compile->add_flag("--print-ir-after-all", copt.printIrAfterAll, "print IR after every pass");
   compile->add_option("--print-ir-after", copt.printIrAfter, "print IR after the named pass");
   compile->add_option("--print-ir-before", copt.printIrBefore, "print IR before the named pass");
