@@ -57,6 +57,7 @@ using OpTable = std::map<std::string, OpHandler>;
 void registerElementwiseOps(OpTable &table);
 void registerShapeOps(OpTable &table);
 void registerNNOps(OpTable &table);
+void registerResizeOps(OpTable &table);
 
 /// The MLIR element type of a DType (ui8 is an unsigned IntegerType, bool is i1).
 mlir::Type mlirElementType(DType t, mlir::MLIRContext *ctx);

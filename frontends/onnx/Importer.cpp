@@ -33,6 +33,7 @@ const OpTable &opTable() {
     registerElementwiseOps(t);
     registerShapeOps(t);
     registerNNOps(t);
+    registerResizeOps(t);
     return t;
   }();
   return table;

@@ -452,6 +452,41 @@ TEST_F(OnnxImport, NonConstantShapeInputRefused) {
   EXPECT_NE(e.find("Reshape 'node': shape input must be constant"), std::string::npos) << e;
 }
 
+// Resize: bad attributes and inputs are refused with the node named.
+TEST_F(OnnxImport, ResizeRefusals) {
+  auto refusal = [&](const std::function<void(onnx::NodeProto *)> &attrs, bool sizesToo,
+                     const std::string &scalesIn = "scales") {
+    Builder b;
+    b.input("x", onnx::TensorProto::FLOAT, {1, 1, 2, 2});
+    b.initF32("scales", {4}, {1, 1, 2, 2});
+    b.initI64("sizes", {1, 1, 4, 4});
+    b.initF32("roi", {0}, {});
+    std::vector<std::string> ins = {"x", "roi", scalesIn};
+    if (sizesToo)
+      ins.push_back("sizes");
+    attrs(b.node("Resize", ins, {"y"}, "rs"));
+    b.output("y");
+    return importError(b);
+  };
+  auto withString = [](const char *name, const char *value) {
+    return [=](onnx::NodeProto *n) { test::attrString(n, name, value); };
+  };
+  std::string e = refusal([](onnx::NodeProto *) {}, false);
+  EXPECT_EQ(e, "") << "a plain nearest upsample imports";
+  e = refusal(withString("mode", "bilinear"), false);
+  EXPECT_NE(e.find("Resize 'rs': mode 'bilinear' is not nearest, linear or cubic"), std::string::npos) << e;
+  e = refusal(withString("coordinate_transformation_mode", "centered"), false);
+  EXPECT_NE(e.find("Resize 'rs': coordinate_transformation_mode 'centered'"), std::string::npos) << e;
+  e = refusal(withString("nearest_mode", "nearest"), false);
+  EXPECT_NE(e.find("Resize 'rs': nearest_mode 'nearest'"), std::string::npos) << e;
+  e = refusal([](onnx::NodeProto *n) { attrInt(n, "antialias", 1); }, false);
+  EXPECT_NE(e.find("Resize 'rs': antialias=1 is not supported"), std::string::npos) << e;
+  e = refusal([](onnx::NodeProto *) {}, true);
+  EXPECT_NE(e.find("Resize 'rs': exactly one of scales and sizes"), std::string::npos) << e;
+  e = refusal([](onnx::NodeProto *n) { attrInts(n, "axes", {2, 7}); }, false);
+  EXPECT_NE(e.find("Resize 'rs': axis 7 is out of range"), std::string::npos) << e;
+}
+
 // --- External data ---
 
 namespace {
