@@ -196,11 +196,13 @@ Value layerNorm(ImportContext &c, Location loc, Value x, Value scale, Value bias
                                  c.b.getF32FloatAttr(eps));
 }
 
+template <typename OpT>
+Value reduceOp(ImportContext &c, Location loc, Value x, const std::vector<int64_t> &axes,
+               bool keep);
+
 Result importLayerNorm(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(x, c.need(n, 0));
   TGC_ASSIGN(scale, c.need(n, 1));
-  if (n.used(1) || n.used(2))
-    return c.error(n, "only output 0 is supported (Mean and InvStdDev outputs are used)");
   TGC_ASSIGN(axis, checkAxis(n, n.attrInt("axis", -1), c.rankOf(x)));
   Shape xs = c.shapeOf(x), norm(xs.begin() + axis, xs.end());
   for (Value p : {scale, n.input(2)}) {
@@ -212,7 +214,27 @@ Result importLayerNorm(ImportContext &c, const NodeView &n) {
       return c.error(n, "scale/bias " + shapeToString(c.shapeOf(p)) +
                             " does not broadcast to the normalized dims " + shapeToString(norm));
   }
-  return Values{layerNorm(c, n.loc, x, scale, n.input(2), axis, n.attrFloat("epsilon", 1e-5f))};
+  const float eps = n.attrFloat("epsilon", 1e-5f);
+  Values out{layerNorm(c, n.loc, x, scale, n.input(2), axis, eps)};
+  if (!n.used(1) && !n.used(2))
+    return out;
+  // Mean and InvStdDev (training's saved statistics), in stash_type (1: f32, the default),
+  // over the normalized dims with them kept as 1s: computed beside the fused norm.
+  const int64_t stash = n.attrInt("stash_type", 1);
+  if (stash != 1)
+    return c.error(n, "stash_type " + std::to_string(stash) + " is not supported (only 1, f32)");
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < (int64_t)xs.size(); ++d)
+    axes.push_back(d);
+  Value xf = c.cast(n.loc, x, c.b.getF32Type());
+  Value mean = reduceOp<tg::ReduceMeanOp>(c, n.loc, xf, axes, true);
+  Value d = c.binary<tg::SubOp>(n.loc, xf, mean);
+  Value var = reduceOp<tg::ReduceMeanOp>(c, n.loc, c.binary<tg::MulOp>(n.loc, d, d), axes, true);
+  Value inv = c.unary<tg::RsqrtOp>(
+      n.loc, c.binary<tg::AddOp>(n.loc, var, c.splat(n.loc, eps, c.b.getF32Type())));
+  out.push_back(mean);
+  out.push_back(inv);
+  return out;
 }
 
 /// A per-channel parameter [C] reshaped to broadcast against [N, C, d...] of rank `rank`.

@@ -34,6 +34,7 @@ const OpTable &opTable() {
     registerShapeOps(t);
     registerNNOps(t);
     registerResizeOps(t);
+    registerQuantizeOps(t);
     return t;
   }();
   return table;

@@ -487,6 +487,29 @@ TEST_F(OnnxImport, ResizeRefusals) {
   EXPECT_NE(e.find("Resize 'rs': axis 7 is out of range"), std::string::npos) << e;
 }
 
+// QuantizeLinear / DequantizeLinear: parameters that do not fit are refused with the node named.
+TEST_F(OnnxImport, QuantizeRefusals) {
+  auto refusal = [&](const char *op, std::vector<int64_t> scaleShape, int64_t axis) {
+    Builder b;
+    const bool q = std::string(op) == "QuantizeLinear";
+    b.input("x", q ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT8, {2, 3});
+    int64_t n = 1;
+    for (int64_t d : scaleShape)
+      n *= d;
+    b.initF32("scale", scaleShape, std::vector<float>(n, 0.5f));
+    attrInt(b.node(op, {"x", "scale"}, {"y"}, "qn"), "axis", axis);
+    b.output("y");
+    return importError(b);
+  };
+  EXPECT_EQ(refusal("QuantizeLinear", {3}, 1), "") << "per-axis scale imports";
+  EXPECT_EQ(refusal("DequantizeLinear", {}, 7), "") << "a per-tensor scale ignores axis";
+  std::string e = refusal("QuantizeLinear", {3}, 2);
+  EXPECT_NE(e.find("QuantizeLinear 'qn': axis 2 is out of range for rank 2"), std::string::npos) << e;
+  e = refusal("DequantizeLinear", {4}, 1);
+  EXPECT_NE(e.find("DequantizeLinear 'qn': scale/zero point 4 is neither a scalar nor one value "
+                   "per element of axis 1"), std::string::npos) << e;
+}
+
 // --- External data ---
 
 namespace {
