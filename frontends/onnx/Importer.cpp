@@ -40,6 +40,23 @@ const OpTable &opTable() {
   return table;
 }
 
+/// What the support table says beside an op: the parts of it the importer refuses (by name,
+/// with the node named, when a model uses them).
+const std::map<std::string, std::string> &opNotes() {
+  static const std::map<std::string, std::string> notes = {
+      {"AveragePool", "all attributes"},
+      {"BatchNormalization", "inference only (training_mode and its outputs refused)"},
+      {"DequantizeLinear", "int8, uint8, int32; per tensor, per axis, blocked (no 4/16-bit or float8)"},
+      {"Dropout", "inference only (training_mode=true refused)"},
+      {"DynamicQuantizeLinear", "float32 input"},
+      {"LayerNormalization", "Mean and InvStdDev outputs in float32 (stash_type 1)"},
+      {"MaxPool", "the Indices output is refused"},
+      {"QuantizeLinear", "to int8, uint8; per tensor, per axis, blocked (no 4/16-bit or float8)"},
+      {"Resize", "opset 11+; nearest, linear, cubic, every coordinate mode; antialias refused"},
+  };
+  return notes;
+}
+
 bool isDefaultDomain(const std::string &d) { return d.empty() || d == "ai.onnx"; }
 
 /// The static type of a graph input: model dims, completed by options.inputShapes.
@@ -113,7 +130,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
     return err("the model imports no version of the default ONNX opset");
   // Ops change meaning between opsets: refuse versions outside what the op table was written
   // against (7 .. ONNX 1.17's opset 22) rather than import them with the wrong semantics.
-  constexpr int64_t kMinOpset = 7, kMaxOpset = 22;
+  constexpr int64_t kMinOpset = kMinOnnxOpset, kMaxOpset = kMaxOnnxOpset;
   if (opset < kMinOpset || opset > kMaxOpset)
     return err("opset " + std::to_string(opset) + " is " + (opset < kMinOpset ? "too old" : "newer than tgc knows") +
                " (tgc supports opsets " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
@@ -310,6 +327,15 @@ llvm::Expected<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &ctx, const std
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
                                    llvm::toString(module.takeError()).c_str());
   return module;
+}
+
+std::vector<SupportedOp> supportedOps() {
+  std::vector<SupportedOp> out;
+  for (const auto &kv : opTable()) {
+    auto note = opNotes().find(kv.first);
+    out.push_back({kv.first, note == opNotes().end() ? "" : note->second});
+  }
+  return out;
 }
 
 } // namespace tgc

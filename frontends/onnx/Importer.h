@@ -39,6 +39,17 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importOnnxBytes(mlir::MLIRContext &ctx, const std::string &bytes, const std::string &baseDir,
                 const ImportOptions &options);
 
+/// One row of the support table (`tgc ops`, docs/ops.md): an ONNX op (default domain) the
+/// importer takes, and what it does not take of it ("" when nothing is known to be missing).
+/// Every op runs on the CPU and on CUDA: the importer lowers each onto tg ops both backends emit.
+struct SupportedOp {
+  std::string name, note;
+};
+/// The importer's registry, by name.
+std::vector<SupportedOp> supportedOps();
+/// The default-domain opsets the importer reads (models outside are refused).
+constexpr int64_t kMinOnnxOpset = 7, kMaxOnnxOpset = 22;
+
 } // namespace tgc
 
 #endif // TGC_FRONTENDS_ONNX_IMPORTER_H

@@ -332,6 +332,12 @@ check("check_layers finds upward includes and deps", r.returncode == 1 and
       "runtime/BUILD (runtime) depends on codegen" in r.stdout and
       r.stdout.strip().endswith("layers: 1 passed, 2 failed"), r.stdout)
 
+# tgc ops: the support table (docs/ops.md is generated from it).
+r = tgc("ops")
+check("tgc ops lists the importer's ops with their notes", r.returncode == 0 and
+      "| Resize | yes | yes | opset 11+" in r.stdout and "| MaxPool | yes | yes | the Indices" in r.stdout
+      and "| QuantizeLinear |" in r.stdout, r.stdout[-400:] + r.stderr)
+
 # --bind-input: a shape-deciding graph input (ReduceSum's axes) bound at compile time.
 from onnx import helper, TensorProto  # noqa: E402
 bdir = os.path.join(TMP, "bind")

@@ -59,6 +59,7 @@ Command addBisect(CLI::App &app);
 Command addRun(CLI::App &app);
 Command addBench(CLI::App &app);
 Command addInspect(CLI::App &app);
+Command addOps(CLI::App &app);
 
 } // namespace tgc::cli
 

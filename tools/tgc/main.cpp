@@ -35,7 +35,7 @@ int tgcMain(int argc, char **argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", versionText(), "print tgc's version and what it was built with");
   const Command commands[] = {addCompile(app), addBisect(app), addRun(app), addBench(app),
-                              addInspect(app)};
+                              addInspect(app), addOps(app)};
   CLI11_PARSE(app, argc, argv);
   for (const Command &c : commands)
     if (*c.app)
