@@ -296,6 +296,8 @@ llvm::Expected<std::string> CKernel::elemExpr(Operation *op, const std::vector<s
   std::string name = op->getName().stripDialect().str();
   if (auto g = dyn_cast<tg::GeluOp>(op))
     name = g.getTanhApprox() ? "gelu_tanh" : "gelu";
+  if (auto m = dyn_cast<tg::MathOp>(op))
+    name = m.getFn().str(); // (the verifier checked it against the preludes' tg_<fn>)
   std::string args;
   for (size_t i = 0; i < a.size(); ++i)
     args += (i ? ", " : "") + a[i];

@@ -121,6 +121,14 @@ TG_MATH1(tg_cos, cos)
 TG_MATH1(tg_floor, floor)
 TG_MATH1(tg_ceil, ceil)
 TG_MATH1(tg_round, nearbyint)
+TG_MATH1(tg_acos, acos)
+TG_MATH1(tg_asin, asin)
+TG_MATH1(tg_atan, atan)
+TG_MATH1(tg_sinh, sinh)
+TG_MATH1(tg_cosh, cosh)
+TG_MATH1(tg_asinh, asinh)
+TG_MATH1(tg_acosh, acosh)
+TG_MATH1(tg_atanh, atanh)
 #undef TG_MATH1
 template <class T> inline T tg_div(T a, T b) {
   if constexpr (kFloat<T>) return a / b;

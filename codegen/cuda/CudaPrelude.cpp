@@ -91,6 +91,14 @@ TG_F1(tgf_floor, floorf, floor)
 TG_F1(tgf_ceil, ceilf, ceil)
 TG_F1(tgf_round, rintf, rint)
 TG_F1(tgf_fabs, fabsf, fabs)
+TG_F1(tgf_acos, acosf, acos)
+TG_F1(tgf_asin, asinf, asin)
+TG_F1(tgf_atan, atanf, atan)
+TG_F1(tgf_sinh, sinhf, sinh)
+TG_F1(tgf_cosh, coshf, cosh)
+TG_F1(tgf_asinh, asinhf, asinh)
+TG_F1(tgf_acosh, acoshf, acosh)
+TG_F1(tgf_atanh, atanhf, atanh)
 #undef TG_F1
 __device__ __forceinline__ float tgf_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double tgf_pow(double a, double b) { return pow(a, b); }
@@ -122,6 +130,14 @@ TG_MATH1(tg_cos, tgf_cos)
 TG_MATH1(tg_floor, tgf_floor)
 TG_MATH1(tg_ceil, tgf_ceil)
 TG_MATH1(tg_round, tgf_round)
+TG_MATH1(tg_acos, tgf_acos)
+TG_MATH1(tg_asin, tgf_asin)
+TG_MATH1(tg_atan, tgf_atan)
+TG_MATH1(tg_sinh, tgf_sinh)
+TG_MATH1(tg_cosh, tgf_cosh)
+TG_MATH1(tg_asinh, tgf_asinh)
+TG_MATH1(tg_acosh, tgf_acosh)
+TG_MATH1(tg_atanh, tgf_atanh)
 #undef TG_MATH1
 template <class T> __device__ __forceinline__ T tg_div(T a, T b) {
   if constexpr (tg_t<T>::f) return a / b;

@@ -123,7 +123,7 @@ bool isElementwiseOp(Operation *op) {
   return isa<tg::NegOp, tg::AbsOp, tg::SignOp, tg::ExpOp, tg::LogOp, tg::SqrtOp, tg::RsqrtOp,
              tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp, tg::ReluOp, tg::SiluOp,
              tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp, tg::RoundOp, tg::NotOp, tg::GeluOp,
-             tg::IsNanOp, tg::CastOp, tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp,
+             tg::MathOp, tg::IsNanOp, tg::CastOp, tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp,
              tg::MaxOp, tg::MinOp, tg::ModOp, tg::EqualOp, tg::LessOp, tg::LessEqualOp,
              tg::GreaterOp, tg::GreaterEqualOp, tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp>(op);
 }

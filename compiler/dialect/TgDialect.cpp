@@ -242,6 +242,16 @@ LogicalResult LinearOp::verify() {
   return expectShape(*this, getResult(), want);
 }
 
+LogicalResult MathOp::verify() {
+  static const char *const kFns[] = {"acos", "asin", "atan", "sinh", "cosh", "asinh", "acosh",
+                                     "atanh"};
+  if (std::find(std::begin(kFns), std::end(kFns), getFn()) == std::end(kFns))
+    return emitOpError("unknown function '") << getFn() << "'";
+  if (!getInput().getType().cast<RankedTensorType>().getElementType().isa<FloatType>())
+    return emitOpError("needs a float tensor");
+  return success();
+}
+
 LogicalResult PoolOp::verify() {
   if (failed(allStatic(*this)))
     return failure();

@@ -70,6 +70,19 @@ def TG_CeilOp : TG_UnaryOp<"ceil", "ceil x">;
 def TG_RoundOp : TG_UnaryOp<"round", "round half to even">;
 def TG_NotOp : TG_UnaryOp<"not", "logical not (i1)">;
 
+def TG_MathOp : TG_Op<"math", [SameOperandsAndResultType]> {
+  let summary = "a float math function no rewrite rule looks at, named by `fn`";
+  let description = [{
+    Inverse trigonometric and hyperbolic functions (acos, asin, atan, sinh, cosh, asinh, acosh,
+    atanh): one op with the function as an attribute rather than an op each, since no rule
+    matches them; every backend maps the name to its math library (tg_<fn> in the preludes).
+  }];
+  let arguments = (ins TG_Tensor:$input, StrAttr:$fn);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$fn $input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def TG_GeluOp : TG_Op<"gelu", [SameOperandsAndResultType]> {
   let summary = "GELU: x * Phi(x), exact (erf) or tanh approximation";
   let arguments = (ins TG_Tensor:$input, DefaultValuedAttr<BoolAttr, "false">:$tanh_approx);

@@ -41,6 +41,14 @@ double unaryF64(Unary k, double x) {
     return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
   }
   case Unary::IsNan: return std::isnan(x);
+  case Unary::Acos: return std::acos(x);
+  case Unary::Asin: return std::asin(x);
+  case Unary::Atan: return std::atan(x);
+  case Unary::Sinh: return std::sinh(x);
+  case Unary::Cosh: return std::cosh(x);
+  case Unary::Asinh: return std::asinh(x);
+  case Unary::Acosh: return std::acosh(x);
+  case Unary::Atanh: return std::atanh(x);
   }
   return x;
 }

@@ -11,6 +11,7 @@
 #include "compiler/interp/Kernels.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <memory>
@@ -124,6 +125,13 @@ std::optional<Unary> unaryKind(Operation *op) {
       .Case([](tg::NotOp) { return Unary::Not; })
       .Case([](tg::IsNanOp) { return Unary::IsNan; })
       .Case([](tg::GeluOp g) { return g.getTanhApprox() ? Unary::GeluTanh : Unary::Gelu; })
+      .Case([](tg::MathOp m) -> std::optional<Unary> {
+        return llvm::StringSwitch<std::optional<Unary>>(m.getFn())
+            .Case("acos", Unary::Acos).Case("asin", Unary::Asin).Case("atan", Unary::Atan)
+            .Case("sinh", Unary::Sinh).Case("cosh", Unary::Cosh).Case("asinh", Unary::Asinh)
+            .Case("acosh", Unary::Acosh).Case("atanh", Unary::Atanh)
+            .Default(std::nullopt);
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -83,7 +83,8 @@ llvm::Error kernelError(const llvm::Twine &msg);
 
 enum class Unary {
   Neg, Abs, Sign, Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sigmoid, Erf, Relu, Silu,
-  Sin, Cos, Floor, Ceil, Round, Not, Gelu, GeluTanh, IsNan
+  Sin, Cos, Floor, Ceil, Round, Not, Gelu, GeluTanh, IsNan,
+  Acos, Asin, Atan, Sinh, Cosh, Asinh, Acosh, Atanh // tg.math
 };
 enum class Binary {
   Add, Sub, Mul, Div, Pow, Max, Min, Mod, Equal, Less, LessEqual, Greater, GreaterEqual,

@@ -321,6 +321,14 @@ void registerElementwiseOps(OpTable &t) {
   t["Erf"] = unaryOp<tg::ErfOp>();
   t["Relu"] = unaryOp<tg::ReluOp>();
   t["Sin"] = unaryOp<tg::SinOp>();
+  for (const char *fn : {"Acos", "Asin", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
+    t[fn] = [fn](ImportContext &c, const NodeView &n) -> Result {
+      TGC_ASSIGN(x, c.need(n, 0));
+      if (!c.isFloat(c.elemOf(x)))
+        return c.error(n, "input must be a float tensor");
+      return Values{c.emit<tg::MathOp>(n.loc, x.getType(), x,
+                                       c.b.getStringAttr(llvm::StringRef(fn).lower()))};
+    };
   t["Cos"] = unaryOp<tg::CosOp>();
   t["Floor"] = unaryOp<tg::FloorOp>();
   t["Ceil"] = unaryOp<tg::CeilOp>();

@@ -132,7 +132,7 @@ struct SinkLayoutOpsPass : public SinkLayoutOpsBase<SinkLayoutOpsPass> {
     addUnarySinks<tg::NegOp, tg::AbsOp, tg::SignOp, tg::ExpOp, tg::LogOp, tg::SqrtOp, tg::RsqrtOp,
                   tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp, tg::ReluOp, tg::SiluOp,
                   tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp, tg::RoundOp, tg::NotOp,
-                  tg::GeluOp>(patterns, ctx);
+                  tg::GeluOp, tg::MathOp>(patterns, ctx);
     patterns.add<SinkTransposeBelowLayerNorm, FoldReshapesAroundLinear>(ctx);
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -259,7 +259,7 @@ bool isUnaryPointwise(mlir::Operation *op) {
   return llvm::isa<tg::NegOp, tg::AbsOp, tg::SignOp, tg::ExpOp, tg::LogOp, tg::SqrtOp,
                    tg::RsqrtOp, tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp,
                    tg::ReluOp, tg::SiluOp, tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp,
-                   tg::RoundOp, tg::NotOp, tg::GeluOp>(op);
+                   tg::RoundOp, tg::NotOp, tg::GeluOp, tg::MathOp>(op);
 }
 
 // split(x) -> N x f(x_i), f elementwise  ==>  split(f(x))

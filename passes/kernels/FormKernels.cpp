@@ -121,7 +121,7 @@ bool isPointwiseOp(mlir::Operation *op) {
   return llvm::isa<tg::NegOp, tg::AbsOp, tg::SignOp, tg::ExpOp, tg::LogOp, tg::SqrtOp,
                    tg::RsqrtOp, tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp,
                    tg::ReluOp, tg::SiluOp, tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp,
-                   tg::RoundOp, tg::NotOp, tg::GeluOp, tg::IsNanOp, tg::CastOp, tg::AddOp,
+                   tg::RoundOp, tg::NotOp, tg::GeluOp, tg::MathOp, tg::IsNanOp, tg::CastOp, tg::AddOp,
                    tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp, tg::MaxOp, tg::MinOp, tg::ModOp,
                    tg::EqualOp, tg::LessOp, tg::LessEqualOp, tg::GreaterOp, tg::GreaterEqualOp,
                    tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp, tg::ExpandOp>(op);

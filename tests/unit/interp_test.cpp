@@ -377,6 +377,25 @@ TEST_F(InterpTest, PoolMaxAverageCountIncludePadAndNaN) {
   EXPECT_TRUE(std::isnan(values(r[3])[0]));
 }
 
+// tg.math: the function named by `fn`, as libm computes it.
+TEST_F(InterpTest, MathFunctions) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2xf32>, %y: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+      %0 = tg.math "asin" %x : tensor<2xf32>
+      %1 = tg.math "atanh" %x : tensor<2xf32>
+      %2 = tg.math "cosh" %x : tensor<2xf32>
+      %3 = tg.math "acosh" %y : tensor<2xf32>
+      return %0, %1, %2, %3 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+    })",
+               {f32({2}, {0.5, -0.25}), f32({2}, {1.5, 0.5})});
+  ASSERT_EQ(r.size(), 4u);
+  expectNear(r[0], {std::asin(0.5), std::asin(-0.25)});
+  expectNear(r[1], {std::atanh(0.5), std::atanh(-0.25)});
+  expectNear(r[2], {std::cosh(0.5), std::cosh(-0.25)});
+  EXPECT_NEAR(values(r[3])[0], std::acosh(1.5), 1e-6);
+  EXPECT_TRUE(std::isnan(values(r[3])[1])) << "acosh below 1 is NaN";
+}
+
 TEST_F(InterpTest, CastFloatToIntAndBool) {
   auto r = run(R"(
     func.func @main(%x: tensor<5xf32>) -> (tensor<5xi64>, tensor<5xi1>, tensor<5xf32>) {

@@ -166,3 +166,19 @@ func.func @pool_channels(%x: tensor<1x4x8x8xf32>) -> tensor<1x2x4x4xf32> {
   %0 = tg.pool %x {kind = "max", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1]} : tensor<1x4x8x8xf32> -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+func.func @math_unknown(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown function 'tan2'}}
+  %0 = tg.math "tan2" %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @math_int(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{needs a float tensor}}
+  %0 = tg.math "sinh" %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

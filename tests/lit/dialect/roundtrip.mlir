@@ -112,3 +112,12 @@ func.func @pool(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
   %0 = tg.pool %x {kind = "avg", kernel = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1], count_include_pad = true} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @math
+// CHECK: tg.math "acosh" %{{.*}} : tensor<4xf32>
+func.func @math(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tg.math "acosh" %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
