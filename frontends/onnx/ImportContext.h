@@ -59,6 +59,7 @@ void registerShapeOps(OpTable &table);
 void registerNNOps(OpTable &table);
 void registerResizeOps(OpTable &table);
 void registerQuantizeOps(OpTable &table);
+void registerOneHotOps(OpTable &table);
 
 /// The MLIR element type of a DType (ui8 is an unsigned IntegerType, bool is i1).
 mlir::Type mlirElementType(DType t, mlir::MLIRContext *ctx);

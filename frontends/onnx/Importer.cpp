@@ -35,6 +35,7 @@ const OpTable &opTable() {
     registerNNOps(t);
     registerResizeOps(t);
     registerQuantizeOps(t);
+    registerOneHotOps(t);
     return t;
   }();
   return table;

@@ -510,6 +510,36 @@ TEST_F(OnnxImport, QuantizeRefusals) {
                    "per element of axis 1"), std::string::npos) << e;
 }
 
+// Hardmax / OneHot / EyeLike: bad axes, depths and ranks are refused with the node named.
+TEST_F(OnnxImport, OneHotFamilyRefusals) {
+  {
+    Builder b;
+    b.input("x", onnx::TensorProto::FLOAT, {2, 3});
+    attrInt(b.node("Hardmax", {"x"}, {"y"}, "hm"), "axis", 2);
+    b.output("y");
+    std::string e = importError(b);
+    EXPECT_NE(e.find("Hardmax 'hm': axis 2 is out of range for rank 2"), std::string::npos) << e;
+  }
+  {
+    Builder b;
+    b.input("i", onnx::TensorProto::INT64, {3});
+    b.initF32("depth", {1}, {0});
+    b.initF32("values", {2}, {0, 1});
+    b.node("OneHot", {"i", "depth", "values"}, {"y"}, "oh");
+    b.output("y");
+    std::string e = importError(b);
+    EXPECT_NE(e.find("OneHot 'oh': depth must be one positive value"), std::string::npos) << e;
+  }
+  {
+    Builder b;
+    b.input("x", onnx::TensorProto::FLOAT, {2, 3, 4});
+    b.node("EyeLike", {"x"}, {"y"}, "eye");
+    b.output("y");
+    std::string e = importError(b);
+    EXPECT_NE(e.find("EyeLike 'eye': input must be 2-D"), std::string::npos) << e;
+  }
+}
+
 // --- External data ---
 
 namespace {
