@@ -165,7 +165,9 @@ Result importConv(ImportContext &c, const NodeView &n) {
 
 /// MaxPool / AveragePool: kernel_shape, the window attributes (slidingWindow, with ceil_mode),
 /// count_include_pad. MaxPool's optional indices output is refused by name (not supported yet).
-Result importPool(ImportContext &c, const NodeView &n, bool max) {
+/// MaxPool, AveragePool, and LpPool as (avg pool of |x|^p with the pads counted × kernel
+/// volume)^(1/p): the zeros of the pads add nothing to the sum, as in the reference.
+Result importPool(ImportContext &c, const NodeView &n, bool max, bool lp = false) {
   TGC_ASSIGN(x, c.need(n, 0));
   Shape xs = c.shapeOf(x);
   if (xs.size() < 3)
@@ -182,12 +184,31 @@ Result importPool(ImportContext &c, const NodeView &n, bool max) {
     return c.error(n, e);
   Shape out{xs[0], xs[1]};
   out.insert(out.end(), win.out.begin(), win.out.end());
-  const bool countPad = !max && n.attrInt("count_include_pad", 0) != 0;
-  return Values{c.emit<tg::PoolOp>(n.loc, c.type(out, c.elemOf(x)), x,
-                                   c.b.getStringAttr(max ? "max" : "avg"),
-                                   c.b.getI64ArrayAttr(*kernel), c.b.getI64ArrayAttr(win.strides),
-                                   c.b.getI64ArrayAttr(win.pads), c.b.getI64ArrayAttr(win.dilations),
-                                   c.b.getBoolAttr(countPad))};
+  const bool countPad = lp || (!max && n.attrInt("count_include_pad", 0) != 0);
+  double p = 0;
+  if (lp) {
+    p = (double)n.attrInt("p", 2);
+    if (p < 1)
+      return c.error(n, "p must be >= 1");
+    if (!c.isFloat(c.elemOf(x)))
+      return c.error(n, "input must be a float tensor");
+    x = p == 2 ? c.binary<tg::MulOp>(n.loc, x, x)
+               : c.binary<tg::PowOp>(n.loc, c.unary<tg::AbsOp>(n.loc, x),
+                                     c.splat(n.loc, p, c.elemOf(x)));
+  }
+  Value y = c.emit<tg::PoolOp>(n.loc, c.type(out, c.elemOf(x)), x,
+                               c.b.getStringAttr(max ? "max" : "avg"),
+                               c.b.getI64ArrayAttr(*kernel), c.b.getI64ArrayAttr(win.strides),
+                               c.b.getI64ArrayAttr(win.pads), c.b.getI64ArrayAttr(win.dilations),
+                               c.b.getBoolAttr(countPad));
+  if (!lp)
+    return Values{y};
+  double volume = 1;
+  for (int64_t k : *kernel)
+    volume *= (double)k;
+  y = c.binary<tg::MulOp>(n.loc, y, c.splat(n.loc, volume, c.elemOf(x)));
+  return Values{p == 1 ? y
+                       : c.binary<tg::PowOp>(n.loc, y, c.splat(n.loc, 1.0 / p, c.elemOf(x)))};
 }
 
 Value layerNorm(ImportContext &c, Location loc, Value x, Value scale, Value bias, int64_t axis,
@@ -199,6 +220,41 @@ Value layerNorm(ImportContext &c, Location loc, Value x, Value scale, Value bias
 template <typename OpT>
 Value reduceOp(ImportContext &c, Location loc, Value x, const std::vector<int64_t> &axes,
                bool keep);
+
+/// LRN: y = x / (bias + alpha / size * Σ x²)^beta, the sum over a window of `size` channels
+/// around each one (clipped at the ends). The window sum is an average pool with
+/// count_include_pad (times size) over x² seen as [N, 1, C, rest].
+Result importLrn(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  const Shape xs = c.shapeOf(x);
+  if (xs.size() < 3)
+    return c.error(n, "input must have rank >= 3 ([N, C, d...])");
+  if (!c.isFloat(c.elemOf(x)))
+    return c.error(n, "input must be a float tensor");
+  const int64_t size = n.attrInt("size", 0);
+  if (size < 1 || size > (int64_t(1) << 20))
+    return c.error(n, "size must be a positive number of channels");
+  const double alpha = n.attrFloat("alpha", 1e-4f), beta = n.attrFloat("beta", 0.75f),
+               bias = n.attrFloat("bias", 1.0f);
+  auto restN = numElements(Shape(xs.begin() + 2, xs.end()));
+  if (!restN)
+    return c.error(n, "input is too large");
+  const int64_t C = xs[1], rest = *restN;
+  const Shape viewShape{xs[0], 1, C, rest};
+  Value sq = c.reshape(n.loc, c.binary<tg::MulOp>(n.loc, x, x), viewShape);
+  const std::vector<int64_t> kernel{size, 1}, strides{1, 1}, dil{1, 1},
+      pads{(size - 1) / 2, 0, size / 2, 0};
+  Value avg = c.emit<tg::PoolOp>(n.loc, c.type(viewShape, c.elemOf(x)), sq,
+                                 c.b.getStringAttr("avg"), c.b.getI64ArrayAttr(kernel),
+                                 c.b.getI64ArrayAttr(strides), c.b.getI64ArrayAttr(pads),
+                                 c.b.getI64ArrayAttr(dil), c.b.getBoolAttr(true));
+  // bias + alpha / size * sum = bias + alpha * avg
+  Value t = c.binary<tg::AddOp>(
+      n.loc, c.splat(n.loc, bias, c.elemOf(x)),
+      c.binary<tg::MulOp>(n.loc, c.splat(n.loc, alpha, c.elemOf(x)), avg));
+  Value den = c.binary<tg::PowOp>(n.loc, t, c.splat(n.loc, beta, c.elemOf(x)));
+  return Values{c.binary<tg::DivOp>(n.loc, x, c.reshape(n.loc, den, xs))};
+}
 
 Result importLayerNorm(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(x, c.need(n, 0));
@@ -456,6 +512,8 @@ void registerNNOps(OpTable &t) {
   t["MatMul"] = importMatMul;
   t["Gemm"] = importGemm;
   t["Conv"] = importConv;
+  t["LRN"] = importLrn;
+  t["LpPool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, false, true); };
   t["MaxPool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, true); };
   t["AveragePool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, false); };
   t["LayerNormalization"] = importLayerNorm;

@@ -533,8 +533,8 @@ Result importTile(ImportContext &c, const NodeView &n) {
 Result importPad(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(x, c.need(n, 0));
   std::string mode = n.attrString("mode", "constant");
-  if (mode != "constant")
-    return c.error(n, "mode '" + mode + "' is not supported (constant only)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return c.error(n, "mode '" + mode + "' is not constant, reflect, edge or wrap");
   Shape in = c.shapeOf(x);
   int64_t r = (int64_t)in.size();
   std::vector<int64_t> pads, axes;
@@ -583,6 +583,39 @@ Result importPad(ImportContext &c, const NodeView &n) {
   }
   if (std::all_of(full.begin(), full.end(), [](int64_t p) { return p == 0; }))
     return Values{x};
+  if (mode != "constant") {
+    // reflect / edge / wrap: along each padded axis, a gather whose constant indices say which
+    // input element every output element copies (numpy.pad's modes, as the ONNX reference).
+    Value y = x;
+    for (int64_t d = 0; d < r; ++d) {
+      if (full[d] == 0 && full[d + r] == 0)
+        continue;
+      if (in[d] == 0)
+        return c.error(n, "mode '" + mode + "' cannot pad the empty dim " + std::to_string(d));
+      if (out[d] > (int64_t(1) << 31))
+        return c.error(n, "padded dim " + std::to_string(d) + " is too large");
+      std::vector<int64_t> idx(out[d]);
+      const int64_t len = in[d], period = 2 * (len - 1);
+      for (int64_t o = 0; o < out[d]; ++o) {
+        const int64_t src = o - full[d];
+        if (mode == "edge") {
+          idx[o] = std::clamp<int64_t>(src, 0, len - 1);
+        } else if (mode == "wrap") {
+          idx[o] = ((src % len) + len) % len;
+        } else if (period == 0) {
+          idx[o] = 0; // reflecting a single element repeats it
+        } else {
+          const int64_t m = ((src % period) + period) % period;
+          idx[o] = m < len ? m : period - m;
+        }
+      }
+      Shape ys = c.shapeOf(y);
+      ys[d] = out[d];
+      y = c.emit<tg::GatherOp>(n.loc, c.type(ys, c.elemOf(x)), y, c.constI64(n.loc, idx),
+                               (uint64_t)d);
+    }
+    return Values{y};
+  }
   return Values{c.emit<tg::PadOp>(n.loc, c.type(out, c.elemOf(x)), x, c.b.getI64ArrayAttr(full),
                                   c.b.getF64FloatAttr(value))};
 }

@@ -51,7 +51,9 @@ const std::map<std::string, std::string> &opNotes() {
       {"Dropout", "inference only (training_mode=true refused)"},
       {"DynamicQuantizeLinear", "float32 input"},
       {"LayerNormalization", "Mean and InvStdDev outputs in float32 (stash_type 1)"},
+      {"LpPool", "p >= 1, the pads counted as zeros"},
       {"MaxPool", "the Indices output is refused"},
+      {"Pad", "constant, reflect, edge, wrap"},
       {"QuantizeLinear", "to int8, uint8; per tensor, per axis, blocked (no 4/16-bit or float8)"},
       {"Resize", "opset 11+; nearest, linear, cubic, every coordinate mode; antialias refused"},
   };

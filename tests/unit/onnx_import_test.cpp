@@ -540,6 +540,34 @@ TEST_F(OnnxImport, OneHotFamilyRefusals) {
   }
 }
 
+// Pad modes, LRN and LpPool: bad attributes are refused with the node named.
+TEST_F(OnnxImport, PadLrnLpPoolRefusals) {
+  auto one = [&](const char *op, const std::function<void(onnx::NodeProto *)> &attrs,
+                 std::vector<std::string> extra = {}) {
+    Builder b;
+    b.input("x", onnx::TensorProto::FLOAT, {1, 2, 4, 4});
+    b.initI64("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+    std::vector<std::string> ins{"x"};
+    ins.insert(ins.end(), extra.begin(), extra.end());
+    attrs(b.node(op, ins, {"y"}, "n0"));
+    b.output("y");
+    return importError(b);
+  };
+  std::string e = one("Pad", [](onnx::NodeProto *n) { test::attrString(n, "mode", "reflect"); },
+                      {"pads"});
+  EXPECT_EQ(e, "") << "reflect padding imports";
+  e = one("Pad", [](onnx::NodeProto *n) { test::attrString(n, "mode", "mirror"); }, {"pads"});
+  EXPECT_NE(e.find("Pad 'n0': mode 'mirror' is not constant, reflect, edge or wrap"),
+            std::string::npos) << e;
+  e = one("LRN", [](onnx::NodeProto *n) { attrInt(n, "size", 0); });
+  EXPECT_NE(e.find("LRN 'n0': size must be a positive number of channels"), std::string::npos) << e;
+  e = one("LpPool", [](onnx::NodeProto *n) {
+    attrInts(n, "kernel_shape", {2, 2});
+    attrInt(n, "p", 0);
+  });
+  EXPECT_NE(e.find("LpPool 'n0': p must be >= 1"), std::string::npos) << e;
+}
+
 // --- External data ---
 
 namespace {
