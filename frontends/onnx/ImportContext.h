@@ -60,6 +60,7 @@ void registerNNOps(OpTable &table);
 void registerResizeOps(OpTable &table);
 void registerQuantizeOps(OpTable &table);
 void registerOneHotOps(OpTable &table);
+void registerReorderOps(OpTable &table);
 
 /// The MLIR element type of a DType (ui8 is an unsigned IntegerType, bool is i1).
 mlir::Type mlirElementType(DType t, mlir::MLIRContext *ctx);

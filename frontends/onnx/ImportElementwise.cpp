@@ -321,6 +321,19 @@ void registerElementwiseOps(OpTable &t) {
   t["Erf"] = unaryOp<tg::ErfOp>();
   t["Relu"] = unaryOp<tg::ReluOp>();
   t["Sin"] = unaryOp<tg::SinOp>();
+  // Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+  t["Shrink"] = [](ImportContext &c, const NodeView &n) -> Result {
+    TGC_ASSIGN(x, c.need(n, 0));
+    const double lambd = n.attrFloat("lambd", 0.5f), bias = n.attrFloat("bias", 0.f);
+    const Type e = c.elemOf(x);
+    Value lo = c.binary<tg::LessOp>(n.loc, x, c.splat(n.loc, -lambd, e), true);
+    Value hi = c.binary<tg::GreaterOp>(n.loc, x, c.splat(n.loc, lambd, e), true);
+    Value zero = c.splat(n.loc, 0, e, c.shapeOf(x));
+    Value up = c.binary<tg::AddOp>(n.loc, x, c.splat(n.loc, bias, e));
+    Value down = c.binary<tg::SubOp>(n.loc, x, c.splat(n.loc, bias, e));
+    Value y = c.emit<tg::WhereOp>(n.loc, x.getType(), hi, down, zero);
+    return Values{c.emit<tg::WhereOp>(n.loc, x.getType(), lo, up, y)};
+  };
   for (const char *fn : {"Acos", "Asin", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
     t[fn] = [fn](ImportContext &c, const NodeView &n) -> Result {
       TGC_ASSIGN(x, c.need(n, 0));

@@ -221,6 +221,28 @@ template <typename OpT>
 Value reduceOp(ImportContext &c, Location loc, Value x, const std::vector<int64_t> &axes,
                bool keep);
 
+/// MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x²] - E[x]²) + 1e-9) over `axes` (default
+/// [0, 2, 3]), as the ONNX reference computes it.
+Result importMvn(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  if (!c.isFloat(c.elemOf(x)))
+    return c.error(n, "input must be a float tensor");
+  const int64_t r = c.rankOf(x);
+  std::vector<int64_t> axes = n.attrInts("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  for (int64_t &a : axes) {
+    if (a < -r || a >= r)
+      return c.error(n, "axis " + std::to_string(a) + " is out of range for rank " +
+                            std::to_string(r));
+    a = a < 0 ? a + r : a;
+  }
+  Value mean = reduceOp<tg::ReduceMeanOp>(c, n.loc, x, axes, true);
+  Value sqMean = reduceOp<tg::ReduceMeanOp>(c, n.loc, c.binary<tg::MulOp>(n.loc, x, x), axes, true);
+  Value var = c.binary<tg::SubOp>(n.loc, sqMean, c.binary<tg::MulOp>(n.loc, mean, mean));
+  Value den = c.binary<tg::AddOp>(n.loc, c.unary<tg::SqrtOp>(n.loc, var),
+                                  c.splat(n.loc, 1e-9, c.elemOf(x)));
+  return Values{c.binary<tg::DivOp>(n.loc, c.binary<tg::SubOp>(n.loc, x, mean), den)};
+}
+
 /// LRN: y = x / (bias + alpha / size * Σ x²)^beta, the sum over a window of `size` channels
 /// around each one (clipped at the ends). The window sum is an average pool with
 /// count_include_pad (times size) over x² seen as [N, 1, C, rest].
@@ -513,6 +535,7 @@ void registerNNOps(OpTable &t) {
   t["Gemm"] = importGemm;
   t["Conv"] = importConv;
   t["LRN"] = importLrn;
+  t["MeanVarianceNormalization"] = importMvn;
   t["LpPool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, false, true); };
   t["MaxPool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, true); };
   t["AveragePool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, false); };

@@ -36,6 +36,7 @@ const OpTable &opTable() {
     registerResizeOps(t);
     registerQuantizeOps(t);
     registerOneHotOps(t);
+    registerReorderOps(t);
     return t;
   }();
   return table;

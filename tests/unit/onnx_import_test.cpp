@@ -568,6 +568,39 @@ TEST_F(OnnxImport, PadLrnLpPoolRefusals) {
   EXPECT_NE(e.find("LpPool 'n0': p must be >= 1"), std::string::npos) << e;
 }
 
+// Compress, ReverseSequence, CenterCropPad: inputs that do not fit are refused with the node named.
+TEST_F(OnnxImport, ReorderRefusals) {
+  {
+    Builder b;
+    b.input("x", onnx::TensorProto::FLOAT, {3, 2});
+    b.input("cond", onnx::TensorProto::BOOL, {3});
+    attrInt(b.node("Compress", {"x", "cond"}, {"y"}, "cp"), "axis", 0);
+    b.output("y");
+    std::string e = importError(b);
+    EXPECT_NE(e.find("Compress 'cp': condition input must be constant (graph input 'cond'"),
+              std::string::npos) << e;
+  }
+  {
+    Builder b;
+    b.input("x", onnx::TensorProto::FLOAT, {4, 2, 3});
+    b.input("lens", onnx::TensorProto::INT64, {3});
+    b.node("ReverseSequence", {"x", "lens"}, {"y"}, "rs");
+    b.output("y");
+    std::string e = importError(b);
+    EXPECT_NE(e.find("ReverseSequence 'rs': sequence_lens must hold one integer per batch entry"),
+              std::string::npos) << e;
+  }
+  {
+    Builder b;
+    b.input("x", onnx::TensorProto::FLOAT, {4, 4});
+    b.initI64("shape", {2});
+    b.node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp");
+    b.output("y");
+    std::string e = importError(b);
+    EXPECT_NE(e.find("CenterCropPad 'ccp': shape needs one size per axis"), std::string::npos) << e;
+  }
+}
+
 // --- External data ---
 
 namespace {
