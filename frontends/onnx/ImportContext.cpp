@@ -85,6 +85,21 @@ Type mlirElementType(DType t, MLIRContext *ctx) {
   return Float32Type::get(ctx);
 }
 
+llvm::Expected<std::vector<int64_t>> ImportContext::axesAttr(const NodeView &n, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (auto a = n.attrInts("axes")) {
+    for (int64_t v : *a) {
+      if (v < -rank || v >= rank)
+        return error(n, "axis " + std::to_string(v) + " is out of range");
+      axes.push_back(v < 0 ? v + rank : v);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  return axes;
+}
+
 std::string ImportContext::bindHint(Value v) {
   auto arg = v ? v.dyn_cast<BlockArgument>() : BlockArgument();
   auto fn = arg ? dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();

@@ -82,6 +82,9 @@ public:
   /// When `v` is a graph input: " (graph input 'x': bind its value at compile time with
   /// --bind-input x=FILE.pb)", the way out of a "must be constant" refusal; else "".
   static std::string bindHint(mlir::Value v);
+  /// The node's `axes` attribute normalized to [0, rank) (every axis, in order, when absent);
+  /// an axis out of range is refused.
+  static llvm::Expected<std::vector<int64_t>> axesAttr(const NodeView &n, int64_t rank);
   /// Input i, which must be present.
   static llvm::Expected<mlir::Value> need(const NodeView &n, size_t i);
 

@@ -92,17 +92,7 @@ Result importCenterCropPad(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(shape, c.requireInts(n, 1, "shape"));
   Shape xs = c.shapeOf(x);
   const int64_t r = (int64_t)xs.size();
-  std::vector<int64_t> axes;
-  if (auto a = n.attrInts("axes")) {
-    for (int64_t v : *a) {
-      if (v < -r || v >= r)
-        return c.error(n, "axis " + std::to_string(v) + " is out of range");
-      axes.push_back(v < 0 ? v + r : v);
-    }
-  } else {
-    for (int64_t d = 0; d < r; ++d)
-      axes.push_back(d);
-  }
+  TGC_ASSIGN(axes, c.axesAttr(n, r));
   if (shape.size() != axes.size())
     return c.error(n, "shape needs one size per axis");
   Value y = x;

@@ -231,17 +231,7 @@ Result importResize(ImportContext &c, const NodeView &n) {
     return c.error(n, "antialias=1 is not supported");
 
   // The resized axes (all by default) and their scales or sizes.
-  std::vector<int64_t> axes;
-  if (auto a = n.attrInts("axes")) {
-    for (int64_t v : *a) {
-      if (v < -r || v >= r)
-        return c.error(n, "axis " + std::to_string(v) + " is out of range");
-      axes.push_back(v < 0 ? v + r : v);
-    }
-  } else {
-    for (int64_t d = 0; d < r; ++d)
-      axes.push_back(d);
-  }
+  TGC_ASSIGN(axes, c.axesAttr(n, r));
   std::vector<double> scale(r, 1.0);
   Shape out = s;
   Value scales = n.input(2), sizes = n.input(3);
