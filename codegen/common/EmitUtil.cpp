@@ -252,14 +252,6 @@ NormParamIndex normParamIndex(const Shape &x, int64_t axis, Shape ps) {
   return ix;
 }
 
-std::optional<std::string> columnParam(const Shape &x, int64_t axis, const Shape &param,
-                                       const std::string &ptr) {
-  const NormParamIndex ix = normParamIndex(x, axis, param);
-  if (!ix.perColumn && !ix.one)
-    return std::nullopt;
-  return ptr + (ix.one ? "[0]" : "[j]");
-}
-
 std::optional<MatmulDims> matmulDims(const Shape &a, const Shape &b) {
   MatmulDims d;
   d.M = a.size() >= 2 ? a[a.size() - 2] : 1;

@@ -110,11 +110,6 @@ struct NormParamIndex {
 };
 NormParamIndex normParamIndex(const Shape &x, int64_t axis, Shape param);
 
-/// A norm parameter (shape `param`) read as one element ("ptr[0]") or per position of the row
-/// ("ptr[j]"); nullopt when it covers neither (see NormParamIndex).
-std::optional<std::string> columnParam(const Shape &x, int64_t axis, const Shape &param,
-                                       const std::string &ptr);
-
 /// A matmul's problem, numpy-style: lhs [..., M, K] times rhs [..., K, N] (a 1-D operand has no
 /// M or N), the batch dims broadcast (`batch`, NB = its product).
 struct MatmulDims {

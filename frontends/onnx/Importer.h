@@ -41,7 +41,7 @@ importOnnxBytes(mlir::MLIRContext &ctx, const std::string &bytes, const std::str
 
 /// One row of the support table (`tgc ops`, docs/ops.md): an ONNX op (default domain) the
 /// importer takes, and what it does not take of it ("" when nothing is known to be missing).
-/// Every op runs on the CPU and on CUDA: the importer lowers each onto tg ops both backends emit.
+/// The importer lowers each op onto tg ops both backends emit (for the element types each takes).
 struct SupportedOp {
   std::string name, note;
 };
