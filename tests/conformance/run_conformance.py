@@ -116,7 +116,7 @@ def run_case(tgc, case_dir, out_dir):
             more = [n for n in BIND_HINT.findall(c.stderr) if n not in binds]
             if c.returncode == 0 or not more or len(binds) > 8:
                 break
-            names = more
+            names = names + more  # (the next set starts with every name found so far)
         if c.returncode != 0:
             return (name, *refusal(c))
         bound.update(binds)
