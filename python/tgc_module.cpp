@@ -1,0 +1,286 @@
+// tgc_module.cpp — `tgc._tgc`, the pybind11 extension under the `tgc` Python package
+// (python/tgc/__init__.py holds the public API and argument handling; this file is the thin
+// layer over tgc::compile and tgc::Session).
+//
+// Every failure is raised as tgc.Error (a RuntimeError) carrying the message tgc prints; the GIL
+// is released while compiling and running. Arrays cross without copies: inputs are read in
+// place (the caller passes C-contiguous, native-order ndarrays; __init__.py makes them so) and
+// outputs are numpy arrays allocated here and written by the runtime.
+#include "driver/Compile.h"
+#include "frontends/onnx/TensorIO.h"
+#include "runtime/Env.h"
+#include "runtime/Session.h"
+#include "runtime/Tensor.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+/// Raised as tgc.Error.
+struct TgcError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The numpy dtype an element type crosses as. bf16 has no numpy type: its raw bits as uint16.
+py::dtype numpyDType(tgc::DType t) {
+  switch (t) {
+  case tgc::DType::F32: return py::dtype("float32");
+  case tgc::DType::U8: return py::dtype("uint8");
+  case tgc::DType::I8: return py::dtype("int8");
+  case tgc::DType::I32: return py::dtype("int32");
+  case tgc::DType::I64: return py::dtype("int64");
+  case tgc::DType::Bool: return py::dtype("bool");
+  case tgc::DType::F16: return py::dtype("float16");
+  case tgc::DType::F64: return py::dtype("float64");
+  case tgc::DType::BF16: return py::dtype("uint16");
+  }
+  throw TgcError("unknown element type " + std::to_string((int)t));
+}
+
+/// The element type of a numpy dtype, if tgc has one (uint16 and ml_dtypes' bfloat16 are bf16).
+std::optional<tgc::DType> tgcDType(const py::dtype &d) {
+  const char kind = d.kind();
+  const auto size = d.itemsize();
+  if (kind == 'b' && size == 1)
+    return tgc::DType::Bool;
+  if (kind == 'f')
+    return size == 4 ? tgc::DType::F32 : size == 8 ? tgc::DType::F64
+           : size == 2 ? std::optional(tgc::DType::F16) : std::nullopt;
+  if (kind == 'i')
+    return size == 1 ? tgc::DType::I8 : size == 4 ? tgc::DType::I32
+           : size == 8 ? std::optional(tgc::DType::I64) : std::nullopt;
+  if (kind == 'u')
+    return size == 1 ? tgc::DType::U8 : size == 2 ? std::optional(tgc::DType::BF16) : std::nullopt;
+  if (size == 2 && py::str(d.attr("name")).cast<std::string>() == "bfloat16")
+    return tgc::DType::BF16;
+  return std::nullopt;
+}
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+/// A loaded package. Runs are serialized (a tgc::Session runs one call at a time; Python threads
+/// that share a Session wait for each other instead of getting the runtime's concurrency error).
+class PySession {
+public:
+  PySession(const std::string &path, int threads) {
+    tgc::Status st;
+    {
+      py::gil_scoped_release release;
+      session_ = tgc::Session::load(path, st, threads);
+    }
+    if (!session_)
+      throw TgcError(st.message);
+  }
+
+  /// [(name, tgc dtype name, numpy dtype, shape)] of the inputs or outputs.
+  py::list specs(bool outputs) const {
+    py::list l;
+    for (const tgc::TensorSpec &s : outputs ? session_->outputs() : session_->inputs())
+      l.append(py::make_tuple(s.name, tgc::dtypeName(s.dtype), numpyDType(s.dtype),
+                              py::tuple(py::cast(s.shape))));
+    return l;
+  }
+
+  /// Runs on `inputs` (ndarrays in the package's input order) and returns the outputs in order.
+  py::list run(const std::vector<py::object> &inputs) {
+    const auto &specs = session_->inputs();
+    std::vector<py::array> arrays;
+    std::vector<std::vector<int64_t>> dims(inputs.size());
+    std::vector<tgc::TensorRef> in(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::string what =
+          "input '" + (i < specs.size() ? specs[i].name : std::to_string(i)) + "'";
+      if (!py::isinstance<py::array>(inputs[i]))
+        throw TgcError(what + ": expected a numpy array");
+      py::array a = py::reinterpret_borrow<py::array>(inputs[i]);
+      if (!(a.flags() & py::array::c_style) || !a.dtype().attr("isnative").cast<bool>())
+        throw TgcError(what + ": the array must be C-contiguous in native byte order");
+      auto t = tgcDType(a.dtype());
+      if (!t)
+        throw TgcError(what + ": numpy dtype " + py::str(a.dtype()).cast<std::string>() +
+                       " has no tgc element type" +
+                       (i < specs.size() ? std::string(" (expected ") +
+                                               tgc::dtypeName(specs[i].dtype) + " " +
+                                               shapeText(specs[i].shape) + ")"
+                                         : std::string()));
+      dims[i].assign(a.shape(), a.shape() + a.ndim());
+      in[i].dtype = *t;
+      in[i].rank = (int32_t)a.ndim();
+      in[i].dims = dims[i].data();
+      in[i].data = const_cast<void *>(a.data());
+      in[i].bytes = (size_t)a.nbytes();
+      arrays.push_back(std::move(a));
+    }
+    py::list result;
+    std::vector<tgc::TensorRef> out;
+    for (const tgc::TensorSpec &s : session_->outputs()) {
+      py::array a(numpyDType(s.dtype), s.shape);
+      tgc::TensorRef r;
+      r.dtype = s.dtype;
+      r.rank = (int32_t)s.shape.size();
+      r.dims = s.shape.data();
+      r.data = a.mutable_data();
+      r.bytes = (size_t)a.nbytes();
+      out.push_back(r);
+      result.append(std::move(a));
+    }
+    tgc::Status st;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      st = session_->runRefs(in.data(), in.size(), out.data(), out.size());
+    }
+    if (!st.ok)
+      throw TgcError(st.message);
+    return result;
+  }
+
+  std::string describe() const { return session_->describe(); }
+  std::string precision() const { return session_->precision(); }
+
+private:
+  std::unique_ptr<tgc::Session> session_;
+  std::mutex mutex_;
+};
+
+/// tgc::compile with the CLI's defaults (kernel cache in $TGC_CACHE_DIR or ~/.cache/tgc unless
+/// `cacheDir` says otherwise; "" for none). Returns the statistics `tgc compile --stats` prints.
+py::dict compileModel(const std::string &model, const std::string &out, const std::string &target,
+                      const std::string &precision,
+                      const std::map<std::string, std::vector<int64_t>> &inputShapes,
+                      const std::map<std::string, std::string> &boundInputs,
+                      std::optional<std::string> cacheDir,
+                      const std::vector<std::string> &disabledRules, const std::string &dumpDir) {
+  tgc::CompileOptions o;
+  o.modelPath = model;
+  o.outputPath = out;
+  auto t = tgc::parseTarget(target);
+  if (!t)
+    throw TgcError(llvm::toString(t.takeError()));
+  auto p = tgc::parsePrecision(precision);
+  if (!p)
+    throw TgcError(llvm::toString(p.takeError()));
+  o.target = *t;
+  o.precision = *p;
+  for (const auto &[name, dims] : inputShapes)
+    for (int64_t d : dims)
+      if (d <= 0)
+        throw TgcError("input_shapes['" + name + "']: dim " + std::to_string(d) +
+                       " is not a positive integer");
+  o.inputShapes = inputShapes;
+  o.boundInputs = boundInputs;
+  o.disabledRules = disabledRules;
+  o.dumpDir = dumpDir;
+  if (cacheDir) {
+    o.cacheDir = *cacheDir;
+  } else {
+    const char *env = tgc::envValue(tgc::Env::CacheDir);
+    const char *home = std::getenv("HOME");
+    o.cacheDir = env ? env : home ? std::string(home) + "/.cache/tgc" : "";
+  }
+  std::string log;
+  std::optional<llvm::Expected<tgc::CompileResult>> result;
+  {
+    py::gil_scoped_release release;
+    llvm::raw_string_ostream os(log);
+    result.emplace(tgc::compile(o, os));
+    os.flush();
+  }
+  llvm::Expected<tgc::CompileResult> &r = *result;
+  if (!r)
+    throw TgcError(llvm::toString(r.takeError()));
+  py::dict d;
+  d["package"] = out;
+  d["kernels"] = r->package.kernels;
+  d["arena_bytes"] = r->package.arenaBytes;
+  d["weight_bytes"] = r->package.weightBytes;
+  d["ops_before"] = r->opsBefore;
+  d["ops_after"] = r->opsAfter;
+  d["ops_after_by_kind"] = r->opsAfterByKind;
+  d["rule_hits"] = r->ruleHits;
+  d["pass_seconds"] = r->passSeconds;
+  d["log"] = log;
+  return d;
+}
+
+/// Writes `array` as a TensorProto file named `name` (for compile's bind_inputs).
+void writeTensor(const std::string &path, const std::string &name, const py::array &array) {
+  if (!(array.flags() & py::array::c_style))
+    throw TgcError("bind_inputs['" + name + "']: the array must be C-contiguous");
+  auto t = tgcDType(array.dtype());
+  if (!t)
+    throw TgcError("bind_inputs['" + name + "']: numpy dtype " +
+                   py::str(array.dtype()).cast<std::string>() + " has no tgc element type");
+  tgc::HostTensor h;
+  h.name = name;
+  h.dtype = *t;
+  h.shape.assign(array.shape(), array.shape() + array.ndim());
+  const auto *bytes = static_cast<const uint8_t *>(array.data());
+  h.data.assign(bytes, bytes + array.nbytes());
+  if (llvm::Error e = tgc::writeTensorProtoFile(h, path))
+    throw TgcError(llvm::toString(std::move(e)));
+}
+
+} // namespace
+
+PYBIND11_MODULE(_tgc, m) {
+  m.doc() = "tgc's compiler and runtime (use the `tgc` package, not this module)";
+  static py::exception<TgcError> error(m, "Error", PyExc_RuntimeError);
+  // Anything else thrown below (std::filesystem, bad_alloc, ...) still ends as tgc.Error.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const TgcError &e) {
+      PyErr_SetString(error.ptr(), e.what());
+    } catch (const py::error_already_set &) {
+      throw;
+    } catch (const py::builtin_exception &) {
+      throw;
+    } catch (const std::bad_alloc &) {
+      PyErr_SetString(error.ptr(), "internal error: out of memory");
+    } catch (const std::exception &e) {
+      PyErr_SetString(error.ptr(), (std::string("internal error: ") + e.what()).c_str());
+    }
+  });
+  m.attr("__version__") = tgc::tgcVersion();
+
+  m.def("compile", &compileModel, py::arg("model"), py::arg("out_dir"), py::arg("target"),
+        py::arg("precision"), py::arg("input_shapes"), py::arg("bind_inputs"),
+        py::arg("cache_dir"), py::arg("disable_rules"), py::arg("dump_dir"));
+  m.def("write_tensor", &writeTensor, py::arg("path"), py::arg("name"), py::arg("array"));
+  m.def("env_table", [] {
+    int n = 0;
+    const tgc::EnvInfo *t = tgc::envTable(n);
+    py::list l;
+    for (int i = 0; i < n; ++i)
+      l.append(py::make_tuple(t[i].name, t[i].doc));
+    return l;
+  });
+
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const std::string &, int>(), py::arg("path"), py::arg("threads") = 0)
+      .def("specs", &PySession::specs, py::arg("outputs"))
+      .def("run", &PySession::run, py::arg("inputs"))
+      .def("describe", &PySession::describe)
+      .def("precision", &PySession::precision);
+}
