@@ -99,6 +99,8 @@ public:
 
   void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
     const std::string name = pass->getArgument().str();
+    if (!name.empty() && options.onStage)
+      options.onStage(name, ++stageNumber, stageCount);
     if (!name.empty() && named(options.printIrBefore, name)) {
       auto module = op->getParentOfType<mlir::ModuleOp>();
       if (!module)
@@ -127,6 +129,8 @@ public:
 
   /// The first pass whose interpreter output drifted ("" when none did).
   std::string driftPass, driftMessage;
+  /// For options.onStage: the number of the stage last begun, and of stages in all.
+  int stageNumber = 1, stageCount = 0;
 
 private:
   std::string stagePath(const std::string &name) {
@@ -214,15 +218,14 @@ llvm::Error checkRuleNames(const CompileOptions &options) {
   return llvm::Error::success();
 }
 
-/// Pass names given to --print-ir-after/--print-ir-before that the pipeline does not run (with or
-/// without the "tgc-" prefix), refused with the list of those it runs.
-llvm::Error checkPassNames(mlir::PassManager &pm, const CompileOptions &options) {
+/// The passes `pm` runs, in order (a pass that runs twice is named twice).
+std::vector<std::string> pipelinePasses(mlir::PassManager &pm) {
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
   pm.printAsTextualPipeline(os);
   os.flush();
   // "builtin.module(a,b{opt=1},func.func(c))": the pass names are the words not followed by "(".
-  std::vector<std::string> known;
+  std::vector<std::string> passes;
   std::string word;
   int braces = 0;
   for (char c : pipeline + ",") {
@@ -235,13 +238,23 @@ llvm::Error checkPassNames(mlir::PassManager &pm, const CompileOptions &options)
     if (c == '(' ) {
       word.clear();
     } else if (c == ',' || c == ')') {
-      if (!word.empty() && std::find(known.begin(), known.end(), word) == known.end())
-        known.push_back(word);
+      if (!word.empty())
+        passes.push_back(word);
       word.clear();
     } else if (!std::isspace((unsigned char)c)) {
       word += c;
     }
   }
+  return passes;
+}
+
+/// Pass names given to --print-ir-after/--print-ir-before that the pipeline does not run (with or
+/// without the "tgc-" prefix), refused with the list of those it runs.
+llvm::Error checkPassNames(mlir::PassManager &pm, const CompileOptions &options) {
+  std::vector<std::string> known;
+  for (const std::string &p : pipelinePasses(pm))
+    if (std::find(known.begin(), known.end(), p) == known.end())
+      known.push_back(p);
   for (const auto *list : {&options.printIrAfter, &options.printIrBefore})
     for (const std::string &name : *list)
       if (std::find(known.begin(), known.end(), name) == known.end() &&
@@ -261,6 +274,18 @@ llvm::Error checkPassNames(mlir::PassManager &pm, const CompileOptions &options)
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::raw_ostream &log,
                   CompileResult &result) {
+  // Stages for options.onStage: import, the passes, codegen (compile() reports the last).
+  PipelineOptions pipelineOptions;
+  pipelineOptions.formKernels = options.formKernels;
+  pipelineOptions.precision = options.precision;
+  pipelineOptions.injectFault = options.injectFault;
+  int stageCount = 0;
+  if (options.onStage) {
+    mlir::PassManager probe(&ctx);
+    buildPipeline(probe, pipelineOptions);
+    stageCount = (int)pipelinePasses(probe).size() + 2;
+    options.onStage("import", 1, stageCount);
+  }
   auto t0 = std::chrono::steady_clock::now();
   ImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
@@ -280,14 +305,11 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
                                          : options.enabledRules);
   RuleRegistry::get().resetHits();
   mlir::PassManager pm(&ctx);
-  PipelineOptions pipelineOptions;
-  pipelineOptions.formKernels = options.formKernels;
-  pipelineOptions.precision = options.precision;
-  pipelineOptions.injectFault = options.injectFault;
   buildPipeline(pm, pipelineOptions);
   if (auto err = checkPassNames(pm, options))
     return std::move(err);
   auto instr = std::make_unique<Instrumentation>(options, log, result);
+  instr->stageCount = stageCount;
   Instrumentation *instrPtr = instr.get();
   if (auto err = instr->begin(**module))
     return std::move(err);
@@ -352,6 +374,10 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   auto t1 = std::chrono::steady_clock::now();
   const bool cuda = options.target.isCuda();
   const std::string &dir = (*stage)->path();
+  if (options.onStage) { // the last stage: after import and every pass (passSeconds has each)
+    const int n = (int)result.passSeconds.size() + 1;
+    options.onStage(cuda ? "codegen, NVRTC" : "codegen, host C++ compiler", n, n);
+  }
   auto stats = cuda ? writeCudaPackage(**module, dir, info, options.cacheDir)
                     : writeCpuPackage(**module, dir, info, options.cacheDir);
   if (!stats)

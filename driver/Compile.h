@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct CompileOptions {
   std::vector<std::string> enabledRules;  ///< when non-empty, only these rules run
   double bisectTolerance = 1e-5; ///< `tgc bisect`: max rel-L2 that counts as correct
   bool injectFault = false; ///< testing only: run a deliberately wrong rule (tgc-inject-fault)
+  /// Called as each stage of compile() begins: "import", every pass, then codegen (with the host
+  /// compiler or NVRTC), as stage `k` (1-based) of `n`. For progress displays; may be empty.
+  std::function<void(llvm::StringRef stage, int k, int n)> onStage;
 };
 
 /// Figures of one compile, for --stats.

@@ -1,35 +1,69 @@
-// BenchCommand.cpp — `tgc bench`: a package's median latency; on the GPU also the kernels'
-// device time and the device-resident graph replay (optionally without some steps: --omit).
+// BenchCommand.cpp — `tgc bench`: a package's latency (median and p50/p90/p99 of wall time); on
+// the GPU also the kernels' device time and the device-resident graph replay (optionally without
+// some steps: --omit). --json writes the figures for scripts.
 #include "tools/tgc/Cli.h"
 
+#include "tools/tgc/KernelGraph.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <numeric>
 
 namespace tgc::cli {
 
 namespace {
 
 struct BenchArgs {
-  std::string pkg, testData;
+  std::string pkg, testData, jsonPath;
   int threads = 0, iters = 100, warmup = 10;
-  std::vector<std::string> omits;
+  std::vector<std::string> omits, namedInputs;
 };
 
 int runBench(BenchArgs &a) {
+  if (a.iters < 1 || a.warmup < 0)
+    return fail("--iterations must be at least 1 and --warmup at least 0");
   std::string err;
   auto session = loadSession(a.pkg, a.threads, err);
   if (!session)
     return fail(err);
   Session &s = *session;
   std::vector<HostTensor> inputs, expected;
-  if (!takeInputs(a.testData, {}, s, inputs, expected, err))
+  if (!takeInputs(a.testData, {}, a.namedInputs, s, inputs, expected, err))
     return fail(err);
-  double us = medianMicros(s, inputs, a.warmup, a.iters, err);
-  if (us < 0)
+  std::vector<double> times = runMicros(s, inputs, a.warmup, a.iters, err);
+  if (times.empty())
     return fail(err);
-  std::printf("median latency: %.1f us over %d runs\n", us, a.iters);
-  if (s.launchesPerRun() >= 0)
+  std::sort(times.begin(), times.end());
+  const double n = (double)times.size();
+  const double mean = std::accumulate(times.begin(), times.end(), 0.0) / n;
+  double var = 0;
+  for (double t : times)
+    var += (t - mean) * (t - mean);
+  const double stddev = std::sqrt(var / n);
+  const double p50 = percentile(times, 50), p90 = percentile(times, 90),
+               p99 = percentile(times, 99);
+  std::printf("median latency: %.1f us over %d runs\n", p50, a.iters);
+  std::printf("p50 %.1f us, p90 %.1f us, p99 %.1f us (min %.1f, max %.1f, mean %.1f +- %.1f)\n",
+              p50, p90, p99, times.front(), times.back(), mean, stddev);
+  plan::Plan plan;
+  std::string target = loadPlan(a.pkg, plan, err) ? plan.target() : "";
+  llvm::json::Object js{{"p50_us", p50},
+                        {"p90_us", p90},
+                        {"p99_us", p99},
+                        {"mean_us", mean},
+                        {"stddev_us", stddev},
+                        {"min_us", times.front()},
+                        {"max_us", times.back()},
+                        {"iterations", a.iters},
+                        {"warmup", a.warmup},
+                        {"target", target},
+                        {"precision", s.precision()},
+                        {"threads", a.threads}};
+  if (s.launchesPerRun() >= 0) {
     std::printf("kernels per inference: %lld\n", (long long)s.launchesPerRun());
+    js["kernels_per_run"] = s.launchesPerRun();
+  }
   if (s.lastDeviceMicros() >= 0) {
     // GPU time of the kernels alone (device events around the graph), median of `iters`.
     std::vector<double> gpu;
@@ -37,9 +71,11 @@ int runBench(BenchArgs &a) {
     for (int i = 0; i < a.iters && s.run(inputs, out).ok; ++i)
       gpu.push_back(s.lastDeviceMicros());
     std::sort(gpu.begin(), gpu.end());
-    if (!gpu.empty())
+    if (!gpu.empty()) {
       std::printf("median GPU time: %.1f us (kernels only, device events)\n",
                   gpu[gpu.size() / 2]);
+      js["gpu_median_us"] = gpu[gpu.size() / 2];
+    }
   }
   // Device-resident steady state (inputs stay on the GPU, graph replays back to back), the way
   // PyTorch's benchmarks time CUDA graphs: median of 5 rounds of `iters` replays.
@@ -52,9 +88,14 @@ int runBench(BenchArgs &a) {
     return rounds.empty() ? -1.0 : rounds[rounds.size() / 2];
   };
   double full = replay({});
-  if (full >= 0)
+  if (full >= 0) {
     std::printf("device-resident replay: %.1f us per run (%d back-to-back graph replays, "
                 "median of 5 rounds)\n", full, a.iters);
+    js["replay_us"] = full;
+    js["replay_iterations"] = a.iters;
+    js["replay_rounds"] = 5;
+  }
+  llvm::json::Object without;
   for (const std::string &o : a.omits) {
     std::vector<std::string> words;
     for (size_t b = 0, e; b <= o.size(); b = e + 1) {
@@ -67,7 +108,12 @@ int runBench(BenchArgs &a) {
       return fail("--omit '" + o + "': needs a GPU package and a non-empty list of step kinds");
     std::printf("replay without %s: %.1f us (those steps cost %.1f us in the graph)\n",
                 o.c_str(), us, full - us);
+    without[o] = us;
   }
+  if (!a.omits.empty())
+    js["replay_without_us"] = std::move(without);
+  if (!a.jsonPath.empty() && !writeJson(a.jsonPath, std::move(js)))
+    return fail("cannot write " + a.jsonPath);
   return 0;
 }
 
@@ -75,12 +121,17 @@ int runBench(BenchArgs &a) {
 
 Command addBench(CLI::App &app) {
   auto a = std::make_shared<BenchArgs>();
-  auto *bench = app.add_subcommand("bench", "time a package (median latency)");
+  auto *bench = app.add_subcommand("bench", "time a package (median, p50/p90/p99 latency)");
   bench->add_option("package", a->pkg, "package directory")->required();
   bench->add_option("--test-data", a->testData, "take inputs from this test_data_set folder");
-  bench->add_option("--iters", a->iters, "timed runs")->capture_default_str();
+  bench->add_option("--input", a->namedInputs,
+                    "an input by name, repeatable: NAME=@FILE.npy (or a TensorProto .pb)");
+  bench->add_option("--iters,--iterations", a->iters, "timed runs")->capture_default_str();
   bench->add_option("--warmup", a->warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--threads", a->threads, "intra-op threads (0: all cores)");
+  bench->add_option("--json", a->jsonPath,
+                    "write the figures as JSON (p50_us, p90_us, p99_us, mean_us, stddev_us, "
+                    "min_us, max_us, iterations, warmup, target; replay_us on the GPU)");
   bench->add_option("--omit", a->omits,
                     "GPU diagnostics, repeatable: also time the graph without these steps "
                     "(comma list: 'gemm', 'gemm:<words of GEMM labels>' such as "

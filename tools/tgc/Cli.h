@@ -34,18 +34,37 @@ bool readTensors(const std::vector<std::string> &files, std::vector<HostTensor> 
                  std::string &err);
 /// Inputs drawn for `s` (floats in [-1, 1), integers in [0, 10) or an index input's range).
 std::vector<HostTensor> randomInputs(const Session &s);
-/// A run's inputs: from --test-data (with its expected outputs), --inputs files, or random.
+/// A run's inputs: from --test-data (with its expected outputs), --inputs files, --input
+/// NAME=@FILE (.npy or .pb; every package input named once, takeNamedInputs), or random.
 bool takeInputs(const std::string &testData, const std::vector<std::string> &inputFiles,
-                const Session &s, std::vector<HostTensor> &inputs,
-                std::vector<HostTensor> &expected, std::string &err);
+                const std::vector<std::string> &namedInputs, const Session &s,
+                std::vector<HostTensor> &inputs, std::vector<HostTensor> &expected,
+                std::string &err);
+/// `--input NAME=@FILE` specs into `s`'s inputs, in the package's order: unknown names, names
+/// given twice, a dtype or shape the package does not take and inputs not given are errors
+/// naming the input, the file and what the package expects.
+bool takeNamedInputs(const std::vector<std::string> &specs, const Session &s,
+                     std::vector<HostTensor> &inputs, std::string &err);
 std::string shapeStr(const std::vector<int64_t> &s);
 std::unique_ptr<Session> loadSession(const std::string &pkg, int threads, std::string &err);
+/// Wall times of `iters` runs after `warmup` untimed ones, in microseconds, in run order; empty
+/// with `err` when a run fails.
+std::vector<double> runMicros(Session &s, const std::vector<HostTensor> &in, int warmup, int iters,
+                              std::string &err);
 /// Median wall time of `iters` runs, in microseconds; -1 with `err` when a run fails.
 double medianMicros(Session &s, const std::vector<HostTensor> &in, int warmup, int iters,
                     std::string &err);
-/// Writes `v` to `path` (llvm::json escapes every string: names with tabs, quotes or control
-/// bytes stay valid JSON).
+/// The nearest-rank `p`-th percentile (0 < p <= 100) of `sorted` (ascending, non-empty).
+double percentile(const std::vector<double> &sorted, double p);
+/// Writes `bytes` to `path` through a temporary file beside it renamed into place, so that a
+/// reader never sees half a file; false with `err` naming the path.
+bool writeFileAtomic(const std::string &path, llvm::StringRef bytes, std::string &err);
+/// Writes `v` to `path` atomically (llvm::json escapes every string: names with tabs, quotes or
+/// control bytes stay valid JSON).
 bool writeJson(const std::string &path, llvm::json::Value v);
+/// A model name as one file name: escapeText's printable ASCII with `/` as %2F and a leading
+/// `.` as %2E, at most ~200 bytes; `fallback` when the name is empty.
+std::string fileSafeName(const std::string &name, const std::string &fallback);
 /// `tgc --version`.
 std::string versionText();
 

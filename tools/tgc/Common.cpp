@@ -3,16 +3,22 @@
 
 #include "driver/Compile.h"
 #include "frontends/onnx/TensorIO.h"
+#include "tools/tgc/Npy.h"
 #include "runtime/Text.h"
 #include "tools/BuildInfo.h"
 
 #include <cuda.h>
 #include <llvm/Config/llvm-config.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -120,35 +126,79 @@ std::unique_ptr<tgc::Session> loadSession(const std::string &pkg, int threads, s
   return s;
 }
 
-double medianMicros(tgc::Session &s, const std::vector<tgc::HostTensor> &in, int warmup, int iters,
-                    std::string &err) {
+std::vector<double> runMicros(tgc::Session &s, const std::vector<tgc::HostTensor> &in, int warmup,
+                              int iters, std::string &err) {
   std::vector<tgc::HostTensor> out;
-  for (int i = 0; i < warmup; ++i) {
+  std::vector<double> times;
+  for (int i = 0; i < warmup + iters; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
     tgc::Status st = s.run(in, out);
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     if (!st.ok) {
       err = st.message;
-      return -1;
+      return {};
     }
+    if (i >= warmup)
+      times.push_back(us);
   }
-  std::vector<double> times;
-  for (int i = 0; i < iters; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    s.run(in, out);
-    times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                        .count());
-  }
+  return times;
+}
+
+double medianMicros(tgc::Session &s, const std::vector<tgc::HostTensor> &in, int warmup, int iters,
+                    std::string &err) {
+  std::vector<double> times = runMicros(s, in, warmup, iters, err);
+  if (times.empty())
+    return -1;
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
 
-bool writeJson(const std::string &path, llvm::json::Value v) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
+double percentile(const std::vector<double> &sorted, double p) {
+  size_t rank = (size_t)std::ceil(p / 100.0 * (double)sorted.size());
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+bool writeFileAtomic(const std::string &path, llvm::StringRef bytes, std::string &err) {
+  llvm::SmallString<256> tmp;
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp)) {
+    err = "cannot write '" + path + "': " + ec.message();
     return false;
-  os << llvm::formatv("{0:2}", v) << "\n";
-  os.close();
-  return !os.has_error();
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    os.close();
+    if (os.has_error()) {
+      err = "cannot write '" + path + "': " + os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    err = "cannot write '" + path + "': " + ec.message();
+    llvm::sys::fs::remove(tmp);
+    return false;
+  }
+  return true;
+}
+
+bool writeJson(const std::string &path, llvm::json::Value v) {
+  std::string text = llvm::formatv("{0:2}", v).str() + "\n", err;
+  return writeFileAtomic(path, text, err);
+}
+
+std::string fileSafeName(const std::string &name, const std::string &fallback) {
+  std::string out;
+  for (char c : tgc::escapeText(name, 64)) // at most 3 bytes out per byte in: well under 255
+    out += c == '/' ? std::string("%2F") : std::string(1, c);
+  if (out.empty())
+    return fallback;
+  if (out[0] == '.')
+    out = "%2E" + out.substr(1);
+  return out;
 }
 
 bool takeInputShapes(const std::vector<std::string> &specs, CompileOptions &o, std::string &err) {
@@ -187,9 +237,93 @@ bool dropBoundInputs(const Session &s, std::vector<HostTensor> &inputs, std::str
   return true;
 }
 
+/// Reads one `--input` file: .npy by its magic, else a TensorProto (.pb).
+bool readInputFile(const std::string &path, HostTensor &t, std::string &err) {
+  char magic[6] = {};
+  if (FILE *f = std::fopen(path.c_str(), "rb")) {
+    size_t n = std::fread(magic, 1, sizeof magic, f);
+    std::fclose(f);
+    if (n == sizeof magic && std::memcmp(magic, "\x93NUMPY", 6) == 0)
+      return readNpyFile(path, t, err);
+  }
+  if (llvm::StringRef(path).endswith(".npy"))
+    return readNpyFile(path, t, err); // names the file and says it lacks the magic
+  std::vector<HostTensor> one;
+  if (!readTensors({path}, one, err))
+    return false;
+  t = std::move(one[0]);
+  return true;
+}
+
+bool takeNamedInputs(const std::vector<std::string> &specs, const Session &s,
+                     std::vector<HostTensor> &inputs, std::string &err) {
+  const std::vector<TensorSpec> &want = s.inputs();
+  std::vector<HostTensor> byIndex(want.size());
+  std::vector<bool> given(want.size(), false);
+  auto expects = [](const TensorSpec &w) {
+    return std::string(dtypeName(w.dtype)) + " " + shapeStr(w.shape);
+  };
+  for (const std::string &spec : specs) {
+    const size_t eq = spec.find("=@");
+    if (eq == std::string::npos || eq == 0 || eq + 2 == spec.size()) {
+      err = "--input '" + escapeText(spec) + "' is not NAME=@FILE (a .npy or TensorProto .pb file)";
+      return false;
+    }
+    const std::string name = spec.substr(0, eq), path = spec.substr(eq + 2);
+    auto it = std::find_if(want.begin(), want.end(),
+                           [&](const TensorSpec &w) { return w.name == name; });
+    if (it == want.end()) {
+      std::string all;
+      for (const TensorSpec &w : want)
+        all += (all.empty() ? "'" : ", '") + escapeText(w.name) + "'";
+      err = "--input names '" + escapeText(name) + "', which is not an input of the package " +
+            "(inputs: " + all + ")";
+      return false;
+    }
+    const size_t i = it - want.begin();
+    if (given[i]) {
+      err = "--input names '" + escapeText(name) + "' twice";
+      return false;
+    }
+    HostTensor t;
+    if (!readInputFile(path, t, err))
+      return false;
+    if (t.dtype == DType::F32 && it->dtype == DType::BF16) { // NumPy has no bfloat16
+      HostTensor b = HostTensor::zeros(DType::BF16, t.shape);
+      for (int64_t k = 0; k < t.numel(); ++k)
+        b.set(k, t.get(k));
+      t = std::move(b);
+    }
+    if (t.dtype != it->dtype || t.shape != it->shape) {
+      err = "--input " + escapeText(name) + ": '" + escapeText(path) + "' holds " +
+            dtypeName(t.dtype) + " " + shapeStr(t.shape) + ", the package expects " + expects(*it);
+      return false;
+    }
+    t.name = name;
+    byIndex[i] = std::move(t);
+    given[i] = true;
+  }
+  std::string missing;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!given[i])
+      missing += (missing.empty() ? "" : ", ") + ("'" + escapeText(want[i].name) + "' (") +
+                 expects(want[i]) + ")";
+  if (!missing.empty()) {
+    err = "--input: no value for input " + missing + "; give each as NAME=@FILE.npy";
+    return false;
+  }
+  inputs = std::move(byIndex);
+  return true;
+}
+
 bool takeInputs(const std::string &testData, const std::vector<std::string> &inputFiles,
-                const Session &s, std::vector<HostTensor> &inputs,
-                std::vector<HostTensor> &expected, std::string &err) {
+                const std::vector<std::string> &namedInputs, const Session &s,
+                std::vector<HostTensor> &inputs, std::vector<HostTensor> &expected,
+                std::string &err) {
+  if ((!testData.empty()) + (!inputFiles.empty()) + (!namedInputs.empty()) > 1) {
+    err = "give inputs one way: --test-data, --inputs or --input";
+    return false;
+  }
   if (!testData.empty()) {
     if (!fs::is_directory(testData)) {
       err = "--test-data '" + testData + "' is not a directory";
@@ -202,6 +336,8 @@ bool takeInputs(const std::string &testData, const std::vector<std::string> &inp
   }
   if (!inputFiles.empty())
     return readTensors(inputFiles, inputs, err);
+  if (!namedInputs.empty())
+    return takeNamedInputs(namedInputs, s, inputs, err);
   inputs = randomInputs(s);
   return true;
 }

@@ -3,6 +3,8 @@
 #include "tools/tgc/Cli.h"
 #include "runtime/Env.h"
 #include "runtime/Text.h"
+#include "tools/tgc/KernelGraph.h"
+#include "tools/tgc/Progress.h"
 
 #include "driver/Compile.h"
 
@@ -52,9 +54,25 @@ int runCompile(CompileArgs &a) {
   }
   if (a.noCache)
     copt.cacheDir.clear();
+  // A progress line on a terminal, unless IR or numerics checks are being printed to stderr.
+  const bool logs = copt.printIrAfterAll || !copt.printIrAfter.empty() ||
+                    !copt.printIrBefore.empty() || copt.checkEachPass;
+  ProgressLine progress(!logs && ProgressLine::stderrIsTerminal());
+  copt.onStage = [&progress](llvm::StringRef stage, int k, int n) { progress.stage(stage, k, n); };
   auto result = compile(copt, llvm::errs());
+  progress.finish();
+  copt.onStage = nullptr;
   if (!result)
     return fail(llvm::toString(result.takeError()));
+  if (!copt.dumpDir.empty()) {
+    // The final kernel graph, from the package's plan: graph.dot, and graph.svg where Graphviz is.
+    plan::Plan p;
+    std::string note;
+    if (!loadPlan(copt.outputPath, p, err) || !writeKernelGraph(p, copt.dumpDir, note, err))
+      return fail(err);
+    if (!note.empty())
+      std::cerr << "tgc: note: " << note << "\n";
+  }
   std::cout << "wrote " << copt.outputPath << ": " << result->package.kernels << " kernels, arena "
             << result->package.arenaBytes << " B, weights " << result->package.weightBytes
             << " B\n";
@@ -111,7 +129,8 @@ Command addCompile(CLI::App &app) {
   compile->add_flag("--print-ir-after-all", copt.printIrAfterAll, "print IR after every pass");
   compile->add_option("--print-ir-after", copt.printIrAfter, "print IR after the named pass");
   compile->add_option("--print-ir-before", copt.printIrBefore, "print IR before the named pass");
-  compile->add_option("--dump-dir", copt.dumpDir, "write per-stage IR, kernels and plan here");
+  compile->add_option("--dump-dir", copt.dumpDir,
+                      "write per-stage IR, kernels, plan and the kernel graph (graph.dot, .svg) here");
   compile->add_option("--cache-dir", copt.cacheDir, "kernel cache (default $TGC_CACHE_DIR or ~/.cache/tgc)");
   compile->add_flag("--no-cache", a->noCache, "do not use the kernel cache");
   compile->add_flag("--check-each-pass", copt.checkEachPass,
