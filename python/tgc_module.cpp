@@ -51,10 +51,14 @@ py::dtype numpyDType(tgc::DType t) {
   throw TgcError("unknown element type " + std::to_string((int)t));
 }
 
+// numpy's dtype and array fields are read through Python attributes, not pybind11's struct
+// accessors (dtype::itemsize/kind, array::nbytes, array(dtype, shape)): pybind11 2.10 reads
+// numpy 1.x's PyArray_Descr layout, which numpy 2 changed.
+
 /// The element type of a numpy dtype, if tgc has one (uint16 and ml_dtypes' bfloat16 are bf16).
 std::optional<tgc::DType> tgcDType(const py::dtype &d) {
-  const char kind = d.kind();
-  const auto size = d.itemsize();
+  const char kind = d.attr("kind").cast<std::string>().at(0);
+  const auto size = d.attr("itemsize").cast<int64_t>();
   if (kind == 'b' && size == 1)
     return tgc::DType::Bool;
   if (kind == 'f')
@@ -127,19 +131,20 @@ public:
       in[i].rank = (int32_t)a.ndim();
       in[i].dims = dims[i].data();
       in[i].data = const_cast<void *>(a.data());
-      in[i].bytes = (size_t)a.nbytes();
+      in[i].bytes = a.attr("nbytes").cast<size_t>();
       arrays.push_back(std::move(a));
     }
     py::list result;
     std::vector<tgc::TensorRef> out;
+    py::object empty = py::module_::import("numpy").attr("empty");
     for (const tgc::TensorSpec &s : session_->outputs()) {
-      py::array a(numpyDType(s.dtype), s.shape);
+      py::array a = empty(py::tuple(py::cast(s.shape)), numpyDType(s.dtype));
       tgc::TensorRef r;
       r.dtype = s.dtype;
       r.rank = (int32_t)s.shape.size();
       r.dims = s.shape.data();
       r.data = a.mutable_data();
-      r.bytes = (size_t)a.nbytes();
+      r.bytes = a.attr("nbytes").cast<size_t>();
       out.push_back(r);
       result.append(std::move(a));
     }
@@ -235,7 +240,7 @@ void writeTensor(const std::string &path, const std::string &name, const py::arr
   h.dtype = *t;
   h.shape.assign(array.shape(), array.shape() + array.ndim());
   const auto *bytes = static_cast<const uint8_t *>(array.data());
-  h.data.assign(bytes, bytes + array.nbytes());
+  h.data.assign(bytes, bytes + array.attr("nbytes").cast<size_t>());
   if (llvm::Error e = tgc::writeTensorProtoFile(h, path))
     throw TgcError(llvm::toString(std::move(e)));
 }
