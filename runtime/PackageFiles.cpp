@@ -61,9 +61,9 @@ Status readPlan(const std::string &dir, plan::Plan &p) {
     return Status::error(std::string("plan.pb has bad magic ") + hex + " (not a tgc plan)");
   }
   if (p.format_version() != plan::kPlanFormatVersion)
-    return Status::error("plan format version " + std::to_string(p.format_version()) +
-                         " is not supported (this runtime reads version " +
-                         std::to_string(plan::kPlanFormatVersion) + ")");
+    return Status::error("plan.pb is package format " + std::to_string(p.format_version()) +
+                         ", this runtime reads " + std::to_string(plan::kPlanFormatVersion) +
+                         ": recompile the model with this tgc");
   if (p.end_marker() != plan::kPlanMagic)
     return Status::error("plan.pb is truncated (end marker missing)");
   if (!plan::planChecksumMatches(p))

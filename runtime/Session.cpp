@@ -1,7 +1,7 @@
 // Session.cpp — loads a CPU package and replays its plan.
 //
 // Loading validates everything before anything runs: plan.pb size, parse, magic, format
-// version, end marker (truncation), target; weights.bin size and FNV-1a 64 checksum;
+// version, end marker (truncation), target; weights.bin size and XXH3 64 checksum;
 // kernels.so checksum; every kernel symbol; every step argument's byte range against its buffer
 // (arena, weights, input or output) with overflow-safe arithmetic. A package that passes cannot
 // make a step read or write outside the buffers the runtime owns or was handed.
@@ -132,7 +132,7 @@ Status CpuSession::init(const std::string &path, int numThreads) {
   if ((int64_t)wbytes.size() != plan_.weights_bytes())
     return Status::error(pre + plan_.weights_file() + " has " + std::to_string(wbytes.size()) +
                          " bytes, the plan expects " + std::to_string(plan_.weights_bytes()));
-  if (plan::fnv1a64(wbytes.data(), wbytes.size()) != plan_.weights_fnv1a64())
+  if (plan::xxh3(wbytes.data(), wbytes.size()) != plan_.weights_xxh3())
     return Status::error(pre + plan_.weights_file() + " checksum mismatch (file is corrupt)");
   weights_ = allocAligned(plan_.weights_bytes());
   arena_ = allocAligned(plan_.arena_bytes());
@@ -148,9 +148,9 @@ Status CpuSession::init(const std::string &path, int numThreads) {
     return Status::error(pre + "kernels file name '" + plan_.kernels_file() + "' is invalid");
   std::string kpath = path + "/" + plan_.kernels_file();
   uint64_t khash;
-  if (!plan::fnv1a64File(kpath, khash))
+  if (!plan::xxh3File(kpath, khash))
     return Status::error(pre + plan_.kernels_file() + " cannot be read");
-  if (khash != plan_.kernels_fnv1a64())
+  if (khash != plan_.kernels_xxh3())
     return Status::error(pre + plan_.kernels_file() + " checksum mismatch (file is corrupt)");
   // OpenMP worker threads must sleep, not spin, between kernels: a spinning team starves
   // OpenBLAS's threads and any other process on a loaded machine (measured: 30x slower runs on

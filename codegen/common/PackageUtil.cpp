@@ -275,7 +275,7 @@ llvm::Error writeWeights(plan::Plan &p, const BufferPlan &buffers, const std::st
   if (!writeFile(dir + "/weights.bin", blob.data(), blob.size()))
     return backendError(backend, "cannot write " + dir + "/weights.bin");
   p.set_weights_bytes(buffers.weightBytes);
-  p.set_weights_fnv1a64(plan::fnv1a64(blob.data(), blob.size()));
+  p.set_weights_xxh3(plan::xxh3(blob.data(), blob.size()));
   return llvm::Error::success();
 }
 

@@ -3,7 +3,7 @@
 // The planner (codegen/planning) decides where every value lives; the emitter (CpuKernels.cpp)
 // writes one C++ kernel per top-level op; this file ties them into a plan, lays out the weights
 // blob, and compiles kernels.cpp with the host compiler (`c++`, or $TGC_CXX) into kernels.so.
-// Compiled objects are cached by the FNV-1a 64 hash of compiler + flags + source, so recompiling
+// Compiled objects are cached by the XXH3 64 hash of compiler + flags + source, so recompiling
 // an unchanged model only copies a file. The compiler runs through posix_spawnp (no shell); its
 // output goes to kernels.log in the package and is quoted in the error when it fails.
 #include "codegen/cpu/CpuBackend.h"
@@ -216,7 +216,7 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
   for (const auto &f : kCxxFlags)
     key += f + "\n";
   key += code;
-  std::string hash = hex64(plan::fnv1a64(key.data(), key.size()));
+  std::string hash = hex64(plan::xxh3(key.data(), key.size()));
   std::string cached = cacheDir.empty() ? "" : cacheDir + "/" + hash + ".so";
   if (!cached.empty() && llvm::sys::fs::exists(cached) &&
       !llvm::sys::fs::copy_file(cached, so)) {
@@ -236,9 +236,9 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
     }
   }
   uint64_t soHash;
-  if (!plan::fnv1a64File(so, soHash))
+  if (!plan::xxh3File(so, soHash))
     return backendError(kBackend, "cannot read " + so);
-  p.set_kernels_fnv1a64(soHash);
+  p.set_kernels_xxh3(soHash);
 
   if (auto e = codegen::writePlanFiles(p, dir, kBackend))
     return std::move(e);

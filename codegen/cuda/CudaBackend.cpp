@@ -5,7 +5,7 @@
 // into a plan, lays out the weights blob, and compiles kernels.cu with NVRTC (Nvrtc.cpp) into a
 // cubin for the target arch, keeping the PTX for GPUs newer than the target. One translation
 // unit per package: NVRTC's fixed cost is paid once, and the whole file is cached under
-// `<cacheDir>/<fnv1a64(nvrtc version, arch, options, source)>.{cubin,ptx}`.
+// `<cacheDir>/<xxh3(nvrtc version, arch, options, source)>.{cubin,ptx}`.
 // Differences from the CPU package: GEMM steps (cuBLASLt at run time), launch shapes on every
 // kernel step, a scratch area after the arena for GEMM results an epilogue reshapes, and no COPY
 // steps — an output that is an input or a weight names that buffer as its source and the runtime
@@ -63,7 +63,7 @@ llvm::Error compileKernels(const std::string &code, const std::string &arch,
   for (const auto &o : options)
     key += o + "\n";
   key += code;
-  std::string base = cacheDir.empty() ? "" : cacheDir + "/" + hex64(plan::fnv1a64(key.data(), key.size()));
+  std::string base = cacheDir.empty() ? "" : cacheDir + "/" + hex64(plan::xxh3(key.data(), key.size()));
   if (!base.empty() && readFile(base + ".cubin", cubin) && readFile(base + ".ptx", ptx) &&
       !cubin.empty()) {
     cacheHit = true;
@@ -236,8 +236,8 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   if (!writeFile(dir + "/kernels.cubin", cubin.data(), cubin.size()) ||
       !writeFile(dir + "/kernels.ptx", ptx.data(), ptx.size()))
     return backendError(kBackend, "cannot write the kernels into " + dir);
-  p.set_kernels_fnv1a64(plan::fnv1a64(cubin.data(), cubin.size()));
-  p.set_ptx_fnv1a64(plan::fnv1a64(ptx.data(), ptx.size()));
+  p.set_kernels_xxh3(plan::xxh3(cubin.data(), cubin.size()));
+  p.set_ptx_xxh3(plan::xxh3(ptx.data(), ptx.size()));
 
   if (auto e = codegen::writePlanFiles(p, dir, kBackend))
     return std::move(e);

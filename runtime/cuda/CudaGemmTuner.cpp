@@ -324,7 +324,7 @@ uint64_t CudaSession::tuneKey(int major, int minor) const {
                           "TGC_GEMM_GRAPH_TUNE", "TGC_NO_CUBLASLT", "TGC_CUTLASS"})
     if (const char *v = std::getenv(env))
       k += std::string(env) + "=" + v + "\n";
-  return plan::fnv1a64(k.data(), k.size());
+  return plan::xxh3(k.data(), k.size());
 }
 
 std::string CudaSession::choiceName(const RtStep &s, size_t nLt, size_t j) {

@@ -87,17 +87,17 @@ Status CudaSession::validate() {
   if (!st.ok)
     return Status::error(pre_ + st.message);
   if ((int64_t)weightsHost_.size() != plan_.weights_bytes() ||
-      plan::fnv1a64(weightsHost_.data(), weightsHost_.size()) != plan_.weights_fnv1a64())
+      plan::xxh3(weightsHost_.data(), weightsHost_.size()) != plan_.weights_xxh3())
     return Status::error(pre_ + plan_.weights_file() + " size or checksum mismatch (corrupt)");
   st = readWhole(path_ + "/" + plan_.kernels_file(), 1ll << 30, cubin_, "kernels");
   if (!st.ok)
     return Status::error(pre_ + st.message);
-  if (plan::fnv1a64(cubin_.data(), cubin_.size()) != plan_.kernels_fnv1a64())
+  if (plan::xxh3(cubin_.data(), cubin_.size()) != plan_.kernels_xxh3())
     return Status::error(pre_ + plan_.kernels_file() + " checksum mismatch (corrupt)");
   st = readWhole(path_ + "/" + plan_.ptx_file(), 1ll << 30, ptx_, "ptx");
   if (!st.ok)
     return Status::error(pre_ + st.message);
-  if (plan::fnv1a64(ptx_.data(), ptx_.size()) != plan_.ptx_fnv1a64())
+  if (plan::xxh3(ptx_.data(), ptx_.size()) != plan_.ptx_xxh3())
     return Status::error(pre_ + plan_.ptx_file() + " checksum mismatch (corrupt)");
   // Steps.
   for (int i = 0; i < plan_.steps_size(); ++i) {

@@ -1,6 +1,14 @@
 // PlanUtil.cpp — checksums and the human-readable dump of a launch plan.
+//
+// xxHash is compiled into this file (XXH_INLINE_ALL: every function static inline, names
+// private to this translation unit), so the runtime links no libxxhash and exports none of
+// its symbols: libtgc.so stays self-contained, and a host process with another xxHash
+// version loaded cannot interpose on ours (docs/decisions.md, issue 27).
 #include "runtime/schema/PlanUtil.h"
 #include "runtime/Text.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "runtime/Tensor.h"
 
@@ -11,14 +19,14 @@
 namespace tgc::plan {
 
 namespace {
-/// Checksum of `p` serialized with plan_fnv1a64 cleared (fields serialize in number order).
+/// Checksum of `p` serialized with plan_xxh3 cleared (fields serialize in number order).
 bool contentChecksum(const Plan &p, uint64_t &h) {
   Plan copy = p;
-  copy.clear_plan_fnv1a64();
+  copy.clear_plan_xxh3();
   std::string bytes;
   if (!copy.SerializeToString(&bytes))
     return false;
-  h = fnv1a64(bytes.data(), bytes.size());
+  h = xxh3(bytes.data(), bytes.size());
   return true;
 }
 } // namespace
@@ -28,36 +36,31 @@ bool serializePlan(const Plan &p, std::string &out) {
   if (!contentChecksum(p, h))
     return false;
   Plan copy = p;
-  copy.set_plan_fnv1a64(h);
+  copy.set_plan_xxh3(h);
   return copy.SerializeToString(&out);
 }
 
 bool planChecksumMatches(const Plan &p) {
   uint64_t h;
-  return contentChecksum(p, h) && h == p.plan_fnv1a64();
+  return contentChecksum(p, h) && h == p.plan_xxh3();
 }
 
-uint64_t fnv1a64(const void *data, size_t n, uint64_t h) {
-  const auto *p = static_cast<const unsigned char *>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t xxh3(const void *data, size_t n) { return XXH3_64bits(data, n); }
 
-bool fnv1a64File(const std::string &path, uint64_t &out) {
+bool xxh3File(const std::string &path, uint64_t &out) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     return false;
-  uint64_t h = kFnvOffset;
+  XXH3_state_t state; // on the stack: no allocation, nothing to free on any path
+  XXH3_INITSTATE(&state);
+  XXH3_64bits_reset(&state);
   std::vector<unsigned char> buf(1 << 16);
   size_t n;
   while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0)
-    h = fnv1a64(buf.data(), n, h);
+    XXH3_64bits_update(&state, buf.data(), n);
   bool ok = !std::ferror(f);
   std::fclose(f);
-  out = h;
+  out = XXH3_64bits_digest(&state);
   return ok;
 }
 
@@ -109,11 +112,11 @@ std::string formatPlan(const Plan &p) {
   if (!p.precision().empty())
     os << "precision:    " << p.precision() << "\n";
   os << "model:        " << escapeText(p.model_name()) << " (hash " << p.model_hash() << ")\n";
-  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.weights_fnv1a64());
-  os << "weights:      " << p.weights_file() << ", " << p.weights_bytes() << " bytes, fnv1a64 "
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.weights_xxh3());
+  os << "weights:      " << p.weights_file() << ", " << p.weights_bytes() << " bytes, xxh3 "
      << hex << "\n";
-  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.kernels_fnv1a64());
-  os << "kernels:      " << p.kernels_file() << ", fnv1a64 " << hex << "\n";
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.kernels_xxh3());
+  os << "kernels:      " << p.kernels_file() << ", xxh3 " << hex << "\n";
   os << "arena:        " << p.arena_bytes() << " bytes (alignment " << p.alignment() << ")\n";
   os << "inputs:\n";
   for (int i = 0; i < p.inputs_size(); ++i) {

@@ -1,7 +1,7 @@
 // PlanUtil.h — constants, checksums and the text dump of a launch plan (no MLIR dependency).
 //
 // Shared by the package writers (codegen/) and the runtime, so both sides agree on the magic,
-// the format version and the checksum function.
+// the format version and the checksum function (XXH3 64).
 #ifndef TGC_RUNTIME_SCHEMA_PLANUTIL_H
 #define TGC_RUNTIME_SCHEMA_PLANUTIL_H
 
@@ -16,22 +16,23 @@ namespace tgc::plan {
 
 /// "TGCP" read as a little-endian uint32.
 constexpr uint32_t kPlanMagic = 0x50434754u;
-/// Bumped whenever the meaning of a field changes (2: plan_fnv1a64 is required).
-constexpr uint32_t kPlanFormatVersion = 2;
+/// Bumped whenever the meaning of a field changes (2: the plan's own checksum is required;
+/// 3: every checksum is XXH3 64, in new fields).
+constexpr uint32_t kPlanFormatVersion = 3;
 /// Alignment of every arena and weight offset.
 constexpr int64_t kAlignment = 64;
 /// Largest plan.pb the runtime reads.
 constexpr int64_t kMaxPlanBytes = 256ll << 20;
 
-/// FNV-1a 64 over `n` bytes, continuing from `h` (start with kFnvOffset).
-constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
-uint64_t fnv1a64(const void *data, size_t n, uint64_t h = kFnvOffset);
-/// FNV-1a 64 of a file's bytes; false when it cannot be read.
-bool fnv1a64File(const std::string &path, uint64_t &out);
+/// XXH3 64 (seed 0; xxHash, header-only: see PlanUtil.cpp) of `n` bytes: the package checksums
+/// and tgc's cache keys.
+uint64_t xxh3(const void *data, size_t n);
+/// XXH3 64 of a file's bytes, read in 64 KiB pieces; false when it cannot be read.
+bool xxh3File(const std::string &path, uint64_t &out);
 
-/// Serializes `p` with plan_fnv1a64 set to the checksum of its contents.
+/// Serializes `p` with plan_xxh3 set to the checksum of its contents.
 bool serializePlan(const Plan &p, std::string &out);
-/// True when `p`'s plan_fnv1a64 matches its contents (as re-serialized).
+/// True when `p`'s plan_xxh3 matches its contents (as re-serialized).
 bool planChecksumMatches(const Plan &p);
 
 /// "INPUT[0]+0:64", "ARENA+128:256", ...

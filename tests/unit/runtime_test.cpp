@@ -668,7 +668,7 @@ TEST_F(SmallPackage, RefusesPlanWithBadChecksum) {
       }
   ASSERT_TRUE(changed);
   std::string bytes;
-  ASSERT_TRUE(p.SerializeToString(&bytes)); // keeps the old plan_fnv1a64
+  ASSERT_TRUE(p.SerializeToString(&bytes)); // keeps the old plan_xxh3
   std::ofstream(d + "/plan.pb", std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
   std::string e = loadError(d);
   EXPECT_NE(e.find("plan.pb checksum mismatch"), std::string::npos) << e;
@@ -698,14 +698,68 @@ TEST_F(SmallPackage, RefusesShortWeights) {
       << e;
 }
 
+/// Flips one bit of the byte at `at` in `path` (size unchanged).
+static void flipByte(const std::string &path, std::streamoff at) {
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekg(at);
+  char c = 0;
+  f.get(c);
+  f.seekp(at);
+  f.put((char)(c ^ 0x10));
+}
+
 TEST_F(SmallPackage, RefusesCorruptWeights) {
   std::string d = copy("badw.tgpkg");
-  {
-    std::fstream f(d + "/weights.bin", std::ios::binary | std::ios::in | std::ios::out);
-    f.seekp(10);
-    f.put('\x7f');
-  }
-  EXPECT_NE(loadError(d).find("weights.bin checksum mismatch"), std::string::npos);
+  flipByte(d + "/weights.bin", 10);
+  std::string e = loadError(d);
+  EXPECT_NE(e.find("weights.bin checksum mismatch"), std::string::npos) << e;
+  EXPECT_NE(e.find("badw.tgpkg"), std::string::npos) << e; // names the package
+}
+
+// One flipped bit in the middle of kernels.so (same size, still an ELF file) is caught by the
+// checksum before dlopen runs any of its code.
+TEST_F(SmallPackage, RefusesKernelsWithAFlippedByte) {
+  std::string d = copy("flipk.tgpkg");
+  auto size = fs::file_size(d + "/kernels.so");
+  ASSERT_GT(size, 1000u);
+  flipByte(d + "/kernels.so", (std::streamoff)size / 2);
+  EXPECT_EQ(fs::file_size(d + "/kernels.so"), size);
+  std::string e = loadError(d);
+  EXPECT_NE(e.find("kernels.so checksum mismatch"), std::string::npos) << e;
+}
+
+// A package written by an older tgc (format 2: FNV-1a 64 checksums) is refused by its version,
+// with what to do, before any checksum is compared.
+TEST_F(SmallPackage, RefusesAnOlderFormatVersion) {
+  std::string d = copy("old.tgpkg");
+  auto p = readPlan(d);
+  p.set_format_version(tgc::plan::kPlanFormatVersion - 1);
+  p.clear_plan_xxh3();
+  std::string bytes;
+  ASSERT_TRUE(p.SerializeToString(&bytes));
+  std::ofstream(d + "/plan.pb", std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
+  std::string e = loadError(d);
+  EXPECT_NE(e.find("package format " + std::to_string(tgc::plan::kPlanFormatVersion - 1) +
+                   ", this runtime reads " + std::to_string(tgc::plan::kPlanFormatVersion) +
+                   ": recompile"),
+            std::string::npos)
+      << e;
+}
+
+// XXH3 64 as xxHash defines it (the empty input's published value), and the streamed file
+// checksum equal to the one-shot one across several 64 KiB reads.
+TEST(PlanUtil, Xxh3MatchesTheReferenceAndStreamsFiles) {
+  EXPECT_EQ(tgc::plan::xxh3("", 0), 0x2D06800538D394C2ull);
+  std::string data(200000, '\0');
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = (char)(i * 131 + (i >> 9));
+  std::string path = tmpDir() + "/xxh3_stream.bin";
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(data.data(), data.size());
+  uint64_t h = 0;
+  ASSERT_TRUE(tgc::plan::xxh3File(path, h));
+  EXPECT_EQ(h, tgc::plan::xxh3(data.data(), data.size()));
+  EXPECT_NE(h, tgc::plan::xxh3(data.data(), data.size() - 1));
+  EXPECT_FALSE(tgc::plan::xxh3File(tmpDir() + "/no_such_file", h));
 }
 
 TEST_F(SmallPackage, RefusesWrongMagic) {
@@ -763,7 +817,7 @@ TEST_F(SmallPackage, RefusesBadInputIndexAndVersion) {
   q = p;
   q.set_format_version(99);
   writePlan(d, q);
-  EXPECT_NE(loadError(d).find("format version 99"), std::string::npos);
+  EXPECT_NE(loadError(d).find("package format 99, this runtime reads"), std::string::npos);
 }
 
 TEST_F(SmallPackage, CApi) {
