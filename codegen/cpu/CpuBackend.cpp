@@ -4,8 +4,9 @@
 // writes one C++ kernel per top-level op; this file ties them into a plan, lays out the weights
 // blob, and compiles kernels.cpp with the host compiler (`c++`, or $TGC_CXX) into kernels.so.
 // Compiled objects are cached by the XXH3 64 hash of compiler + flags + source, so recompiling
-// an unchanged model only copies a file. The compiler runs through posix_spawnp (no shell); its
-// output goes to kernels.log in the package and is quoted in the error when it fails.
+// an unchanged model only copies a file. The compiler runs through llvm::sys::ExecuteAndWait
+// (posix_spawn, no shell); its output goes to kernels.log in the package and is quoted in the
+// error when it fails.
 #include "codegen/cpu/CpuBackend.h"
 #include "runtime/Env.h"
 #include "runtime/Text.h"
@@ -19,6 +20,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -26,12 +28,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 using namespace mlir;
 
@@ -49,60 +45,52 @@ const std::vector<std::string> kCxxFlags = {"-std=c++17", "-O2",      "-march=x8
                                             "-fPIC",      "-shared",  "-fopenmp",
                                             "-fwrapv",    "-fno-math-errno"};
 
-/// True when `name` is an executable file in a $PATH directory.
-bool onPath(const std::string &name) {
-  const char *path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  std::string d;
-  while (std::getline(dirs, d, ':'))
-    if (!d.empty() && access((d + "/" + name).c_str(), X_OK) == 0)
-      return true;
-  return false;
-}
-
 /// The compiler command: $TGC_CXX (split on spaces, e.g. "ccache g++"), else clang++ when
 /// installed (it vectorizes the kernels' float selects and polynomials, g++ 12 at -O2 does not:
 /// 4x fewer instructions in tanh), else `c++`.
 std::vector<std::string> compilerCommand() {
   std::vector<std::string> cmd;
   const char *env = tgc::envValue(tgc::Env::Cxx);
-  std::istringstream ss(env && *env ? env : onPath("clang++") ? "clang++" : "c++");
+  std::istringstream ss(env && *env                                      ? env
+                        : llvm::sys::findProgramByName("clang++") ? "clang++"
+                                                                         : "c++");
   std::string w;
   while (ss >> w)
     cmd.push_back(w);
   return cmd;
 }
 
-/// Runs `argv` with stdout+stderr into `logPath`; returns the exit status or an error.
+/// Runs `argv` (argv[0] looked up on $PATH unless it holds a '/') with stdout+stderr into
+/// `logPath`, through LLVM's process launcher (posix_spawn, no shell); on failure the error
+/// quotes the compiler's first error from the log.
 llvm::Error runCompiler(const std::vector<std::string> &argv, const std::string &logPath) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char *> cargv;
-  for (const auto &a : argv)
-    cargv.push_back(const_cast<char *>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    return backendError(kBackend, "cannot run the host compiler '" + argv[0] +
-                                      "': " + strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return backendError(kBackend,
-                          "waitpid failed: " + llvm::Twine(strerror(errno)));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+  std::string program = argv[0];
+  if (!llvm::StringRef(program).contains('/')) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(program);
+    if (!found)
+      return backendError(kBackend, "cannot run the host compiler '" + program +
+                                        "': " + found.getError().message());
+    program = *found;
+  }
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  llvm::sys::fs::remove(logPath); // LLVM opens redirect targets without O_TRUNC
+  const llvm::Optional<llvm::StringRef> log(logPath);
+  std::string why;
+  bool notRun = false;
+  int rc = llvm::sys::ExecuteAndWait(program, args, /*Env=*/llvm::None, {llvm::None, log, log},
+                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0, &why, &notRun);
+  if (notRun)
+    return backendError(kBackend, "cannot run the host compiler '" + argv[0] + "': " + why);
+  if (rc == 0)
     return llvm::Error::success();
-  std::string log;
-  readFile(logPath, log);
+  std::string text;
+  readFile(logPath, text);
   std::string cmd;
   for (const auto &a : argv)
     cmd += (cmd.empty() ? "" : " ") + a;
   return backendError(kBackend, "kernel compilation failed (" + cmd + "):\n" +
-                                    codegen::firstCompilerError(log));
+                                    (rc < 0 && !why.empty() ? why + "\n" : std::string()) +
+                                    codegen::firstCompilerError(text));
 }
 
 } // namespace
@@ -229,10 +217,13 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
       return std::move(e);
     llvm::sys::fs::remove(dir + "/kernels.log");
     if (!cached.empty() && !llvm::sys::fs::create_directories(cacheDir)) {
-      // Publish atomically: copy to a unique temporary name, then rename.
-      std::string tmp = cached + ".tmp." + std::to_string(getpid());
-      if (!llvm::sys::fs::copy_file(so, tmp) && llvm::sys::fs::rename(tmp, cached))
-        llvm::sys::fs::remove(tmp);
+      // Publish atomically: copy to a unique temporary (unique across processes and threads),
+      // then rename over the final name.
+      llvm::SmallString<256> tmp;
+      if (!llvm::sys::fs::createUniqueFile(cached + ".tmp-%%%%%%%%", tmp)) {
+        if (llvm::sys::fs::copy_file(so, tmp) || llvm::sys::fs::rename(tmp, cached))
+          llvm::sys::fs::remove(tmp);
+      }
     }
   }
   uint64_t soHash;

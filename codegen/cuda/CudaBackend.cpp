@@ -28,7 +28,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 using namespace mlir;
 
@@ -75,12 +74,15 @@ llvm::Error compileKernels(const std::string &code, const std::string &arch,
   cubin = std::move(out->cubin);
   ptx = std::move(out->ptx);
   if (!base.empty() && !llvm::sys::fs::create_directories(cacheDir)) {
-    // Publish atomically: write unique temporaries, then rename (ptx first: cubin marks done).
-    std::string tag = ".tmp." + std::to_string(getpid());
+    // Publish atomically: write unique temporaries (unique across processes and threads), then
+    // rename (ptx first: cubin marks done).
     for (auto [ext, data] : {std::pair<const char *, const std::string *>{".ptx", &ptx},
                              {".cubin", &cubin}}) {
-      std::string tmp = base + ext + tag;
-      if (!writeFile(tmp, data->data(), data->size()) || llvm::sys::fs::rename(tmp, base + ext))
+      llvm::SmallString<256> tmp;
+      if (llvm::sys::fs::createUniqueFile(base + ext + ".tmp-%%%%%%%%", tmp))
+        break; // no .cubin without its .ptx
+      if (!writeFile(tmp.str().str(), data->data(), data->size()) ||
+          llvm::sys::fs::rename(tmp, base + ext))
         llvm::sys::fs::remove(tmp);
     }
   }

@@ -820,6 +820,43 @@ TEST_F(SmallPackage, RefusesBadInputIndexAndVersion) {
   EXPECT_NE(loadError(d).find("package format 99, this runtime reads"), std::string::npos);
 }
 
+// The host compiler runs through llvm::sys::ExecuteAndWait: one not on $PATH is named in the
+// error; one that fails has its first error quoted from the log; a compiled object is published
+// to the kernel cache under a unique temporary name, then renamed (nothing else is left there).
+TEST(CpuBackend, HostCompilerErrorsAndCachePublish) {
+  const char *saved = std::getenv("TGC_CXX");
+  const std::string savedValue = saved ? saved : "";
+  auto build = [](const std::string &name, const std::string &cache) -> std::string {
+    mlir::MLIRContext ctx;
+    ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(kSmallIRValid, &ctx);
+    if (!module)
+      return "IR does not parse";
+    tgc::PackageInfo info;
+    info.tgcVersion = "test";
+    info.modelName = name;
+    auto stats = tgc::writeCpuPackage(*module, tmpDir() + "/" + name, info, cache);
+    return stats ? "" : llvm::toString(stats.takeError());
+  };
+  setenv("TGC_CXX", "tgc-no-such-compiler --version", 1);
+  std::string e = build("nocxx.tgpkg", "");
+  EXPECT_NE(e.find("cannot run the host compiler 'tgc-no-such-compiler'"), std::string::npos) << e;
+  setenv("TGC_CXX", "c++ -include /nonexistent/tgc-missing-header.h", 1);
+  e = build("badcxx.tgpkg", "");
+  EXPECT_NE(e.find("kernel compilation failed (c++ -include"), std::string::npos) << e;
+  EXPECT_NE(e.find("tgc-missing-header.h"), std::string::npos) << e; // quoted from the log
+  saved ? setenv("TGC_CXX", savedValue.c_str(), 1) : unsetenv("TGC_CXX");
+  const std::string cache = tmpDir() + "/publish_cache";
+  fs::remove_all(cache);
+  ASSERT_EQ(build("cached.tgpkg", cache), "");
+  std::vector<std::string> names;
+  for (const auto &entry : fs::directory_iterator(cache))
+    names.push_back(entry.path().filename().string());
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(fs::path(names[0]).extension(), ".so") << names[0];
+  EXPECT_FALSE(fs::exists(tmpDir() + "/cached.tgpkg/kernels.log")); // removed after success
+}
+
 TEST_F(SmallPackage, CApi) {
   char *err = nullptr;
   EXPECT_EQ(tgc_session_load((tmpDir() + "/nonexistent.tgpkg").c_str(), 1, &err), nullptr);
