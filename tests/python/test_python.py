@@ -467,11 +467,40 @@ def inner(repo):
             return "SKIP no CUDA package"
         try:
             s = tgc.Session(pkg)
-        except tgc.Error:
-            return True  # no GPU / driver here: an error, not a crash
-        ins, want = bert_in, bert_out  # a GPU machine: run it
-        return close([s.run(ins)["output_0"]], want)
-    check("CUDA package: loads and runs on a GPU, else tgc.Error", cuda_load)
+        except tgc.Error as e:  # no GPU / driver here: an error, not a crash
+            return f"SKIP no GPU here ({str(e).splitlines()[0][:80]}); tgc.Error raised"
+        return close([s.run(bert_in)["output_0"]], bert_out)
+    check("CUDA package (fp32): runs on a GPU, rel_l2 < 1e-5", cuda_load)
+
+    def cuda_fp16_cutlass():
+        """On sm_90: an fp16 package with CUTLASS GEMMs forced; the plug-in must come from
+        beside the installed extension."""
+        pkg = os.path.join(tmp, "cuda16.tgpkg")
+        try:
+            tgc.compile(bert, pkg, target="cuda:sm_90", precision="fp16", cache_dir=cache)
+        except tgc.Error as e:
+            if "nvrtc" in str(e).lower():
+                return f"SKIP NVRTC is not available here: {e}"
+            raise
+        os.environ["TGC_GEMM_CUTLASS"] = "force"
+        try:
+            s = tgc.Session(pkg)
+        except tgc.Error as e:
+            return f"SKIP no GPU here ({str(e).splitlines()[0][:80]}); tgc.Error raised"
+        finally:
+            del os.environ["TGC_GEMM_CUTLASS"]
+        res = close([s.run(bert_in)["output_0"]], bert_out, tol=1e-2)
+        if res is not True:
+            return res
+        d = s.describe()
+        plugin = os.path.join(os.path.dirname(os.path.abspath(tgc.__file__)),
+                              "libtgc_cutlass_sm90.so")
+        if "sm_90" not in d and "H100" not in d and "H200" not in d:
+            return True  # another GPU: no CUTLASS there
+        line = next((l for l in d.splitlines() if l.startswith("gemms:")), d[:300])
+        return (plugin in d and "0 on CUTLASS" not in d) or f"CUTLASS not from {plugin}: {line}"
+    check("CUDA package (fp16, CUTLASS forced): runs, plug-in found beside the extension",
+          cuda_fp16_cutlass)
 
     print("INNER DONE")
     sys.stdout.flush()
