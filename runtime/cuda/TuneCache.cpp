@@ -1,6 +1,13 @@
-// TuneCache.cpp — see TuneCache.h.
+// TuneCache.cpp — see TuneCache.h. The record is a protobuf message (tgc.plan.TuneCacheRecord)
+// in text format, read and written by google::protobuf::TextFormat; this file adds what the
+// schema cannot say (a known version, choices the runtime could have written, steps in order).
+// The temporary file is POSIX mkstemp: the runtime links no LLVM (docs/decisions.md, issue 27).
 #include "runtime/cuda/TuneCache.h"
 #include "runtime/Env.h"
+#include "runtime/schema/plan.pb.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
 
 #include <cctype>
 #include <cerrno>
@@ -17,7 +24,21 @@ namespace tgc::cuda {
 
 namespace {
 
-constexpr const char *kHeader = "tgc tune cache v1";
+/// Bumped when a record's meaning changes (1: the hand-written "tgc tune cache v1" lines).
+constexpr uint32_t kTuneCacheVersion = 2;
+constexpr const char *kHeader =
+    "# tgc GEMM tuning cache (runtime/cuda/TuneCache.h): tgc.plan.TuneCacheRecord, text format\n";
+
+/// Keeps the parser's first error, with its line (1-based).
+class FirstError : public google::protobuf::io::ErrorCollector {
+public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string &message) override {
+    if (text.empty())
+      text = "line " + std::to_string(line + 1) + ": " + message;
+  }
+  std::string text;
+};
 
 std::string hex16(uint64_t v) {
   char b[17];
@@ -56,52 +77,47 @@ bool validChoice(const std::string &c) {
 } // namespace
 
 std::string formatTuneRecord(const TuneRecord &r) {
-  std::string s = std::string(kHeader) + "\nkey " + hex16(r.key) + "\n";
-  for (const auto &[i, c] : r.choices)
-    s += "step " + std::to_string(i) + " " + c + "\n";
-  return s;
+  plan::TuneCacheRecord m;
+  m.set_version(kTuneCacheVersion);
+  m.set_key(r.key);
+  for (const auto &[i, c] : r.choices) {
+    plan::TuneCacheRecord::Choice *s = m.add_steps();
+    s->set_index(i);
+    s->set_choice(c);
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(m, &text);
+  return kHeader + text;
 }
 
 bool parseTuneRecord(const std::string &text, TuneRecord &r, std::string &why) {
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
   r = TuneRecord{};
-  bool keyed = false;
-  while (std::getline(in, line)) {
-    ++n;
-    const std::string at = "line " + std::to_string(n) + ": ";
-    if (n == 1) {
-      if (line != kHeader)
-        return why = at + "not a tgc tune cache v1 file", false;
-      continue;
-    }
-    std::istringstream ls(line);
-    std::string word, rest;
-    ls >> word;
-    if (word == "key" && !keyed) {
-      std::string h;
-      ls >> h >> rest;
-      if (h.size() != 16 || h.find_first_not_of("0123456789abcdef") != std::string::npos ||
-          !rest.empty())
-        return why = at + "the key must be 16 lowercase hex digits", false;
-      r.key = std::strtoull(h.c_str(), nullptr, 16), keyed = true;
-    } else if (word == "step" && keyed) {
-      long long i = -1;
-      std::string c;
-      if (!(ls >> i >> c) || (ls >> rest) || i < 0 || i > 1000000 || !validChoice(c))
-        return why = at + "expected 'step <index> <choice>'", false;
-      if (!r.choices.empty() && i <= r.choices.back().first)
-        return why = at + "step " + std::to_string(i) + " out of order", false;
-      r.choices.push_back({(int)i, c});
-    } else {
-      return why = at + (keyed ? "expected a step line" : "expected the key line"), false;
-    }
-  }
-  if (n == 0)
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     return why = "empty", false;
-  if (!keyed)
-    return why = "no key line", false;
+  plan::TuneCacheRecord m;
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &m))
+    return why = errors.text.empty() ? "does not parse" : errors.text, false;
+  if (m.version() != kTuneCacheVersion)
+    return why = "version " + std::to_string(m.version()) + ", this runtime reads " +
+                 std::to_string(kTuneCacheVersion),
+           false;
+  if (!m.has_key())
+    return why = "no key", false;
+  for (int q = 0; q < m.steps_size(); ++q) {
+    const plan::TuneCacheRecord::Choice &s = m.steps(q);
+    const std::string at = "steps[" + std::to_string(q) + "]: ";
+    if (s.index() < 0 || s.index() > 1000000)
+      return why = at + "step index " + std::to_string(s.index()) + " is invalid", false;
+    if (!r.choices.empty() && s.index() <= r.choices.back().first)
+      return why = at + "step " + std::to_string(s.index()) + " out of order", false;
+    if (!validChoice(s.choice()))
+      return why = at + "'" + s.choice().substr(0, 80) + "' is not a choice", false;
+    r.choices.push_back({s.index(), s.choice()});
+  }
+  r.key = m.key();
   return true;
 }
 

@@ -6,13 +6,16 @@
 // A record is keyed by a hash of everything the choices depend on (the package's plan, which
 // names its kernels' and weights' hashes; the device and driver; every GEMM step's candidates,
 // so another runtime, plug-in or cuBLASLt build that offers other candidates gets another key;
-// the settings that change the choices). The file:
-//   tgc tune cache v1
-//   key <16 hex digits>
-//   step <index> <choice>          one line per GEMM step, in step order
+// the settings that change the choices). The file is a tgc.plan.TuneCacheRecord
+// (runtime/schema/plan.proto) in protobuf text format:
+//   # tgc GEMM tuning cache ...
+//   version: 2
+//   key: <the key, decimal>
+//   steps { index: <GEMM step index> choice: "<choice>" }    one per GEMM step, in step order
 // where <choice> is "cutlass:<config>", "mma:<config>", "lt:<128 hex digits>" (cuBLASLt's
-// algorithm, byte for byte) or "none". A file that does not parse is ignored (the package is
-// tuned anew and the file rewritten); reading it never fails the load.
+// algorithm, byte for byte) or "none". A file that does not parse, has another version or holds
+// a choice the runtime could not have written is ignored (the package is tuned anew and the file
+// rewritten); reading it never fails the load.
 #ifndef TGC_RUNTIME_CUDA_TUNECACHE_H
 #define TGC_RUNTIME_CUDA_TUNECACHE_H
 
@@ -29,7 +32,7 @@ struct TuneRecord {
 };
 
 std::string formatTuneRecord(const TuneRecord &r);
-/// Parses a record; false with `why` (naming the line) when the text is not one.
+/// Parses a record; false with `why` (the parser's line, or the step) when the text is not one.
 bool parseTuneRecord(const std::string &text, TuneRecord &r, std::string &why);
 
 /// The cache file for `key`: $TGC_TUNE_CACHE (a directory), else $TGC_CACHE_DIR/tune, else

@@ -1,5 +1,6 @@
 // tune_cache_test.cpp — the GEMM tuning cache's file (runtime/cuda/TuneCache.h): records round
-// trip, malformed files are refused with the line that is wrong (never a crash), a record with
+// trip (protobuf text format), malformed files are refused saying what is wrong (the line or
+// the step; never a crash), a record with
 // another key is not used, the cache directory follows $TGC_TUNE_CACHE / $TGC_CACHE_DIR / $HOME,
 // and a failed write says why. The session's use of it (choices applied on a second load) is
 // checked on a GPU by cuda_runtime_test.
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <unistd.h>
@@ -34,7 +36,11 @@ std::string tempDir() {
 TEST(TuneCache, RecordsRoundTrip) {
   const TuneRecord r = sample();
   const std::string text = formatTuneRecord(r);
-  EXPECT_EQ(text.rfind("tgc tune cache v1\nkey 0123456789abcdef\nstep 3 cutlass:", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("# tgc GEMM tuning cache", 0), 0u) << text;
+  EXPECT_NE(text.find("version: 2\nkey: 81985529216486895\nsteps {\n  index: 3\n  choice: "
+                      "\"cutlass:cutlass64x64x128/s2\"\n}\n"),
+            std::string::npos)
+      << text;
   TuneRecord back;
   std::string why;
   ASSERT_TRUE(parseTuneRecord(text, back, why)) << why;
@@ -43,26 +49,32 @@ TEST(TuneCache, RecordsRoundTrip) {
 }
 
 TEST(TuneCache, MalformedRecordsAreRefusedNamingTheLine) {
-  const std::string head = "tgc tune cache v1\nkey 0123456789abcdef\n";
+  const std::string head = "version: 2\nkey: 81985529216486895\n";
+  auto step = [](const std::string &index, const std::string &choice) {
+    return "steps { index: " + index + " choice: \"" + choice + "\" }\n";
+  };
   struct Case {
     const char *name;
     std::string text, where;
   } cases[] = {
       {"empty", "", "empty"},
-      {"another file", "tgc tune cache v2\nkey 0123456789abcdef\n", "line 1"},
-      {"no key", "tgc tune cache v1\n", "no key"},
-      {"short key", "tgc tune cache v1\nkey 0123\n", "line 2"},
-      {"upper-case key", "tgc tune cache v1\nkey 0123456789ABCDEF\n", "line 2"},
-      {"step before the key", "tgc tune cache v1\nstep 1 none\n", "line 2"},
-      {"unknown choice", head + "step 1 tensorrt:fast\n", "line 3"},
-      {"choice with a space", head + "step 1 cutlass:a b\n", "line 3"},
-      {"short cuBLASLt algorithm", head + "step 1 lt:abcd\n", "line 3"},
-      {"not hex", head + "step 1 lt:" + std::string(128, 'g') + "\n", "line 3"},
-      {"negative step", head + "step -1 none\n", "line 3"},
-      {"steps out of order", head + "step 4 none\nstep 2 none\n", "line 4"},
-      {"repeated step", head + "step 4 none\nstep 4 none\n", "line 4"},
-      {"trailing words", head + "step 4 none extra\n", "line 3"},
-      {"unknown line", head + "graph 12.5\n", "line 3"},
+      {"the old line format", "tgc tune cache v1\nkey 0123456789abcdef\n", "line 1"},
+      {"another version", "version: 1\nkey: 1\n", "version 1, this runtime reads 2"},
+      {"no version", "key: 1\n", "version 0"},
+      {"no key", "version: 2\n", "no key"},
+      {"key not a number", "version: 2\nkey: abc\n", "line 2"},
+      {"key twice", head + "key: 2\n", "line 3"},
+      {"negative key", "version: 2\nkey: -1\n", "line 2"},
+      {"unknown choice", head + step("1", "tensorrt:fast"), "steps[0]"},
+      {"choice with a space", head + step("1", "cutlass:a b"), "steps[0]"},
+      {"short cuBLASLt algorithm", head + step("1", "lt:abcd"), "steps[0]"},
+      {"not hex", head + step("1", "lt:" + std::string(128, 'g')), "steps[0]"},
+      {"negative step", head + step("-1", "none"), "steps[0]"},
+      {"steps out of order", head + step("4", "none") + step("2", "none"), "steps[1]"},
+      {"repeated step", head + step("4", "none") + step("4", "none"), "steps[1]"},
+      {"unknown field", head + "graph: 12.5\n", "line 3"},
+      {"unterminated", head + "steps { index: 1\n", "line 4"},
+      {"binary junk", std::string("\x01\x02\xff\xfe", 4), "line 1"},
   };
   for (const Case &c : cases) {
     TuneRecord r;
@@ -87,7 +99,13 @@ TEST(TuneCache, FilesRoundTripAndOtherKeysAreNotUsed) {
   EXPECT_NE(why.find("is not this package's"), std::string::npos) << why;
   std::ofstream(path) << "garbage\n";
   EXPECT_FALSE(readTuneRecord(path, r.key, got, why));
-  EXPECT_NE(why.find("line 1"), std::string::npos) << why;
+  EXPECT_NE(why.find("no field named \"garbage\""), std::string::npos) << why;
+  // The write is atomic (a temporary beside it, then a rename): nothing else is left there.
+  ASSERT_TRUE(writeTuneRecord(path, r, why)) << why;
+  int entries = 0;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    entries += e.path().filename() == "x.txt" ? 1 : 100;
+  EXPECT_EQ(entries, 1);
   // A directory or an oversized file in the record's place is refused before it is read.
   EXPECT_FALSE(readTuneRecord(dir, r.key, got, why));
   EXPECT_EQ(why, "not a regular file");
