@@ -1,10 +1,11 @@
 // Compile.cpp — the compile driver: import, run the pipeline with instrumentation, write the
 // package.
 //
-// Debugging hooks live here rather than in the passes: IR printing and per-stage dumps
-// (--print-ir-after*, --dump-dir) and the numerics check (--check-each-pass), which runs the
-// reference interpreter before the pipeline and after every pass and names the first pass whose
-// outputs drift.
+// Debugging hooks live here rather than in the passes: IR printing (--print-ir-before/after*,
+// through MLIR's enableIRPrinting), pass times (--stats, through MLIR's enableTiming), per-stage
+// dumps (--dump-dir) and the numerics check (--check-each-pass), which runs the reference
+// interpreter before the pipeline and after every pass and names the first pass whose outputs
+// drift.
 #include "driver/Compile.h"
 
 #include "codegen/common/StagedDir.h"
@@ -18,9 +19,11 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "passes/common/Rules.h"
 #include "runtime/Text.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -28,6 +31,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <random>
 
 namespace tgc {
@@ -77,11 +82,12 @@ std::vector<HostTensor> randomInputs(mlir::func::FuncOp fn) {
   return inputs;
 }
 
-/// Prints/dumps IR after passes, times them, and checks numerics after each when asked.
+/// What MLIR's own instrumentation does not: stage numbers for options.onStage, per-stage IR
+/// files (--dump-dir) and the numerics check after each pass (--check-each-pass). Printing IR
+/// (IrPrinter) and timing passes (PassTimes) go through the pass manager's own hooks.
 class Instrumentation : public mlir::PassInstrumentation {
 public:
-  Instrumentation(const CompileOptions &o, llvm::raw_ostream &log, CompileResult &r)
-      : options(o), log(log), result(r) {}
+  Instrumentation(const CompileOptions &o, llvm::raw_ostream &log) : options(o), log(log) {}
 
   llvm::Error begin(mlir::ModuleOp m) {
     if (!options.dumpDir.empty())
@@ -101,26 +107,15 @@ public:
     const std::string name = pass->getArgument().str();
     if (!name.empty() && options.onStage)
       options.onStage(name, ++stageNumber, stageCount);
-    if (!name.empty() && named(options.printIrBefore, name)) {
-      auto module = op->getParentOfType<mlir::ModuleOp>();
-      if (!module)
-        module = llvm::dyn_cast<mlir::ModuleOp>(op);
-      log << "// -----// IR before " << name << " //----- //\n" << printModule(module) << "\n";
-    }
-    start = std::chrono::steady_clock::now();
   }
 
   void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::string name = pass->getArgument().str();
     if (name.empty()) // pass-manager adaptors (nesting), not real stages
       return;
-    result.passSeconds.push_back({name, secs});
     auto module = op->getParentOfType<mlir::ModuleOp>();
     if (!module)
       module = llvm::dyn_cast<mlir::ModuleOp>(op);
-    if (wantsPrint(name))
-      log << "// -----// IR after " << name << " //----- //\n" << printModule(module) << "\n";
     if (!options.dumpDir.empty())
       llvm::consumeError(writeFile(stagePath(name), printModule(module)));
     if (options.checkEachPass && driftPass.empty())
@@ -135,16 +130,6 @@ public:
 private:
   std::string stagePath(const std::string &name) {
     return llvm::formatv("{0}/{1:2}-{2}.mlir", options.dumpDir, stage++, name).str();
-  }
-
-  static bool named(const std::vector<std::string> &list, const std::string &name) {
-    for (const std::string &p : list)
-      if (p == name || "tgc-" + p == name)
-        return true;
-    return false;
-  }
-  bool wantsPrint(const std::string &name) const {
-    return options.printIrAfterAll || named(options.printIrAfter, name);
   }
 
   void checkNumerics(const std::string &name, mlir::ModuleOp m) {
@@ -167,10 +152,87 @@ private:
 
   const CompileOptions &options;
   llvm::raw_ostream &log;
-  CompileResult &result;
   std::vector<HostTensor> inputs, reference;
-  std::chrono::steady_clock::time_point start;
   int stage = 0;
+};
+
+/// Whether `pass` is one of `list` (pass flags, with or without the "tgc-" prefix).
+bool named(const std::vector<std::string> &list, mlir::Pass *pass) {
+  const llvm::StringRef arg = pass->getArgument();
+  for (const std::string &p : list)
+    if (!arg.empty() && (arg == p || arg == "tgc-" + p))
+      return true;
+  return false;
+}
+
+/// --print-ir-before / --print-ir-after(-all) through MLIR's IR-printing instrumentation
+/// (PassManager::enableIRPrinting): MLIR calls these hooks around every pass (never the nesting
+/// adaptors, and after a pass that failed too), the filters pick the passes, and the IR is
+/// printed in tgc's format: "// -----// IR after <flag> //----- //", then the whole module with
+/// large constants elided. (MLIR 15's own banner, "IR Dump After <Class> (<flag>)", cannot be
+/// changed; the CLI's users and tests read tgc's.)
+class IrPrinter : public mlir::PassManager::IRPrinterConfig {
+public:
+  using Filter = std::function<bool(mlir::Pass *)>;
+  IrPrinter(Filter before, Filter after, llvm::raw_ostream &out)
+      : IRPrinterConfig(/*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+                        /*printAfterOnlyOnFailure=*/false, dumpFlags()),
+        before(std::move(before)), after(std::move(after)), out(out) {}
+
+  void printBeforeIfEnabled(mlir::Pass *pass, mlir::Operation *op, PrintCallbackFn) override {
+    if (before(pass))
+      print("before", pass, op);
+  }
+  void printAfterIfEnabled(mlir::Pass *pass, mlir::Operation *op, PrintCallbackFn) override {
+    if (after(pass))
+      print("after", pass, op);
+  }
+
+private:
+  void print(const char *when, mlir::Pass *pass, mlir::Operation *op) {
+    while (mlir::Operation *parent = op->getParentOp())
+      op = parent;
+    out << "// -----// IR " << when << " " << pass->getArgument() << " //----- //\n";
+    op->print(out, getOpPrintingFlags());
+    out << "\n\n";
+  }
+
+  Filter before, after;
+  llvm::raw_ostream &out;
+};
+
+/// Wall time of every pass through MLIR's pass timing (PassManager::enableTiming): MLIR nests a
+/// timer per pass (inside its pipeline, with the pass's analyses inside it) and starts it after
+/// every other instrumentation's hook, so printing, dumps and --check-each-pass are not counted.
+/// MLIR 15's DefaultTimingManager only prints a report; this manager keeps the timers, in the
+/// order they started, for CompileResult::passSeconds.
+class PassTimes : public mlir::TimingManager {
+public:
+  struct Timer {
+    std::string name;
+    double seconds = 0;
+    std::chrono::steady_clock::time_point start;
+  };
+  /// Every timer MLIR made (pipelines and analyses too), in the order they were made.
+  const std::deque<Timer> &timers() const { return all; }
+
+protected:
+  llvm::Optional<void *> rootTimer() override { return &root; }
+  void startTimer(void *handle) override {
+    static_cast<Timer *>(handle)->start = std::chrono::steady_clock::now();
+  }
+  void stopTimer(void *handle) override {
+    auto *t = static_cast<Timer *>(handle);
+    t->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t->start).count();
+  }
+  void *nestTimer(void *, const void *, llvm::function_ref<std::string()> nameBuilder) override {
+    all.push_back(Timer{nameBuilder()});
+    return &all.back();
+  }
+
+private:
+  Timer root;
+  std::deque<Timer> all;
 };
 
 void countOps(mlir::ModuleOp m, int64_t &total, std::map<std::string, int64_t> *byKind) {
@@ -218,43 +280,13 @@ llvm::Error checkRuleNames(const CompileOptions &options) {
   return llvm::Error::success();
 }
 
-/// The passes `pm` runs, in order (a pass that runs twice is named twice).
-std::vector<std::string> pipelinePasses(mlir::PassManager &pm) {
-  std::string pipeline;
-  llvm::raw_string_ostream os(pipeline);
-  pm.printAsTextualPipeline(os);
-  os.flush();
-  // "builtin.module(a,b{opt=1},func.func(c))": the pass names are the words not followed by "(".
-  std::vector<std::string> passes;
-  std::string word;
-  int braces = 0;
-  for (char c : pipeline + ",") {
-    if (c == '{')
-      ++braces;
-    else if (c == '}')
-      --braces;
-    if (braces > 0 || c == '}')
-      continue;
-    if (c == '(' ) {
-      word.clear();
-    } else if (c == ',' || c == ')') {
-      if (!word.empty())
-        passes.push_back(word);
-      word.clear();
-    } else if (!std::isspace((unsigned char)c)) {
-      word += c;
-    }
-  }
-  return passes;
-}
-
 /// Pass names given to --print-ir-after/--print-ir-before that the pipeline does not run (with or
 /// without the "tgc-" prefix), refused with the list of those it runs.
-llvm::Error checkPassNames(mlir::PassManager &pm, const CompileOptions &options) {
+llvm::Error checkPassNames(const std::vector<PipelinePass> &passes, const CompileOptions &options) {
   std::vector<std::string> known;
-  for (const std::string &p : pipelinePasses(pm))
-    if (std::find(known.begin(), known.end(), p) == known.end())
-      known.push_back(p);
+  for (const PipelinePass &p : passes)
+    if (std::find(known.begin(), known.end(), p.argument) == known.end())
+      known.push_back(p.argument);
   for (const auto *list : {&options.printIrAfter, &options.printIrBefore})
     for (const std::string &name : *list)
       if (std::find(known.begin(), known.end(), name) == known.end() &&
@@ -279,13 +311,12 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   pipelineOptions.formKernels = options.formKernels;
   pipelineOptions.precision = options.precision;
   pipelineOptions.injectFault = options.injectFault;
-  int stageCount = 0;
-  if (options.onStage) {
-    mlir::PassManager probe(&ctx);
-    buildPipeline(probe, pipelineOptions);
-    stageCount = (int)pipelinePasses(probe).size() + 2;
+  const std::vector<PipelinePass> passes = pipelinePasses(pipelineOptions);
+  if (auto err = checkPassNames(passes, options))
+    return std::move(err);
+  const int stageCount = (int)passes.size() + 2;
+  if (options.onStage)
     options.onStage("import", 1, stageCount);
-  }
   auto t0 = std::chrono::steady_clock::now();
   ImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
@@ -306,14 +337,23 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   RuleRegistry::get().resetHits();
   mlir::PassManager pm(&ctx);
   buildPipeline(pm, pipelineOptions);
-  if (auto err = checkPassNames(pm, options))
-    return std::move(err);
-  auto instr = std::make_unique<Instrumentation>(options, log, result);
+  auto instr = std::make_unique<Instrumentation>(options, log);
   instr->stageCount = stageCount;
   Instrumentation *instrPtr = instr.get();
   if (auto err = instr->begin(**module))
     return std::move(err);
   pm.addInstrumentation(std::move(instr));
+  if (options.printIrAfterAll || !options.printIrAfter.empty() || !options.printIrBefore.empty())
+    pm.enableIRPrinting(std::make_unique<IrPrinter>(
+        [&](mlir::Pass *p) { return named(options.printIrBefore, p); },
+        [&](mlir::Pass *p) {
+          return (options.printIrAfterAll && !p->getArgument().empty()) ||
+                 named(options.printIrAfter, p);
+        },
+        log));
+  auto timesOwned = std::make_unique<PassTimes>();
+  const PassTimes &times = *timesOwned;
+  pm.enableTiming(std::move(timesOwned)); // last: the timers exclude the hooks above
 
   std::string diagnostics;
   {
@@ -326,6 +366,13 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "compile pipeline failed:\n%s",
                                      diagnostics.c_str());
   }
+  // Pass timers by their class name (MLIR's) → the flag --stats and --print-ir-* use.
+  llvm::StringMap<std::string> flagOf;
+  for (const PipelinePass &p : passes)
+    flagOf[p.name] = p.argument;
+  for (const PassTimes::Timer &t : times.timers())
+    if (auto it = flagOf.find(t.name); it != flagOf.end())
+      result.passSeconds.push_back({it->second, t.seconds});
   if (auto err = checkRuleNames(options))
     return std::move(err);
   if (!instrPtr->driftPass.empty())

@@ -17,8 +17,10 @@
 
 namespace tgc {
 
-void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
-  auto &fn = pm.nest<mlir::func::FuncOp>();
+namespace {
+
+/// Every stage is a func.func pass.
+void addFunctionPasses(mlir::OpPassManager &fn, const PipelineOptions &options) {
   fn.addPass(createFoldConstantsPass());
   fn.addPass(createEliminateIdentitiesPass());
   fn.addPass(createEliminateCastsPass());
@@ -49,6 +51,21 @@ void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
   fn.addPass(mlir::createCSEPass());
   if (options.formKernels)
     fn.addPass(createFormKernelsPass());
+}
+
+} // namespace
+
+void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options) {
+  addFunctionPasses(pm.nest<mlir::func::FuncOp>(), options);
+}
+
+std::vector<PipelinePass> pipelinePasses(const PipelineOptions &options) {
+  mlir::OpPassManager fn(mlir::func::FuncOp::getOperationName());
+  addFunctionPasses(fn, options);
+  std::vector<PipelinePass> passes;
+  for (mlir::Pass &p : fn.getPasses())
+    passes.push_back({p.getArgument().str(), p.getName().str()});
+  return passes;
 }
 
 void registerAllPasses() {

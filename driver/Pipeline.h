@@ -6,6 +6,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
+#include <vector>
 
 namespace tgc {
 
@@ -18,6 +19,16 @@ struct PipelineOptions {
 
 /// Adds tgc's passes, in pipeline order, to `pm` (which runs on the module).
 void buildPipeline(mlir::PassManager &pm, const PipelineOptions &options);
+
+/// One pass of the pipeline: its flag (`tgc-fold-constants`, `cse`: what --print-ir-after and
+/// --stats name it by) and its class name (`FoldConstants`, `CSE`: what MLIR's pass timing names
+/// it by).
+struct PipelinePass {
+  std::string argument, name;
+};
+/// The passes buildPipeline adds for `options`, in run order, read back from an MLIR pass
+/// manager built the same way (so the list cannot drift from the pipeline).
+std::vector<PipelinePass> pipelinePasses(const PipelineOptions &options);
 
 /// Registers every tgc pass with MLIR's registry (tgc-opt).
 void registerAllPasses();

@@ -1,7 +1,11 @@
 // pipeline_test.cpp — the whole pass pipeline on the ten real models, checked by the interpreter:
 // the rewritten graph has the shape issue #3 promises (attention, norms, GELU recognized; QKV
 // merged; parallel_mlp's branches batched) and still matches the PyTorch reference outputs —
-// rel-L2 < 1e-5 in fp32, < 1e-2 after --precision=fp16/bf16.
+// rel-L2 < 1e-5 in fp32, < 1e-2 after --precision=fp16/bf16. Also the compile driver's use of
+// MLIR's pass-manager hooks: the pass list read back from the pass manager, --print-ir-* through
+// enableIRPrinting (tgc's banner, only the named passes, unknown names refused) and the per-pass
+// seconds of --stats through enableTiming.
+#include "driver/Compile.h"
 #include "driver/Pipeline.h"
 #include "compiler/dialect/TgDialect.h"
 #include "compiler/interp/Interpreter.h"
@@ -14,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <sys/stat.h>
@@ -171,5 +177,98 @@ INSTANTIATE_TEST_SUITE_P(Models, LowPrecision,
                                                               "llama_tiny", "vit_tiny_dynamo",
                                                               "parallel_mlp"),
                                             ::testing::Values("fp16", "bf16")));
+
+// The pass list is read back from a pass manager built like the pipeline's.
+TEST(PipelinePasses, FollowTheOptions) {
+  PipelineOptions o;
+  std::vector<PipelinePass> all = pipelinePasses(o);
+  ASSERT_GT(all.size(), 10u);
+  EXPECT_EQ(all.front().argument, "tgc-fold-constants");
+  EXPECT_EQ(all.back().argument, "tgc-form-kernels");
+  auto has = [](const std::vector<PipelinePass> &v, const std::string &arg) {
+    return std::any_of(v.begin(), v.end(), [&](const PipelinePass &p) { return p.argument == arg; });
+  };
+  EXPECT_TRUE(has(all, "cse") && has(all, "canonicalize"));
+  EXPECT_FALSE(has(all, "tgc-convert-precision"));
+  for (const PipelinePass &p : all)
+    EXPECT_FALSE(p.name.empty()) << p.argument;
+  o.formKernels = false;
+  o.precision = Precision::FP16;
+  std::vector<PipelinePass> fp16 = pipelinePasses(o);
+  EXPECT_TRUE(has(fp16, "tgc-convert-precision"));
+  EXPECT_FALSE(has(fp16, "tgc-form-kernels"));
+}
+
+std::string tmpDir() {
+  const char *t = std::getenv("TEST_TMPDIR");
+  return t ? t : "/tmp";
+}
+
+size_t occurrences(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// --print-ir-after/-before print the named passes only, with tgc's banner; --stats has one time
+// per pass execution, named by the pass's flag, between import and codegen.
+TEST(CompileDriver, PrintsIrAndTimesEveryPass) {
+  CompileOptions o;
+  o.modelPath = kModels + "/parallel_mlp/model.onnx";
+  o.outputPath = tmpDir() + "/print_ir.tgpkg";
+  o.target = llvm::cantFail(parseTarget("cuda:sm_90")); // NVRTC: no host compiler, no GPU
+  o.printIrAfter = {"batch-split-branches"};
+  o.printIrBefore = {"tgc-form-kernels"};
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  auto r = compile(o, os);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  os.flush();
+  EXPECT_EQ(occurrences(log, "// -----// IR after tgc-batch-split-branches //----- //\n"), 1u)
+      << log.substr(0, 400);
+  EXPECT_EQ(occurrences(log, "// -----// IR before tgc-form-kernels //----- //\n"), 1u);
+  EXPECT_EQ(occurrences(log, "// -----// IR "), 2u); // nothing else
+  EXPECT_NE(log.find("module"), std::string::npos);
+  std::vector<PipelinePass> passes = pipelinePasses(PipelineOptions{});
+  ASSERT_EQ(r->passSeconds.size(), passes.size() + 2);
+  EXPECT_EQ(r->passSeconds.front().first, "import");
+  EXPECT_EQ(r->passSeconds.back().first, "codegen");
+  for (size_t i = 0; i < passes.size(); ++i) {
+    EXPECT_EQ(r->passSeconds[i + 1].first, passes[i].argument);
+    EXPECT_GE(r->passSeconds[i + 1].second, 0.0);
+  }
+
+  // --print-ir-after-all: one banner per pass execution.
+  CompileOptions all = o;
+  all.printIrAfter.clear();
+  all.printIrBefore.clear();
+  all.printIrAfterAll = true;
+  std::string allLog;
+  llvm::raw_string_ostream allOs(allLog);
+  ASSERT_TRUE(bool(compile(all, allOs)));
+  allOs.flush();
+  EXPECT_EQ(occurrences(allLog, "// -----// IR after "), passes.size());
+}
+
+TEST(CompileDriver, RefusesAnUnknownPassNameListingThePipeline) {
+  for (bool after : {true, false}) {
+    CompileOptions o;
+    o.modelPath = kModels + "/parallel_mlp/model.onnx";
+    o.outputPath = tmpDir() + "/unknown_pass.tgpkg";
+    (after ? o.printIrAfter : o.printIrBefore) = {"tgc-no-such-pass"};
+    llvm::raw_null_ostream quiet;
+    auto r = compile(o, quiet);
+    ASSERT_FALSE(bool(r));
+    std::string e = llvm::toString(r.takeError());
+    EXPECT_NE(e.find(std::string("--print-ir-") + (after ? "after" : "before") +
+                     ": no pass 'tgc-no-such-pass' in the pipeline"),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("tgc-fold-constants, "), std::string::npos) << e;
+    EXPECT_NE(e.find("tgc-form-kernels"), std::string::npos) << e;
+    EXPECT_FALSE(exists(o.outputPath));
+  }
+}
 
 } // namespace
