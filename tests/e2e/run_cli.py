@@ -375,6 +375,174 @@ r = tgc("compile", bm, "-o", bpkg, "--bind-input", "axes")
 check("--bind-input without a file refused", r.returncode == 1 and "is not NAME=FILE.pb" in r.stderr,
       r.stderr)
 
+# --- CLI conveniences (issue 27) ---------------------------------------------------------------
+import pty  # noqa: E402
+import select  # noqa: E402
+import xml.etree.ElementTree as ET  # noqa: E402
+
+
+def pb_array(path):
+    t = onnx.TensorProto()
+    t.ParseFromString(open(path, "rb").read())
+    return numpy_helper.to_array(t)
+
+
+def rel_l2(got, want):
+    return float(np.linalg.norm(got.astype(np.float64) - want) / max(np.linalg.norm(want), 1e-30))
+
+
+# --input NAME=@file.npy and --output-dir: bert_tiny's test data as .npy in, .npy out.
+npy = os.path.join(TMP, "npy")
+os.makedirs(npy)
+ids_npy = os.path.join(npy, "ids.npy")
+np.save(ids_npy, pb_array(os.path.join(data("bert_tiny"), "input_0.pb")))
+want = pb_array(os.path.join(data("bert_tiny"), "output_0.pb"))
+outd = os.path.join(npy, "out")
+r = tgc("run", pkg, "--input", "input_0=@" + ids_npy, "--output-dir", outd)
+got = np.load(os.path.join(outd, "output_0.npy")) if os.path.exists(os.path.join(outd, "output_0.npy")) else None
+check("run --input @npy --output-dir round trip", r.returncode == 0 and got is not None
+      and got.shape == want.shape and got.dtype == np.float32 and rel_l2(got, want) <= 1e-5,
+      r.stdout + r.stderr + str(os.listdir(outd) if os.path.isdir(outd) else ""))
+r = tgc("run", pkg, "--input", "input_0=@" + os.path.join(data("bert_tiny"), "input_0.pb"),
+        "--output-dir", os.path.join(npy, "out_pb"))
+got = np.load(os.path.join(npy, "out_pb", "output_0.npy")) if r.returncode == 0 else None
+check("run --input @pb", r.returncode == 0 and got is not None and rel_l2(got, want) <= 1e-5,
+      r.stdout + r.stderr)
+
+# Bad .npy files: exit 1 and a message naming the file (or the input) and what is wrong.
+ids = pb_array(os.path.join(data("bert_tiny"), "input_0.pb"))
+cases = {}
+trunc = os.path.join(npy, "truncated.npy")
+open(trunc, "wb").write(open(ids_npy, "rb").read()[:-8])
+cases["truncated"] = (trunc, "truncated.npy", "truncated")
+fort = os.path.join(npy, "fortran.npy")
+np.save(fort, np.asfortranarray(np.stack([ids[0], ids[0]], axis=1)))
+cases["fortran order"] = (fort, "fortran.npy", "fortran_order")
+big = os.path.join(npy, "bigendian.npy")
+np.save(big, ids.astype(">i8"))
+cases["big-endian"] = (big, "bigendian.npy", "big-endian")
+objs = os.path.join(npy, "objects.npy")
+np.save(objs, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+cases["object dtype"] = (objs, "objects.npy", "Python objects")
+wrong = os.path.join(npy, "wrong_dtype.npy")
+np.save(wrong, ids.astype(np.float32))
+cases["wrong dtype"] = (wrong, "wrong_dtype.npy", "the package expects i64 [1, 32]")
+for what, (path, name, words) in cases.items():
+    r = tgc("run", pkg, "--input", "input_0=@" + path)
+    check("bad npy refused: " + what, r.returncode == 1 and name in r.stderr and words in r.stderr
+          and "Traceback" not in r.stderr, r.stderr)
+
+# A model with two inputs and hostile names (markup, quotes, &, a newline, a backslash).
+HOSTILE = 'x<script>alert("1&amp;2")</script>\n\\ \'q\''
+hx, hy, ho = HOSTILE + "#in0", HOSTILE + "#in1", HOSTILE + "#out"
+hg = helper.make_graph(
+    [helper.make_node("MatMul", [hx, "w"], ["t1"], name=HOSTILE + "#mm"),
+     helper.make_node("Relu", ["t1"], ["t2"], name=HOSTILE + "#relu"),
+     helper.make_node("Add", ["t2", hy], ["t3"], name=HOSTILE + "#add"),
+     helper.make_node("Softmax", ["t3"], [ho], name=HOSTILE + "#softmax", axis=-1)], "hostile",
+    [helper.make_tensor_value_info(hx, TensorProto.FLOAT, [4, 8]),
+     helper.make_tensor_value_info(hy, TensorProto.FLOAT, [4, 16])],
+    [helper.make_tensor_value_info(ho, TensorProto.FLOAT, [4, 16])],
+    [numpy_helper.from_array(np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16), "w")])
+hdir = os.path.join(TMP, "hostile")
+os.makedirs(hdir)
+hm = os.path.join(hdir, "model.onnx")
+onnx.save(helper.make_model(hg, opset_imports=[helper.make_opsetid("", 17)]), hm)
+hpkg, hdump = os.path.join(hdir, "pkg"), os.path.join(hdir, "dump")
+r = tgc("compile", hm, "-o", hpkg, "--dump-dir", hdump)
+check("hostile-name model compiles with --dump-dir", r.returncode == 0, r.stderr)
+hx_npy = os.path.join(hdir, "x.npy")
+np.save(hx_npy, np.ones((4, 8), np.float32))
+r = tgc("run", hpkg, "--input", hx + "=@" + hx_npy)
+check("missing input named with its dtype and shape", r.returncode == 1 and
+      "no value for input 'x<script>alert(%221&amp;2%22)</script>%0A%5C 'q'#in1' (f32 [4, 16])"
+      in r.stderr, r.stderr)
+r = tgc("bench", pkg, "--iters", "3", "--input", "nope=@" + ids_npy)
+check("bench --input of an unknown name refused", r.returncode == 1 and "'nope'" in r.stderr
+      and "'input_0'" in r.stderr, r.stderr)
+
+# bench --json: the promised keys, ordered percentiles; the human output prints them too.
+bj = os.path.join(TMP, "bench.json")
+r = tgc("bench", pkg, "--iterations", "20", "--warmup", "2", "--json", bj)
+try:
+    b = json.load(open(bj))
+    keys = {"p50_us", "p90_us", "p99_us", "mean_us", "stddev_us", "min_us", "max_us", "iterations",
+            "warmup", "target"}
+    check("bench --json keys and p50 <= p90 <= p99", r.returncode == 0 and keys <= set(b)
+          and b["min_us"] <= b["p50_us"] <= b["p90_us"] <= b["p99_us"] <= b["max_us"]
+          and b["iterations"] == 20 and b["warmup"] == 2 and b["target"] == "cpu"
+          and "p50 " in r.stdout and "p99 " in r.stdout, json.dumps(b) + r.stdout)
+except Exception as e:  # noqa: BLE001
+    check("bench --json keys and p50 <= p90 <= p99", False, repr(e) + r.stdout + r.stderr)
+
+# --dump-dir: graph.dot and graph.svg (well-formed XML naming the kernels), hostile names too.
+for label, d in (("bert_tiny", dump), ("hostile names", hdump)):
+    dotf, svgf = os.path.join(d, "graph.dot"), os.path.join(d, "graph.svg")
+    try:
+        root = ET.parse(svgf).getroot()
+        text = " ".join(t for t in root.itertext())
+        ok = os.path.exists(dotf) and "tgk_0_" in text and "digraph" in open(dotf).read()
+        if label == "hostile names":
+            ok = ok and "<script" not in open(svgf).read() and "%0A" in text
+    except Exception as e:  # noqa: BLE001
+        ok, text = False, repr(e)
+    check("graph.dot and graph.svg (%s)" % label, ok, text[:400])
+# Without Graphviz on PATH: graph.dot, one note, success (kernels from the cache: no compiler).
+nodot = os.path.join(TMP, "nodot_bin")
+os.makedirs(nodot)
+cache = os.path.join(TMP, "cache")
+cxx = dict(os.environ, TGC_CXX="c++")  # the compiler is part of the cache key
+subprocess.run([TGC, "compile", model("parallel_mlp"), "-o", os.path.join(TMP, "nd1"), "--cache-dir",
+                cache], capture_output=True, env=cxx)
+r = subprocess.run([TGC, "compile", model("parallel_mlp"), "-o", os.path.join(TMP, "nd2"),
+                    "--cache-dir", cache, "--dump-dir", os.path.join(TMP, "nd_dump")],
+                   capture_output=True, text=True, env=dict(cxx, PATH=nodot))
+check("no Graphviz: graph.dot, a note, exit 0", r.returncode == 0 and
+      os.path.exists(os.path.join(TMP, "nd_dump", "graph.dot")) and
+      not os.path.exists(os.path.join(TMP, "nd_dump", "graph.svg")) and
+      r.stderr.count("graph.svg skipped") == 1 and "dot" in r.stderr, r.stderr)
+
+# run --profile report.html: self-contained, a bar per kernel, the graph, hostile text escaped.
+html = os.path.join(hdir, "report.html")
+hy_npy = os.path.join(hdir, "y.npy")
+np.save(hy_npy, np.ones((4, 16), np.float32))
+r = tgc("run", hpkg, "--input", hx + "=@" + hx_npy, "--input", hy + "=@" + hy_npy, "--profile", html)
+steps = int(open(os.path.join(hpkg, "plan.txt")).read().split("steps: ")[1].split()[0]) \
+    if os.path.exists(os.path.join(hpkg, "plan.txt")) else -1
+page = open(html).read() if os.path.exists(html) else ""
+check("run --profile report.html", r.returncode == 0 and page.count('class="bar"') == steps > 0
+      and "<svg" in page and "Total:" in page and "<script" not in page and "src=" not in page
+      and "http://" not in page.replace("http://www.w3.org", ""), r.stderr + page[:300])
+r = tgc("run", pkg, "--test-data", data("bert_tiny"), "--profile", os.path.join(TMP, "trace.json"))
+check("run --profile trace.json stays a Chrome trace", r.returncode == 0 and
+      "traceEvents" in json.load(open(os.path.join(TMP, "trace.json"))), r.stderr)
+
+# Progress: never on a pipe; on a terminal, `[k/N] stage ...` rewritten with \r and cleared.
+r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "p1"), "--no-cache")
+check("no progress line when stderr is a pipe", r.returncode == 0 and "\r" not in r.stderr
+      and "[1/" not in r.stderr and "/2" not in r.stderr, repr(r.stderr[:300]))
+master, slave = pty.openpty()
+p = subprocess.Popen([TGC, "compile", model("bert_tiny"), "-o", os.path.join(TMP, "p2"), "--no-cache"],
+                     stdout=subprocess.PIPE, stderr=slave)
+os.close(slave)
+seen = b""
+while True:
+    ready, _, _ = select.select([master], [], [], 0.2)
+    if ready:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    elif p.poll() is not None:
+        break
+p.wait()
+os.close(master)
+check("progress line on a terminal (slow compile)", p.returncode == 0 and seen.startswith(b"\r[")
+      and b"codegen, host C++ compiler" in seen and seen.endswith(b"\r"), repr(seen[:300]))
+
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"cli: {sum(results)} passed, {len(results) - sum(results)} failed")
 sys.exit(0 if all(results) else 1)
