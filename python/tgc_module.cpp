@@ -273,14 +273,6 @@ PYBIND11_MODULE(_tgc, m) {
         py::arg("precision"), py::arg("input_shapes"), py::arg("bind_inputs"),
         py::arg("cache_dir"), py::arg("disable_rules"), py::arg("dump_dir"));
   m.def("write_tensor", &writeTensor, py::arg("path"), py::arg("name"), py::arg("array"));
-  m.def("env_table", [] {
-    int n = 0;
-    const tgc::EnvInfo *t = tgc::envTable(n);
-    py::list l;
-    for (int i = 0; i < n; ++i)
-      l.append(py::make_tuple(t[i].name, t[i].doc));
-    return l;
-  });
 
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string &, int>(), py::arg("path"), py::arg("threads") = 0)
