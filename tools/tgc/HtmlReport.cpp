@@ -108,7 +108,7 @@ bool writeHtmlReport(const std::string &path, const std::string &pkg, const plan
   // The graph.
   h += "<h2>Kernel graph</h2>\n";
   std::string svg, why;
-  if (renderSvg(kernelGraphDot(plan), svg, why)) {
+  if (renderSvg(kernelGraphDot(plan, pkg), svg, why)) {
     size_t at = svg.find("<svg");
     h += "<div class=\"graph\">\n" + (at == std::string::npos ? std::string() : svg.substr(at)) +
          "</div>\n";

@@ -64,21 +64,55 @@ bool hasAny(const std::string &text, std::initializer_list<const char *> words) 
   return false;
 }
 
-/// Which arguments a step writes: results follow operands (one result, or a split's several), a
-/// GEMM step writes C, a copy its destination.
-std::vector<bool> writtenArgs(const plan::Step &s) {
+/// Which arguments a step writes. CUDA kernels: the non-const pointer parameters of the kernel's
+/// signature in kernels.cu (`signatures`; their order is the emitter's, results need not be
+/// last). Otherwise results follow operands (one result, or a split's several), a GEMM step
+/// writes C, a copy its destination.
+std::vector<bool> writtenArgs(const plan::Step &s,
+                              const std::map<std::string, std::vector<bool>> &signatures) {
   std::vector<bool> w(s.args_size(), false);
   if (w.empty())
     return w;
+  auto sig = signatures.find(s.symbol());
   if (s.kind() == plan::Step::COPY)
     w[0] = true;
   else if (s.kind() == plan::Step::GEMM)
     w[std::min(2, s.args_size() - 1)] = true;
+  else if (sig != signatures.end() && sig->second.size() == w.size())
+    w = sig->second;
   else if (s.label().rfind("tg.split", 0) == 0)
     std::fill(w.begin() + 1, w.end(), true);
   else
     w.back() = true;
   return w;
+}
+
+/// Kernel symbol -> which parameters are written (not `const`), from the one-line signatures
+/// `extern "C" __global__ void [__launch_bounds__(N)] sym(const T *a, T *b, ...) {` of a CUDA
+/// package's kernels.cu; empty when there is none.
+std::map<std::string, std::vector<bool>> cudaSignatures(const std::string &pkg) {
+  std::map<std::string, std::vector<bool>> out;
+  auto buf = llvm::MemoryBuffer::getFile(pkg + "/kernels.cu");
+  if (!buf)
+    return out;
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  (*buf)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.consume_front("extern \"C\" __global__ void "))
+      continue;
+    if (line.consume_front("__launch_bounds__("))
+      line = line.drop_until([](char c) { return c == ')'; }).drop_front().ltrim();
+    const size_t open = line.find('('), close = line.find(')');
+    if (open == llvm::StringRef::npos || close == llvm::StringRef::npos || close < open)
+      continue;
+    std::vector<bool> writes;
+    llvm::SmallVector<llvm::StringRef, 8> params;
+    line.slice(open + 1, close).split(params, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef p : params)
+      writes.push_back(!p.trim().startswith("const "));
+    out[line.take_front(open).str()] = std::move(writes);
+  }
+  return out;
 }
 
 /// A byte range some step wrote.
@@ -153,17 +187,16 @@ StepKind stepKind(const plan::Step &s) {
 }
 
 std::vector<std::string> stepNodeNames(const plan::Step &s) {
+  // "op <- a, b" or, for a CUDA step of several ops, "op <- a + op2 <- b".
   std::vector<std::string> names;
-  const std::string &l = s.label();
-  size_t at = l.find(" <- ");
-  if (at == std::string::npos)
-    return names;
-  at += 4;
-  while (at <= l.size()) {
-    size_t end = std::min(l.find(", ", at), l.size());
-    if (end > at)
-      names.push_back(safeText(l.substr(at, end - at)));
-    at = end + 2;
+  llvm::StringRef rest = s.label();
+  for (size_t at = rest.find(" <- "); at != llvm::StringRef::npos; at = rest.find(" <- ")) {
+    rest = rest.drop_front(at + 4);
+    llvm::StringRef part = rest.take_front(std::min(rest.find(" + tg."), rest.find(" <- ")));
+    llvm::SmallVector<llvm::StringRef, 4> pieces;
+    part.split(pieces, ", ", -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef n : pieces)
+      names.push_back(safeText(n.str()));
   }
   return names;
 }
@@ -184,7 +217,8 @@ bool loadPlan(const std::string &pkg, plan::Plan &p, std::string &err) {
   return true;
 }
 
-std::string kernelGraphDot(const plan::Plan &p) {
+std::string kernelGraphDot(const plan::Plan &p, const std::string &pkg) {
+  const auto signatures = cudaSignatures(pkg);
   std::string dot = "digraph kernels {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", "
                     "fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n";
   dot += "  label=\"" + dotText(p.model_name()) + " (" + dotText(p.target()) + ", " +
@@ -219,7 +253,7 @@ std::string kernelGraphDot(const plan::Plan &p) {
       label += "\\n(+" + std::to_string(names.size() - 3) + " more)";
     if (names.empty() && !s.label().empty())
       label += "\\n" + dotText(s.label().substr(0, 60));
-    const std::vector<bool> w = writtenArgs(s);
+    const std::vector<bool> w = writtenArgs(s, signatures);
     int64_t weightBytes = 0;
     for (int a = 0; a < s.args_size(); ++a) {
       const plan::BufferArg &arg = s.args(a);
@@ -235,7 +269,10 @@ std::string kernelGraphDot(const plan::Plan &p) {
     }
     if (weightBytes > 0)
       label += "\\nweights " + bytesText(weightBytes);
-    dot += "  " + id + " [shape=box, style=\"rounded,filled\", fillcolor=\"" +
+    if (s.skip_if_gemm_fused())
+      label += "\\n(skipped when the GEMM before applies it)";
+    dot += "  " + id + " [shape=box, style=\"rounded,filled" +
+           (s.skip_if_gemm_fused() ? ",dashed" : "") + "\", fillcolor=\"" +
            stepKindColor(kind) + "\", tooltip=\"" + dotText(stepKindName(kind)) + "\", label=\"" +
            label + "\"];\n";
     for (int a = 0; a < s.args_size(); ++a)
@@ -309,9 +346,9 @@ bool renderSvg(const std::string &dot, std::string &svg, std::string &why) {
   return ok;
 }
 
-bool writeKernelGraph(const plan::Plan &p, const std::string &dir, std::string &note,
-                      std::string &err) {
-  const std::string dot = kernelGraphDot(p);
+bool writeKernelGraph(const plan::Plan &p, const std::string &pkg, const std::string &dir,
+                      std::string &note, std::string &err) {
+  const std::string dot = kernelGraphDot(p, pkg);
   if (!writeFileAtomic(dir + "/graph.dot", dot, err))
     return false;
   std::string svg, why;
