@@ -72,8 +72,7 @@ int runBench(BenchArgs &a) {
       gpu.push_back(s.lastDeviceMicros());
     std::sort(gpu.begin(), gpu.end());
     if (!gpu.empty()) {
-      std::printf("median GPU time: %.1f us (kernels only, device events)\n",
-                  gpu[gpu.size() / 2]);
+      std::printf("median GPU time: %.1f us (kernels only, device events)\n", gpu[gpu.size() / 2]);
       js["gpu_median_us"] = gpu[gpu.size() / 2];
     }
   }
@@ -90,7 +89,8 @@ int runBench(BenchArgs &a) {
   double full = replay({});
   if (full >= 0) {
     std::printf("device-resident replay: %.1f us per run (%d back-to-back graph replays, "
-                "median of 5 rounds)\n", full, a.iters);
+                "median of 5 rounds)\n",
+                full, a.iters);
     js["replay_us"] = full;
     js["replay_iterations"] = a.iters;
     js["replay_rounds"] = 5;
@@ -106,8 +106,8 @@ int runBench(BenchArgs &a) {
     double us = words.empty() ? -1 : replay(words);
     if (us < 0 || full < 0)
       return fail("--omit '" + o + "': needs a GPU package and a non-empty list of step kinds");
-    std::printf("replay without %s: %.1f us (those steps cost %.1f us in the graph)\n",
-                o.c_str(), us, full - us);
+    std::printf("replay without %s: %.1f us (those steps cost %.1f us in the graph)\n", o.c_str(),
+                us, full - us);
     without[o] = us;
   }
   if (!a.omits.empty())

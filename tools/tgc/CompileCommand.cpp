@@ -68,7 +68,8 @@ int runCompile(CompileArgs &a) {
     // The final kernel graph, from the package's plan: graph.dot, and graph.svg where Graphviz is.
     plan::Plan p;
     std::string note;
-    if (!loadPlan(copt.outputPath, p, err) || !writeKernelGraph(p, copt.outputPath, copt.dumpDir, note, err))
+    if (!loadPlan(copt.outputPath, p, err) ||
+        !writeKernelGraph(p, copt.outputPath, copt.dumpDir, note, err))
       return fail(err);
     if (!note.empty())
       std::cerr << "tgc: note: " << note << "\n";

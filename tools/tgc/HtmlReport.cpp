@@ -75,7 +75,9 @@ bool writeHtmlReport(const std::string &path, const std::string &pkg, const plan
        htmlText(pkg) + "</code>: target " + htmlText(plan.target()) + ", precision " +
        htmlText(plan.precision()) + ", " + std::to_string(plan.steps_size()) + " steps.</p>\n";
   h += llvm::formatv("<p class=\"total\">Total: <b>{0:f1} us</b> per run (sum of step times, mean "
-                     "of {1} profiled runs).</p>\n", total, runs).str();
+                     "of {1} profiled runs).</p>\n",
+                     total, runs)
+           .str();
 
   // Per-kernel bars, in plan order.
   std::map<StepKind, double> byKind;
@@ -101,8 +103,9 @@ bool writeHtmlReport(const std::string &path, const std::string &pkg, const plan
   for (StepKind k : allStepKinds())
     if (byKind.count(k))
       h += llvm::formatv("<tr><td>{0}</td><td class=\"num\">{1:f1} us</td><td class=\"num\">"
-                         "{2:f1}%</td></tr>\n", swatch(k), byKind[k],
-                         total > 0 ? 100.0 * byKind[k] / total : 0.0).str();
+                         "{2:f1}%</td></tr>\n",
+                         swatch(k), byKind[k], total > 0 ? 100.0 * byKind[k] / total : 0.0)
+               .str();
   h += "</table>\n";
 
   // The graph.
@@ -129,8 +132,8 @@ bool writeHtmlReport(const std::string &path, const std::string &pkg, const plan
        "compile --stats</code> prints them). The kernels it holds, by the ops each fuses:</p>\n"
        "<table class=\"fusions\">\n<tr><th>kernel ops</th><th>kernels</th></tr>\n";
   for (const auto &[ops, n] : fusions)
-    h += "<tr><td class=\"sym\">" + htmlText(ops) + "</td><td class=\"num\">" +
-         std::to_string(n) + "</td></tr>\n";
+    h += "<tr><td class=\"sym\">" + htmlText(ops) + "</td><td class=\"num\">" + std::to_string(n) +
+         "</td></tr>\n";
   h += "</table>\n</body></html>\n";
   return writeFileAtomic(path, h, err);
 }

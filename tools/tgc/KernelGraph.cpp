@@ -138,9 +138,9 @@ int writerOf(const std::vector<Written> &writes, const plan::BufferArg &a) {
 } // namespace
 
 const std::vector<StepKind> &allStepKinds() {
-  static const std::vector<StepKind> kinds = {StepKind::Gemm,     StepKind::Attention,
+  static const std::vector<StepKind> kinds = {StepKind::Gemm,        StepKind::Attention,
                                               StepKind::Elementwise, StepKind::Norm,
-                                              StepKind::Movement, StepKind::Other};
+                                              StepKind::Movement,    StepKind::Other};
   return kinds;
 }
 
@@ -245,7 +245,8 @@ std::string kernelGraphDot(const plan::Plan &p, const std::string &pkg) {
     const plan::Step &s = p.steps(i);
     const std::string id = "s" + std::to_string(i);
     const StepKind kind = stepKind(s);
-    std::string label = std::to_string(i) + ": " + dotText(s.symbol().empty() ? "copy" : s.symbol());
+    std::string label =
+        std::to_string(i) + ": " + dotText(s.symbol().empty() ? "copy" : s.symbol());
     std::vector<std::string> names = stepNodeNames(s);
     for (size_t n = 0; n < names.size() && n < 3; ++n)
       label += "\\n" + dotText(names[n].size() > 60 ? names[n].substr(0, 57) + "..." : names[n]);
@@ -272,13 +273,12 @@ std::string kernelGraphDot(const plan::Plan &p, const std::string &pkg) {
     if (s.skip_if_gemm_fused())
       label += "\\n(skipped when the GEMM before applies it)";
     dot += "  " + id + " [shape=box, style=\"rounded,filled" +
-           (s.skip_if_gemm_fused() ? ",dashed" : "") + "\", fillcolor=\"" +
-           stepKindColor(kind) + "\", tooltip=\"" + dotText(stepKindName(kind)) + "\", label=\"" +
-           label + "\"];\n";
+           (s.skip_if_gemm_fused() ? ",dashed" : "") + "\", fillcolor=\"" + stepKindColor(kind) +
+           "\", tooltip=\"" + dotText(stepKindName(kind)) + "\", label=\"" + label + "\"];\n";
     for (int a = 0; a < s.args_size(); ++a)
       if (w[a])
-        writes.push_back({(int)s.args(a).kind(), s.args(a).index(), s.args(a).offset(),
-                          s.args(a).bytes(), i});
+        writes.push_back(
+            {(int)s.args(a).kind(), s.args(a).index(), s.args(a).offset(), s.args(a).bytes(), i});
   }
   for (int o = 0; o < p.outputs_size(); ++o) {
     const plan::TensorDesc &d = p.outputs(o);
@@ -302,8 +302,8 @@ std::string kernelGraphDot(const plan::Plan &p, const std::string &pkg) {
   std::string prev;
   for (StepKind k : allStepKinds()) {
     const std::string id = "legend" + std::to_string((int)k);
-    dot += "    " + id + " [shape=box, style=\"rounded,filled\", fillcolor=\"" +
-           stepKindColor(k) + "\", label=\"" + stepKindName(k) + "\"];\n";
+    dot += "    " + id + " [shape=box, style=\"rounded,filled\", fillcolor=\"" + stepKindColor(k) +
+           "\", label=\"" + stepKindName(k) + "\"];\n";
     if (!prev.empty())
       dot += "    " + prev + " -> " + id + " [style=invis];\n";
     prev = id;

@@ -164,7 +164,8 @@ const char *onnxTypeName(int32_t t) {
 /// NumPy's type string for a dtype tgc handles.
 std::string descrOf(DType t) {
   switch (t) {
-  case DType::F32: case DType::BF16: return "<f4";
+  case DType::F32:
+  case DType::BF16: return "<f4";
   case DType::F64: return "<f8";
   case DType::F16: return "<f2";
   case DType::I8: return "|i1";
@@ -191,7 +192,8 @@ int32_t npyDescrToOnnx(const std::string &descr, std::string &why) {
   const char order = descr[0];
   const std::string code = descr.substr(1);
   if (order == '>') {
-    why = "dtype '" + escapeText(descr) + "' is big-endian (save it little-endian: "
+    why = "dtype '" + escapeText(descr) +
+          "' is big-endian (save it little-endian: "
           "a.astype(a.dtype.newbyteorder('<')))";
     return 0;
   }
@@ -199,9 +201,11 @@ int32_t npyDescrToOnnx(const std::string &descr, std::string &why) {
     why = "dtype '" + escapeText(descr) + "' holds Python objects";
     return 0;
   }
-  static const struct { const char *code; int32_t onnx; } kTypes[] = {
-      {"f4", 1}, {"u1", 2}, {"i1", 3}, {"u2", 4}, {"i2", 5}, {"i4", 6}, {"i8", 7},
-      {"b1", 9}, {"f2", 10}, {"f8", 11}, {"u4", 12}, {"u8", 13}};
+  static const struct {
+    const char *code;
+    int32_t onnx;
+  } kTypes[] = {{"f4", 1}, {"u1", 2}, {"i1", 3},  {"u2", 4},  {"i2", 5},  {"i4", 6},
+                {"i8", 7}, {"b1", 9}, {"f2", 10}, {"f8", 11}, {"u4", 12}, {"u8", 13}};
   if (order == '<' || order == '|' || order == '=')
     for (const auto &t : kTypes)
       if (code == t.code) {
@@ -262,8 +266,8 @@ bool parseNpy(const std::string &bytes, const std::string &path, HostTensor &out
   const uint64_t have = bytes.size() - dataStart;
   if (have != want)
     return bad("the header promises " + std::to_string(want) + " data bytes (" + dtypeName(dt) +
-               " " + std::to_string(numel) + " elements), the file holds " +
-               std::to_string(have) + (have < want ? " (truncated)" : ""));
+               " " + std::to_string(numel) + " elements), the file holds " + std::to_string(have) +
+               (have < want ? " (truncated)" : ""));
   out.dtype = dt;
   out.shape = h.shape;
   out.data.assign(bytes.begin() + dataStart, bytes.end());
@@ -282,7 +286,9 @@ bool readNpyFile(const std::string &path, HostTensor &out, std::string &err) {
 std::string npyBytes(const HostTensor &t) {
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
-    shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 ? "," : i + 1 < t.shape.size() ? ", " : "");
+    shape += std::to_string(t.shape[i]) + (t.shape.size() == 1      ? ","
+                                           : i + 1 < t.shape.size() ? ", "
+                                                                    : "");
   shape += ")";
   std::string header =
       "{'descr': '" + descrOf(t.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";

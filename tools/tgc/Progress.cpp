@@ -28,8 +28,8 @@ ProgressLine::~ProgressLine() { finish(); }
 void ProgressLine::stage(llvm::StringRef stage, int k, int n) {
   if (!enabled_)
     return;
-  std::string line = "[" + std::to_string(k) + "/" + std::to_string(n) + "] " +
-                     escapeText(stage.str()) + " ...";
+  std::string line =
+      "[" + std::to_string(k) + "/" + std::to_string(n) + "] " + escapeText(stage.str()) + " ...";
   if (line.size() > kMaxWidth)
     line = line.substr(0, kMaxWidth - 3) + "...";
   std::lock_guard<std::mutex> lock(mu_);

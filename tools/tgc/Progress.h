@@ -41,9 +41,9 @@ private:
   std::mutex mu_;
   std::condition_variable cv_;
   std::thread thread_;
-  std::string text_;       ///< the line to show
+  std::string text_; ///< the line to show
   bool changed_ = false, done_ = false;
-  size_t drawn_ = 0;       ///< width of the line on screen (0: none)
+  size_t drawn_ = 0; ///< width of the line on screen (0: none)
   std::chrono::steady_clock::time_point start_;
 };
 

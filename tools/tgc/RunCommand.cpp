@@ -139,7 +139,8 @@ int runRun(RunArgs &a) {
   bool ok = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const HostTensor &o = outputs[i];
-    std::cout << "output '" << escapeText(o.name) << "' " << dtypeName(o.dtype) << " " << shapeStr(o.shape);
+    std::cout << "output '" << escapeText(o.name) << "' " << dtypeName(o.dtype) << " "
+              << shapeStr(o.shape);
     if (a.printValues) {
       std::cout << " values:";
       for (int64_t j = 0; j < std::min<int64_t>(o.numel(), 8); ++j)
