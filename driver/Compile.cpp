@@ -21,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "passes/common/Rules.h"
+#include "runtime/Env.h"
 #include "runtime/Text.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -33,11 +34,18 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <cstdlib>
 #include <random>
 
 namespace tgc {
 
 const char *tgcVersion() { return "0.1.0"; }
+
+std::string defaultCacheDir() {
+  const char *env = envValue(Env::CacheDir);
+  const char *home = std::getenv("HOME");
+  return env ? env : home ? std::string(home) + "/.cache/tgc" : "";
+}
 
 namespace {
 
@@ -223,7 +231,8 @@ protected:
   }
   void stopTimer(void *handle) override {
     auto *t = static_cast<Timer *>(handle);
-    t->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t->start).count();
+    t->seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t->start).count();
   }
   void *nestTimer(void *, const void *, llvm::function_ref<std::string()> nameBuilder) override {
     all.push_back(Timer{nameBuilder()});

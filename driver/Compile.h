@@ -73,6 +73,10 @@ llvm::Expected<BisectResult> bisect(const CompileOptions &options,
 /// The version string recorded in packages.
 const char *tgcVersion();
 
+/// The kernel cache a compile uses unless told otherwise: $TGC_CACHE_DIR, else ~/.cache/tgc,
+/// else "" (none) when neither is set.
+std::string defaultCacheDir();
+
 } // namespace tgc
 
 #endif // TGC_DRIVER_COMPILE_H

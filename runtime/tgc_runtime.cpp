@@ -142,6 +142,4 @@ const char *tgc_session_describe(tgc_session *s) {
 
 void tgc_session_free(tgc_session *s) { delete s; }
 
-void tgc_free_error(char *err) { std::free(err); }
-
 } // extern "C"

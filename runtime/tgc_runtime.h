@@ -53,8 +53,11 @@ const char *tgc_session_describe(tgc_session *s);
 /** Frees a session (NULL is ignored). */
 void tgc_session_free(tgc_session *s);
 
+#ifndef TGC_FREE_ERROR_DECLARED
+#define TGC_FREE_ERROR_DECLARED
 /** Frees an error message returned through `err` (NULL is ignored). */
 void tgc_free_error(char *err);
+#endif
 
 #ifdef __cplusplus
 }

@@ -153,7 +153,11 @@ llvm::Expected<std::unique_ptr<StagedDir>> StagedDir::create(const std::string &
   if (auto e = checkReplaceable(finalDir))
     return std::move(e);
   llvm::SmallString<256> stage;
-  const std::string model = parent + "/" + stagePrefix(finalDir) + std::to_string(getpid());
+  // Absolute: createUniqueDirectory puts a relative model under the system temp directory,
+  // not beside the package (a relative -o then failed, or staged on another file system).
+  llvm::SmallString<256> model(parent + "/" + stagePrefix(finalDir) + std::to_string(getpid()));
+  if (auto ec = fs::make_absolute(model))
+    return error("cannot resolve '" + parent + "': " + ec.message());
   if (auto ec = fs::createUniqueDirectory(model, stage)) // appends "-" and random letters
     return error("cannot create a staging directory beside '" + finalDir + "': " + ec.message());
   {

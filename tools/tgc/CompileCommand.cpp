@@ -1,7 +1,6 @@
 // CompileCommand.cpp — `tgc compile`: an ONNX model into a package (tgc::compile), with the
 // debugging switches (IR before/after passes, dumps, check-each-pass, rule switches) and stats.
 #include "tools/tgc/Cli.h"
-#include "runtime/Env.h"
 #include "runtime/Text.h"
 #include "tools/tgc/KernelGraph.h"
 #include "tools/tgc/Progress.h"
@@ -47,11 +46,8 @@ int runCompile(CompileArgs &a) {
     return fail(llvm::toString(precision.takeError()));
   copt.target = *target;
   copt.precision = *precision;
-  if (!a.noCache && copt.cacheDir.empty()) {
-    const char *env = tgc::envValue(tgc::Env::CacheDir);
-    const char *home = std::getenv("HOME");
-    copt.cacheDir = env ? env : home ? std::string(home) + "/.cache/tgc" : "";
-  }
+  if (!a.noCache && copt.cacheDir.empty())
+    copt.cacheDir = defaultCacheDir();
   if (a.noCache)
     copt.cacheDir.clear();
   // A progress line on a terminal, unless IR or numerics checks are being printed to stderr.

@@ -1,0 +1,158 @@
+// CompileCApi.cpp — the C compile API (tgc_compiler.h) over tgc::compile: C options into
+// CompileOptions, model bytes into a temporary file, every error into a malloc'ed message.
+#include "driver/tgc_compiler.h"
+
+#include "driver/Compile.h"
+#include "runtime/Text.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+
+namespace {
+
+/// Hands `message` to the caller through `err` (when given); returns -1.
+int fail(char **err, const std::string &message) {
+  if (err) {
+    *err = static_cast<char *>(std::malloc(message.size() + 1));
+    if (*err)
+      std::memcpy(*err, message.c_str(), message.size() + 1);
+  }
+  return -1;
+}
+
+/// The fields of `o` the caller knows about (struct_size), over the defaults.
+tgc_compile_options known(const tgc_compile_options *o) {
+  tgc_compile_options all;
+  tgc_compile_options_init(&all);
+  if (o)
+    std::memcpy(&all, o, std::min(o->struct_size, sizeof all));
+  all.struct_size = sizeof all;
+  return all;
+}
+
+/// The C options as CompileOptions; false with `error` set when one is malformed.
+bool toCompileOptions(const tgc_compile_options &o, tgc::CompileOptions &copt, std::string &error) {
+  auto target = tgc::parseTarget(o.target ? o.target : "cpu");
+  if (!target) {
+    error = llvm::toString(target.takeError());
+    return false;
+  }
+  auto precision = tgc::parsePrecision(o.precision ? o.precision : "fp32");
+  if (!precision) {
+    error = llvm::toString(precision.takeError());
+    return false;
+  }
+  copt.target = *target;
+  copt.precision = *precision;
+  if (o.num_input_shapes && !o.input_shapes) {
+    error = "input_shapes is NULL but num_input_shapes is " + std::to_string(o.num_input_shapes);
+    return false;
+  }
+  for (size_t i = 0; i < o.num_input_shapes; ++i) {
+    const tgc_input_shape &s = o.input_shapes[i];
+    const std::string where = "input_shapes[" + std::to_string(i) + "]";
+    if (!s.name || !*s.name || s.rank < 0 || (s.rank > 0 && !s.dims)) {
+      error = where + ": needs a name, a rank >= 0 and rank dims";
+      return false;
+    }
+    std::vector<int64_t> dims(s.dims, s.dims + s.rank);
+    for (int64_t d : dims)
+      if (d < 1) {
+        error = where + " ('" + tgc::escapeText(s.name) + "'): dim " + std::to_string(d) +
+                " is not >= 1";
+        return false;
+      }
+    if (!copt.inputShapes.emplace(s.name, dims).second) {
+      error = where + ": input '" + tgc::escapeText(s.name) + "' is named twice";
+      return false;
+    }
+  }
+  if (o.num_bound_inputs && !o.bound_inputs) {
+    error = "bound_inputs is NULL but num_bound_inputs is " + std::to_string(o.num_bound_inputs);
+    return false;
+  }
+  for (size_t i = 0; i < o.num_bound_inputs; ++i) {
+    const tgc_bound_input &b = o.bound_inputs[i];
+    const std::string where = "bound_inputs[" + std::to_string(i) + "]";
+    if (!b.name || !*b.name || !b.tensor_path || !*b.tensor_path) {
+      error = where + ": needs a name and a tensor_path";
+      return false;
+    }
+    if (!copt.boundInputs.emplace(b.name, b.tensor_path).second) {
+      error = where + ": input '" + tgc::escapeText(b.name) + "' is bound twice";
+      return false;
+    }
+  }
+  copt.cacheDir = o.cache_dir ? o.cache_dir : tgc::defaultCacheDir();
+  copt.dumpDir = o.dump_dir ? o.dump_dir : "";
+  return true;
+}
+
+int compileChecked(const char *model, size_t modelSize, const tgc_compile_options *options,
+                   const char *outDir, char **err) {
+  if (!model || !outDir || !*outDir)
+    return fail(err, "tgc_compile: the model and out_dir must be given");
+  const tgc_compile_options o = known(options);
+  tgc::CompileOptions copt;
+  std::string error;
+  if (!toCompileOptions(o, copt, error))
+    return fail(err, "tgc_compile: " + error);
+  copt.outputPath = outDir;
+
+  // Bytes go through a private temporary file: the importer reads models from paths.
+  llvm::SmallString<128> tmp;
+  llvm::Optional<llvm::FileRemover> removeTmp;
+  if (modelSize == 0) {
+    copt.modelPath = model;
+  } else {
+    int fd = -1;
+    if (auto ec = llvm::sys::fs::createTemporaryFile("tgc-model", "onnx", fd, tmp))
+      return fail(err, "tgc_compile: cannot create a temporary file for the model bytes: " +
+                           ec.message());
+    removeTmp.emplace(tmp);
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(model, modelSize);
+    os.close();
+    if (os.has_error())
+      return fail(err, "tgc_compile: cannot write the model bytes to " + std::string(tmp));
+    copt.modelPath = std::string(tmp);
+  }
+  llvm::raw_ostream &log = o.verbose ? llvm::errs() : llvm::nulls();
+  auto result = tgc::compile(copt, log);
+  if (!result)
+    return fail(err, llvm::toString(result.takeError()));
+  return 0;
+}
+
+} // namespace
+
+extern "C" {
+
+void tgc_compile_options_init(tgc_compile_options *options) {
+  if (!options)
+    return;
+  std::memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+}
+
+int tgc_compile(const char *model, size_t model_size, const tgc_compile_options *options,
+                const char *out_dir, char **err) {
+  try {
+    return compileChecked(model, model_size, options, out_dir, err);
+  } catch (const std::exception &e) { // nothing may escape a C function
+    return fail(err, std::string("tgc_compile: internal error: ") + e.what());
+  } catch (...) {
+    return fail(err, "tgc_compile: internal error");
+  }
+}
+
+const char *tgc_compiler_version(void) { return tgc::tgcVersion(); }
+
+} // extern "C"
