@@ -51,9 +51,8 @@ const std::vector<std::string> kCxxFlags = {"-std=c++17", "-O2",      "-march=x8
 std::vector<std::string> compilerCommand() {
   std::vector<std::string> cmd;
   const char *env = tgc::envValue(tgc::Env::Cxx);
-  std::istringstream ss(env && *env                                      ? env
-                        : llvm::sys::findProgramByName("clang++") ? "clang++"
-                                                                         : "c++");
+  const bool clang = !(env && *env) && llvm::sys::findProgramByName("clang++");
+  std::istringstream ss(env && *env ? env : clang ? "clang++" : "c++");
   std::string w;
   while (ss >> w)
     cmd.push_back(w);

@@ -113,8 +113,8 @@ std::string formatPlan(const Plan &p) {
     os << "precision:    " << p.precision() << "\n";
   os << "model:        " << escapeText(p.model_name()) << " (hash " << p.model_hash() << ")\n";
   std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.weights_xxh3());
-  os << "weights:      " << p.weights_file() << ", " << p.weights_bytes() << " bytes, xxh3 "
-     << hex << "\n";
+  os << "weights:      " << p.weights_file() << ", " << p.weights_bytes() << " bytes, xxh3 " << hex
+     << "\n";
   std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)p.kernels_xxh3());
   os << "kernels:      " << p.kernels_file() << ", xxh3 " << hex << "\n";
   os << "arena:        " << p.arena_bytes() << " bytes (alignment " << p.alignment() << ")\n";

@@ -186,7 +186,8 @@ TEST(PipelinePasses, FollowTheOptions) {
   EXPECT_EQ(all.front().argument, "tgc-fold-constants");
   EXPECT_EQ(all.back().argument, "tgc-form-kernels");
   auto has = [](const std::vector<PipelinePass> &v, const std::string &arg) {
-    return std::any_of(v.begin(), v.end(), [&](const PipelinePass &p) { return p.argument == arg; });
+    return std::any_of(v.begin(), v.end(),
+                       [&](const PipelinePass &p) { return p.argument == arg; });
   };
   EXPECT_TRUE(has(all, "cse") && has(all, "canonicalize"));
   EXPECT_FALSE(has(all, "tgc-convert-precision"));
