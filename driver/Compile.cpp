@@ -22,6 +22,7 @@
 #include "mlir/Support/Timing.h"
 #include "passes/common/Rules.h"
 #include "runtime/Env.h"
+#include "runtime/schema/PlanUtil.h"
 #include "runtime/Text.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -257,11 +258,9 @@ void countOps(mlir::ModuleOp m, int64_t &total, std::map<std::string, int64_t> *
 }
 
 std::string hashFile(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  uint64_t h = 1469598103934665603ull;
-  if (buf)
-    for (unsigned char c : (*buf)->getBuffer())
-      h = (h ^ c) * 1099511628211ull;
+  uint64_t h = 0;
+  if (!plan::xxh3File(path, h)) // read again by the importer next, which names the failure
+    h = 0;
   return llvm::formatv("{0:x16}", h).str();
 }
 

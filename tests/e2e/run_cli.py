@@ -296,6 +296,15 @@ check("a package moved aside by a killed publish is put back", r3.returncode == 
 r = tgc("compile", model("parallel_mlp"), "-o", atom + "/")
 check("-o with a trailing slash", r.returncode == 0 and os.path.exists(os.path.join(atom, "plan.pb"))
       and sorted(os.listdir(atom_dir)) == ["m.tgpkg", "other.tgpkg"], r.stderr + str(os.listdir(atom_dir)))
+# A relative -o is staged beside the package (its parent made from the working directory), not
+# under /tmp, where that relative parent does not exist (a Bazel action's bazel-out/... path).
+rel_parent = "rel-%d/deeper" % os.getpid()
+r = subprocess.run([TGC, "compile", model("parallel_mlp"), "-o", rel_parent + "/m.tgpkg"], cwd=atom_dir,
+                   capture_output=True, text=True)
+check("relative -o whose parent exists only here", r.returncode == 0 and
+      os.path.exists(os.path.join(atom_dir, rel_parent, "m.tgpkg", "plan.pb")) and
+      not os.path.exists(os.path.join(tempfile.gettempdir(), rel_parent)), r.stderr)
+shutil.rmtree(os.path.join(atom_dir, rel_parent.split("/")[0]))
 link = os.path.join(atom_dir, "link.tgpkg")
 os.symlink(atom, link)
 r = tgc("compile", model("parallel_mlp"), "-o", link)
@@ -521,9 +530,15 @@ check("run --profile trace.json stays a Chrome trace", r.returncode == 0 and
 r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "p1"), "--no-cache")
 check("no progress line when stderr is a pipe", r.returncode == 0 and "\r" not in r.stderr
       and "[1/" not in r.stderr and "/2" not in r.stderr, repr(r.stderr[:300]))
+# A compile made slow on purpose (a host compiler that waits 2 s first): an unloaded machine
+# compiles bert_tiny in under the second after which the line appears.
+slow_cxx = os.path.join(TMP, "slow-cxx")
+with open(slow_cxx, "w") as f:
+    f.write('#!/bin/sh\nsleep 2\nexec %s "$@"\n' % (shutil.which("clang++") or "c++"))
+os.chmod(slow_cxx, 0o755)
 master, slave = pty.openpty()
 p = subprocess.Popen([TGC, "compile", model("bert_tiny"), "-o", os.path.join(TMP, "p2"), "--no-cache"],
-                     stdout=subprocess.PIPE, stderr=slave)
+                     stdout=subprocess.PIPE, stderr=slave, env=dict(os.environ, TGC_CXX=slow_cxx))
 os.close(slave)
 seen = b""
 while True:
