@@ -37,6 +37,8 @@ const OpTable &opTable() {
     registerQuantizeOps(t);
     registerOneHotOps(t);
     registerReorderOps(t);
+    registerGatherNDOps(t);
+    registerEinsumOps(t);
     return t;
   }();
   return table;
@@ -51,6 +53,9 @@ const std::map<std::string, std::string> &opNotes() {
       {"DequantizeLinear", "int8, uint8, int32; per tensor, per axis, blocked (no 4/16-bit or float8)"},
       {"Dropout", "inference only (training_mode=true refused)"},
       {"DynamicQuantizeLinear", "float32 input"},
+      {"Einsum", "opset 12+, float inputs; '...', diagonals and sums (by Transpose, Gather, "
+                 "ReduceSum, MatMul)"},
+      {"GatherND", "opset 11+, batch_dims; an index out of range is clamped per axis (by Gather)"},
       {"LayerNormalization", "Mean and InvStdDev outputs in float32 (stash_type 1)"},
       {"LpPool", "p >= 1, the pads counted as zeros"},
       {"MaxPool", "the Indices output is refused"},

@@ -59,6 +59,7 @@ using Builder = test::OnnxModel;
 using test::attrFloat;
 using test::attrInt;
 using test::attrInts;
+using test::attrString;
 
 class OnnxImport : public ::testing::Test {
 protected:
@@ -538,6 +539,127 @@ TEST_F(OnnxImport, OneHotFamilyRefusals) {
     std::string e = importError(b);
     EXPECT_NE(e.find("EyeLike 'eye': input must be 2-D"), std::string::npos) << e;
   }
+}
+
+// Einsum / GatherND (issue 25): decomposed into existing ops; bad equations and indices are
+// refused with the node and the equation named.
+TEST_F(OnnxImport, EinsumDecomposesAndComputes) {
+  Builder b(13);
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 3});
+  b.input("w", onnx::TensorProto::FLOAT, {3, 4});
+  attrString(b.node("Einsum", {"x", "w"}, {"y"}, "es"), "equation", "bii, ik -> kb");
+  b.output("y");
+  auto m = import(b);
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(countOps(**m, "tg.matmul"), 1);
+  EXPECT_EQ(countOps(**m, "tg.gather"), 1); // the diagonal, exact
+  std::vector<float> xs(18), ws(12);
+  for (int i = 0; i < 18; ++i)
+    xs[i] = (float)i;
+  for (int i = 0; i < 12; ++i)
+    ws[i] = (float)(i % 5) - 2;
+  auto got = interpret(mainOf(**m), {f32({2, 3, 3}, xs), f32({3, 4}, ws)});
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ((*got)[0].shape, (std::vector<int64_t>{4, 2}));
+  for (int k = 0; k < 4; ++k)
+    for (int bb = 0; bb < 2; ++bb) {
+      float want = 0;
+      for (int i = 0; i < 3; ++i)
+        want += xs[bb * 9 + i * 4] * ws[i * 4 + k];
+      EXPECT_FLOAT_EQ((*got)[0].as<float>()[k * 2 + bb], want) << k << "," << bb;
+    }
+}
+
+TEST_F(OnnxImport, EinsumRefusals) {
+  auto one = [&](const std::string &eq, const std::vector<std::vector<int64_t>> &shapes,
+                 int elem = onnx::TensorProto::FLOAT) {
+    Builder b(13);
+    std::vector<std::string> ins;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      ins.push_back("x" + std::to_string(k));
+      b.input(ins.back(), elem, shapes[k]);
+    }
+    attrString(b.node("Einsum", ins, {"y"}, "es"), "equation", eq);
+    b.output("y");
+    return importError(b);
+  };
+  struct Case {
+    std::string eq;
+    std::vector<std::vector<int64_t>> shapes;
+    std::string want;
+  } cases[] = {
+      {"ij->i->j", {{2, 3}}, "Einsum 'es': equation 'ij->i->j': two '->'"},
+      {"i.j->i", {{2, 3}}, "equation 'i.j->i': a '.' that is not part of '...'"},
+      {"i1->i", {{2, 3}}, "character '1' is not a letter"},
+      {"ij,jk->ik",
+       {{2, 3}, {4, 5}},
+       "equation 'ij,jk->ik': letter 'j' has sizes 3 and 4 (input 1)"},
+      {"ij->i", {{2, 3}, {3}}, "1 input terms for 2 inputs"},
+      {"ijk->i", {{2, 3}}, "term 0 names 3 dims but input 0 has rank 2"},
+      {"ij->iz", {{2, 3}}, "output letter 'z' is in no input"},
+      {"ij->ii", {{2, 3}}, "output letter 'i' repeated"},
+      {"ii->i", {{2, 3}}, "letter 'i' has sizes 2 and 3"},
+  };
+  for (auto &k : cases) {
+    std::string e = one(k.eq, k.shapes);
+    EXPECT_NE(e.find(k.want), std::string::npos) << k.eq << ": " << e;
+    EXPECT_NE(e.find("Einsum 'es'"), std::string::npos) << e;
+  }
+  std::string e = one("ij->ji", {{2, 3}}, onnx::TensorProto::INT32);
+  EXPECT_NE(e.find("Einsum 'es': equation 'ij->ji': only float inputs are supported"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(OnnxImport, GatherNDDecomposesClampsAndRefuses) {
+  { // batch_dims 1, negative and out-of-range runtime indices (clamped per axis, in bounds)
+    Builder b(13);
+    b.input("d", onnx::TensorProto::FLOAT, {2, 3, 2});
+    b.input("i", onnx::TensorProto::INT64, {2, 1, 1});
+    attrInt(b.node("GatherND", {"d", "i"}, {"y"}, "gn"), "batch_dims", 1);
+    b.output("y");
+    auto m = import(b);
+    ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+    EXPECT_EQ(countOps(**m, "tg.gather"), 1);
+    std::vector<float> ds(12);
+    for (int k = 0; k < 12; ++k)
+      ds[k] = (float)k;
+    HostTensor idx = HostTensor::zeros(DType::I64, {2, 1, 1});
+    idx.as<int64_t>()[0] = -1; // row 2 of batch 0
+    idx.as<int64_t>()[1] = 7;  // out of range: clamped to row 2 of batch 1
+    auto got = interpret(mainOf(**m), {f32({2, 3, 2}, ds), idx});
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    ASSERT_EQ((*got)[0].shape, (std::vector<int64_t>{2, 1, 2}));
+    const float want[] = {4, 5, 10, 11};
+    for (int k = 0; k < 4; ++k)
+      EXPECT_FLOAT_EQ((*got)[0].as<float>()[k], want[k]) << k;
+  }
+  auto one = [&](const std::vector<int64_t> &ds, const std::vector<int64_t> &is, int64_t bd,
+                 const std::vector<int64_t> &constIdx = {}) {
+    Builder b(13);
+    b.input("d", onnx::TensorProto::FLOAT, ds);
+    if (constIdx.empty()) {
+      b.input("i", onnx::TensorProto::INT64, is);
+    } else {
+      auto *t = b.initI64("i", constIdx);
+      t->clear_dims();
+      for (int64_t d : is)
+        t->add_dims(d);
+    }
+    attrInt(b.node("GatherND", {"d", "i"}, {"y"}, "gn"), "batch_dims", bd);
+    b.output("y");
+    return importError(b);
+  };
+  std::string e = one({2, 3}, {4, 3}, 0);
+  EXPECT_NE(e.find("GatherND 'gn': the indices' last dim 3 must lie in [1, 2]"), std::string::npos)
+      << e;
+  e = one({2, 3, 4}, {3, 1}, 1);
+  EXPECT_NE(e.find("GatherND 'gn': batch dim 0 differs"), std::string::npos) << e;
+  e = one({2, 3}, {2}, 2);
+  EXPECT_NE(e.find("GatherND 'gn': batch_dims 2 must lie in [0, min("), std::string::npos) << e;
+  e = one({2, 3}, {2, 2}, 0, {1, 2, 0, 3});
+  EXPECT_NE(e.find("GatherND 'gn': index 3 out of range for dim 3"), std::string::npos) << e;
+  EXPECT_EQ(one({2, 3}, {2, 2}, 0, {1, 2, -2, -3}), "");
 }
 
 // Pad modes, LRN and LpPool: bad attributes are refused with the node named.
