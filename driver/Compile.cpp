@@ -339,10 +339,10 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   // "--disable-rules=all": enable only a label no rule has, so no rule runs.
   bool noRules = std::find(options.disabledRules.begin(), options.disabledRules.end(), "all") !=
                  options.disabledRules.end();
-  RuleRegistry::get().setDisabled(options.disabledRules);
-  RuleRegistry::get().setEnabled(noRules ? std::vector<std::string>{"(no rule)"}
-                                         : options.enabledRules);
-  RuleRegistry::get().resetHits();
+  RuleRegistry::get().setDisabled(&ctx, options.disabledRules);
+  RuleRegistry::get().setEnabled(&ctx, noRules ? std::vector<std::string>{"(no rule)"}
+                                               : options.enabledRules);
+  RuleRegistry::get().resetHits(&ctx);
   mlir::PassManager pm(&ctx);
   buildPipeline(pm, pipelineOptions);
   auto instr = std::make_unique<Instrumentation>(options, log);
@@ -388,16 +388,20 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
                                    "check-each-pass: pass '%s' changed the results: %s",
                                    instrPtr->driftPass.c_str(), instrPtr->driftMessage.c_str());
   countOps(**module, result.opsAfter, &result.opsAfterByKind);
-  result.ruleHits = RuleRegistry::get().hits();
+  result.ruleHits = RuleRegistry::get().hits(&ctx);
   return module;
 }
 
-mlir::MLIRContext &newContext(std::unique_ptr<mlir::MLIRContext> &holder) {
-  holder = std::make_unique<mlir::MLIRContext>();
-  holder->loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
-  holder->disableMultithreading(); // deterministic dumps; the graphs are small
-  return *holder;
-}
+/// One compile's MLIRContext. Its rule switches and hit counts (RuleRegistry, kept per context)
+/// go with it, so a later context at the same address starts clean.
+struct CompileContext {
+  mlir::MLIRContext ctx;
+  CompileContext() {
+    ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
+    ctx.disableMultithreading(); // deterministic dumps; the graphs are small
+  }
+  ~CompileContext() { RuleRegistry::get().forget(&ctx); }
+};
 
 } // namespace
 
@@ -413,8 +417,8 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   auto stage = codegen::StagedDir::create(options.outputPath);
   if (!stage)
     return stage.takeError();
-  std::unique_ptr<mlir::MLIRContext> ctxHolder;
-  mlir::MLIRContext &ctx = newContext(ctxHolder);
+  CompileContext holder;
+  mlir::MLIRContext &ctx = holder.ctx;
   CompileResult result;
   auto module = importAndOptimize(ctx, options, log, result);
   if (!module)
@@ -426,6 +430,7 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   info.tgcVersion = tgcVersion();
   info.modelName = llvm::sys::path::stem(llvm::sys::path::parent_path(options.modelPath)).str();
   info.modelHash = hashFile(options.modelPath);
+  info.ruleHits = result.ruleHits;
   auto t1 = std::chrono::steady_clock::now();
   const bool cuda = options.target.isCuda();
   const std::string &dir = (*stage)->path();
@@ -465,8 +470,8 @@ llvm::Expected<BisectResult> bisect(const CompileOptions &options,
     o.printIrAfterAll = false;
     o.printIrAfter.clear();
     o.printIrBefore.clear();
-    std::unique_ptr<mlir::MLIRContext> ctxHolder;
-    mlir::MLIRContext &ctx = newContext(ctxHolder);
+    CompileContext holder;
+    mlir::MLIRContext &ctx = holder.ctx;
     CompileResult r;
     llvm::raw_null_ostream quiet;
     auto module = importAndOptimize(ctx, o, quiet, r);

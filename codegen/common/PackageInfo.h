@@ -4,6 +4,7 @@
 #define TGC_CODEGEN_COMMON_PACKAGEINFO_H
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace tgc {
@@ -15,6 +16,7 @@ struct PackageInfo {
   std::string modelName;
   std::string modelHash; ///< hex hash of the source model bytes
   std::string precision = "fp32"; ///< --precision: what the package stores inside its f32 edges
+  std::map<std::string, int64_t> ruleHits; ///< rule label → times applied (reports only)
 };
 
 /// Figures of a written package (for --stats and tgc inspect).

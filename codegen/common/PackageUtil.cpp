@@ -175,6 +175,11 @@ llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &in
   p.set_precision(info.precision);
   p.set_model_name(info.modelName);
   p.set_model_hash(info.modelHash);
+  for (const auto &[rule, count] : info.ruleHits) {
+    plan::RuleHit &h = *p.add_rule_hits();
+    h.set_rule(rule);
+    h.set_count(count);
+  }
   p.set_alignment((int32_t)kBufferAlignment);
   p.set_end_marker(plan::kPlanMagic);
   p.set_weights_file("weights.bin");

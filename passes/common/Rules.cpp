@@ -11,9 +11,12 @@
 namespace tgc {
 
 struct RuleRegistry::State {
+  struct Settings {
+    std::vector<std::string> disabled, enabled;
+    std::map<std::string, int64_t> hits;
+  };
   mutable std::mutex mu;
-  std::vector<std::string> disabled, enabled;
-  std::map<std::string, int64_t> hits;
+  std::map<const mlir::MLIRContext *, Settings> perContext;
   std::set<std::string> known;
 };
 
@@ -27,39 +30,54 @@ RuleRegistry::State &RuleRegistry::state() const {
   return s;
 }
 
-void RuleRegistry::setDisabled(std::vector<std::string> labels) {
+void RuleRegistry::setDisabled(mlir::MLIRContext *ctx, std::vector<std::string> labels) {
   std::lock_guard<std::mutex> lock(state().mu);
-  state().disabled = std::move(labels);
+  state().perContext[ctx].disabled = std::move(labels);
 }
 
-void RuleRegistry::setEnabled(std::vector<std::string> labels) {
+void RuleRegistry::setEnabled(mlir::MLIRContext *ctx, std::vector<std::string> labels) {
   std::lock_guard<std::mutex> lock(state().mu);
-  state().enabled = std::move(labels);
+  state().perContext[ctx].enabled = std::move(labels);
 }
 
-std::vector<std::string> RuleRegistry::disabled() const {
+std::vector<std::string> RuleRegistry::disabled(mlir::MLIRContext *ctx) const {
   std::lock_guard<std::mutex> lock(state().mu);
-  return state().disabled;
+  auto it = state().perContext.find(ctx);
+  return it == state().perContext.end() ? std::vector<std::string>{} : it->second.disabled;
 }
 
-std::vector<std::string> RuleRegistry::enabled() const {
+std::vector<std::string> RuleRegistry::enabled(mlir::MLIRContext *ctx) const {
   std::lock_guard<std::mutex> lock(state().mu);
-  return state().enabled;
+  auto it = state().perContext.find(ctx);
+  return it == state().perContext.end() ? std::vector<std::string>{} : it->second.enabled;
 }
 
-void RuleRegistry::hit(llvm::StringRef name) {
-  std::lock_guard<std::mutex> lock(state().mu);
-  ++state().hits[name.str()];
+bool RuleRegistry::allowed(mlir::MLIRContext *ctx, llvm::StringRef name) const {
+  const std::vector<std::string> off = disabled(ctx), on = enabled(ctx);
+  if (std::find(off.begin(), off.end(), name) != off.end())
+    return false;
+  return on.empty() || std::find(on.begin(), on.end(), name) != on.end();
 }
 
-std::map<std::string, int64_t> RuleRegistry::hits() const {
+void RuleRegistry::hit(mlir::MLIRContext *ctx, llvm::StringRef name) {
   std::lock_guard<std::mutex> lock(state().mu);
-  return state().hits;
+  ++state().perContext[ctx].hits[name.str()];
 }
 
-void RuleRegistry::resetHits() {
+std::map<std::string, int64_t> RuleRegistry::hits(mlir::MLIRContext *ctx) const {
   std::lock_guard<std::mutex> lock(state().mu);
-  state().hits.clear();
+  auto it = state().perContext.find(ctx);
+  return it == state().perContext.end() ? std::map<std::string, int64_t>{} : it->second.hits;
+}
+
+void RuleRegistry::resetHits(mlir::MLIRContext *ctx) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().perContext[ctx].hits.clear();
+}
+
+void RuleRegistry::forget(mlir::MLIRContext *ctx) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().perContext.erase(ctx);
 }
 
 void RuleRegistry::declare(llvm::StringRef name) {
@@ -74,7 +92,8 @@ std::vector<std::string> RuleRegistry::known() const {
 
 mlir::LogicalResult applyRules(mlir::Operation *op, mlir::RewritePatternSet &&patterns) {
   RuleRegistry &r = RuleRegistry::get();
-  std::vector<std::string> disabled = r.disabled(), enabled = r.enabled();
+  mlir::MLIRContext *ctx = op->getContext();
+  std::vector<std::string> disabled = r.disabled(ctx), enabled = r.enabled(ctx);
   mlir::FrozenRewritePatternSet frozen(std::move(patterns), disabled, enabled);
   mlir::GreedyRewriteConfig config;
   config.maxIterations = 32;

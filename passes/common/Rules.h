@@ -26,23 +26,30 @@ inline std::vector<int64_t> intsOf(mlir::ArrayAttr a) {
   return r;
 }
 
-/// Process-wide rule switches and hit counters (thread-safe).
+/// Rule switches and hit counters, kept per MLIRContext (one compile's context), so compiles on
+/// several threads of one process (the C and Python APIs) neither share switches nor mix counts;
+/// the set of known rule names is process-wide. Thread-safe.
 class RuleRegistry {
 public:
   static RuleRegistry &get();
 
-  /// Labels of rules that must not run (--disable-rules).
-  void setDisabled(std::vector<std::string> labels);
-  /// When non-empty, only rules with these labels run (--enable-rules).
-  void setEnabled(std::vector<std::string> labels);
-  std::vector<std::string> disabled() const;
-  std::vector<std::string> enabled() const;
+  /// Labels of rules that must not run in `ctx` (--disable-rules).
+  void setDisabled(mlir::MLIRContext *ctx, std::vector<std::string> labels);
+  /// When non-empty, only rules with these labels run in `ctx` (--enable-rules).
+  void setEnabled(mlir::MLIRContext *ctx, std::vector<std::string> labels);
+  std::vector<std::string> disabled(mlir::MLIRContext *ctx) const;
+  std::vector<std::string> enabled(mlir::MLIRContext *ctx) const;
+  /// True when the rule labelled `name` may run in `ctx`.
+  bool allowed(mlir::MLIRContext *ctx, llvm::StringRef name) const;
 
-  /// Records that rule `name` applied once.
-  void hit(llvm::StringRef name);
-  /// Rule name → times applied since the last reset.
-  std::map<std::string, int64_t> hits() const;
-  void resetHits();
+  /// Records that rule `name` applied once in `ctx`.
+  void hit(mlir::MLIRContext *ctx, llvm::StringRef name);
+  /// Rule name → times applied in `ctx` since its last reset.
+  std::map<std::string, int64_t> hits(mlir::MLIRContext *ctx) const;
+  void resetHits(mlir::MLIRContext *ctx);
+  /// Drops everything kept for `ctx` (call before the context is destroyed: a later context
+  /// at the same address must start with no switches).
+  void forget(mlir::MLIRContext *ctx);
 
   /// Registers a rule name as known (for --list-rules and validating --disable-rules).
   void declare(llvm::StringRef name);
@@ -67,7 +74,7 @@ public:
   mlir::LogicalResult matchAndRewrite(OpT op, mlir::PatternRewriter &rewriter) const final {
     if (mlir::failed(apply(op, rewriter)))
       return mlir::failure();
-    RuleRegistry::get().hit(this->getDebugName());
+    RuleRegistry::get().hit(op->getContext(), this->getDebugName());
     return mlir::success();
   }
 

@@ -89,13 +89,7 @@ struct BatchIndependentLinearsPass
     : public BatchIndependentLinearsBase<BatchIndependentLinearsPass> {
   BatchIndependentLinearsPass() { RuleRegistry::get().declare(kRuleName); }
 
-  static bool ruleEnabled() {
-    RuleRegistry &r = RuleRegistry::get();
-    auto disabled = r.disabled(), enabled = r.enabled();
-    if (llvm::is_contained(disabled, kRuleName))
-      return false;
-    return enabled.empty() || llvm::is_contained(enabled, kRuleName);
-  }
+  bool ruleEnabled() { return RuleRegistry::get().allowed(&getContext(), kRuleName); }
 
   Candidate describe(tg::LinearOp lin) {
     mlir::Block *block = lin->getBlock();
@@ -240,7 +234,7 @@ struct BatchIndependentLinearsPass
           continue;
         for (const auto &set : independentSets(entry.second))
           if ((int64_t)set.size() >= minSetSize && rewrite(set))
-            RuleRegistry::get().hit(kRuleName);
+            RuleRegistry::get().hit(&getContext(), kRuleName);
       }
     }
   }

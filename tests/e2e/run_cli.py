@@ -522,6 +522,15 @@ page = open(html).read() if os.path.exists(html) else ""
 check("run --profile report.html", r.returncode == 0 and page.count('class="bar"') == steps > 0
       and "<svg" in page and "Total:" in page and "<script" not in page and "src=" not in page
       and "http://" not in page.replace("http://www.w3.org", ""), r.stderr + page[:300])
+# The report lists the rules applied, as `compile --stats-json` counts them (the plan records them).
+rpkg, rstats, rhtml = (os.path.join(TMP, n) for n in ("rules.tgpkg", "rules.json", "rules.html"))
+r = tgc("compile", model("bert_tiny"), "-o", rpkg, "--stats-json", rstats)
+r2 = tgc("run", rpkg, "--test-data", data("bert_tiny"), "--profile", rhtml)
+rules = json.load(open(rstats))["rules"] if r.returncode == 0 else {}
+page = open(rhtml).read() if os.path.exists(rhtml) else ""
+check("run --profile report.html lists the rules applied", r2.returncode == 0 and len(rules) > 0 and
+      all('<td class="sym">%s</td><td class="num">%d</td>' % (k, v) in page for k, v in rules.items()),
+      str(rules) + page[-600:])
 r = tgc("run", pkg, "--test-data", data("bert_tiny"), "--profile", os.path.join(TMP, "trace.json"))
 check("run --profile trace.json stays a Chrome trace", r.returncode == 0 and
       "traceEvents" in json.load(open(os.path.join(TMP, "trace.json"))), r.stderr)

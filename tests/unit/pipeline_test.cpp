@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <thread>
 #include <sys/stat.h>
 
 using namespace tgc;
@@ -62,8 +63,8 @@ Outcome runModel(const std::string &name, const std::string &precision) {
   EXPECT_TRUE(bool(module)) << llvm::toString(module.takeError());
   if (!module)
     return out;
-  RuleRegistry::get().setDisabled({});
-  RuleRegistry::get().setEnabled({});
+  RuleRegistry::get().setDisabled(&ctx, {});
+  RuleRegistry::get().setEnabled(&ctx, {});
   mlir::PassManager pm(&ctx);
   PipelineOptions options;
   options.formKernels = false;
@@ -269,6 +270,45 @@ TEST(CompileDriver, RefusesAnUnknownPassNameListingThePipeline) {
     EXPECT_NE(e.find("tgc-fold-constants, "), std::string::npos) << e;
     EXPECT_NE(e.find("tgc-form-kernels"), std::string::npos) << e;
     EXPECT_FALSE(exists(o.outputPath));
+  }
+}
+
+// Rule switches and hit counts belong to one compile: compiles on several threads of a process
+// (the C and Python APIs allow it) must not see each other's --disable-rules or counts.
+TEST(CompileDriver, ConcurrentCompilesKeepTheirOwnRuleSwitchesAndCounts) {
+  auto options = [](const std::string &name, bool noRules) {
+    CompileOptions o;
+    o.modelPath = kModels + "/parallel_mlp/model.onnx";
+    o.outputPath = tmpDir() + "/" + name + ".tgpkg";
+    o.target = llvm::cantFail(parseTarget("cuda:sm_90")); // NVRTC: no host compiler, no GPU
+    if (noRules)
+      o.disabledRules = {"all"};
+    return o;
+  };
+  llvm::raw_null_ostream quiet;
+  auto serial = compile(options("serial", false), quiet);
+  ASSERT_TRUE(bool(serial)) << llvm::toString(serial.takeError());
+  ASSERT_FALSE(serial->ruleHits.empty());
+  std::vector<std::map<std::string, int64_t>> hits(4);
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      llvm::raw_null_ostream q;
+      auto r = compile(options("thread" + std::to_string(i), i % 2 == 1), q);
+      if (r)
+        hits[i] = r->ruleHits;
+      else
+        errors[i] = llvm::toString(r.takeError());
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(errors[i], "") << "compile " << i;
+    if (i % 2 == 1)
+      EXPECT_TRUE(hits[i].empty()) << "compile " << i << " ran with every rule disabled";
+    else
+      EXPECT_EQ(hits[i], serial->ruleHits) << "compile " << i;
   }
 }
 

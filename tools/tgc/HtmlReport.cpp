@@ -128,8 +128,18 @@ bool writeHtmlReport(const std::string &path, const std::string &pkg, const plan
     const size_t arrow = l.find(" <- ");
     fusions[safeText(arrow == std::string::npos ? l : l.substr(0, arrow))]++;
   }
-  h += "<h2>Rules and fusions</h2>\n<p>The package does not record rule hit counts (<code>tgc "
-       "compile --stats</code> prints them). The kernels it holds, by the ops each fuses:</p>\n"
+  h += "<h2>Rules applied</h2>\n";
+  if (plan.rule_hits().empty()) {
+    h += "<p>No rewrite rule applied (or the package predates the record; <code>tgc compile "
+         "--stats</code> prints them).</p>\n";
+  } else {
+    h += "<table class=\"rules\">\n<tr><th>rule</th><th>times</th></tr>\n";
+    for (const plan::RuleHit &r : plan.rule_hits())
+      h += "<tr><td class=\"sym\">" + htmlText(r.rule()) + "</td><td class=\"num\">" +
+           std::to_string(r.count()) + "</td></tr>\n";
+    h += "</table>\n";
+  }
+  h += "<h2>Fusions</h2>\n<p>The kernels the package holds, by the ops each fuses:</p>\n"
        "<table class=\"fusions\">\n<tr><th>kernel ops</th><th>kernels</th></tr>\n";
   for (const auto &[ops, n] : fusions)
     h += "<tr><td class=\"sym\">" + htmlText(ops) + "</td><td class=\"num\">" + std::to_string(n) +
