@@ -428,7 +428,10 @@ llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_o
   info.target = options.target.str();
   info.precision = precisionName(options.precision).str();
   info.tgcVersion = tgcVersion();
-  info.modelName = llvm::sys::path::stem(llvm::sys::path::parent_path(options.modelPath)).str();
+  info.modelName =
+      !options.modelName.empty()
+          ? options.modelName
+          : llvm::sys::path::stem(llvm::sys::path::parent_path(options.modelPath)).str();
   info.modelHash = hashFile(options.modelPath);
   info.ruleHits = result.ruleHits;
   auto t1 = std::chrono::steady_clock::now();

@@ -19,6 +19,7 @@ namespace tgc {
 /// Everything `tgc compile` can be told.
 struct CompileOptions {
   std::string modelPath;
+  std::string modelName; ///< recorded in the package; "" for the model file's folder name
   std::string outputPath;
   Target target;                  ///< parseTarget("cpu" | "cuda:sm_XY")
   Precision precision = Precision::FP32;

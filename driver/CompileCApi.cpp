@@ -6,7 +6,6 @@
 #include "runtime/Text.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -16,6 +15,13 @@
 #include <string>
 
 namespace {
+
+/// Removes a temporary directory and what it holds when it goes out of scope.
+struct TempDir {
+  std::string path;
+  explicit TempDir(std::string p) : path(std::move(p)) {}
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+};
 
 /// Hands `message` to the caller through `err` (when given); returns -1.
 int fail(char **err, const std::string &message) {
@@ -27,14 +33,20 @@ int fail(char **err, const std::string &message) {
   return -1;
 }
 
-/// The fields of `o` the caller knows about (struct_size), over the defaults.
-tgc_compile_options known(const tgc_compile_options *o) {
-  tgc_compile_options all;
+/// The fields of `o` the caller knows about (struct_size), over the defaults; false when
+/// struct_size is smaller than the first published layout (this one: a zero-filled struct, or
+/// one never passed through tgc_compile_options_init), whose fields would be silently ignored.
+bool known(const tgc_compile_options *o, tgc_compile_options &all, std::string &error) {
   tgc_compile_options_init(&all);
-  if (o)
-    std::memcpy(&all, o, std::min(o->struct_size, sizeof all));
-  all.struct_size = sizeof all;
-  return all;
+  if (!o)
+    return true;
+  if (o->struct_size < sizeof all) {
+    error = "options->struct_size is " + std::to_string(o->struct_size) + ", expected at least " +
+            std::to_string(sizeof all) + ": fill the options with tgc_compile_options_init";
+    return false;
+  }
+  std::memcpy(&all, o, sizeof all); // a newer caller's extra fields are not ours to read
+  return true;
 }
 
 /// The C options as CompileOptions; false with `error` set when one is malformed.
@@ -99,30 +111,39 @@ int compileChecked(const char *model, size_t modelSize, const tgc_compile_option
                    const char *outDir, char **err) {
   if (!model || !outDir || !*outDir)
     return fail(err, "tgc_compile: the model and out_dir must be given");
-  const tgc_compile_options o = known(options);
+  tgc_compile_options o;
   tgc::CompileOptions copt;
   std::string error;
-  if (!toCompileOptions(o, copt, error))
+  if (!known(options, o, error) || !toCompileOptions(o, copt, error))
     return fail(err, "tgc_compile: " + error);
   copt.outputPath = outDir;
 
-  // Bytes go through a private temporary file: the importer reads models from paths.
-  llvm::SmallString<128> tmp;
-  llvm::Optional<llvm::FileRemover> removeTmp;
+  // Bytes go through model.onnx in a private temporary directory (the importer reads paths):
+  // nothing beside it, so external data references find no file rather than someone else's.
+  llvm::SmallString<128> dir;
+  llvm::Optional<TempDir> removeDir;
   if (modelSize == 0) {
     copt.modelPath = model;
   } else {
-    int fd = -1;
-    if (auto ec = llvm::sys::fs::createTemporaryFile("tgc-model", "onnx", fd, tmp))
-      return fail(err, "tgc_compile: cannot create a temporary file for the model bytes: " +
+    if (auto ec = llvm::sys::fs::createUniqueDirectory("tgc-model", dir))
+      return fail(err, "tgc_compile: cannot create a temporary directory for the model bytes: " +
                            ec.message());
-    removeTmp.emplace(tmp);
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os.write(model, modelSize);
-    os.close();
-    if (os.has_error())
-      return fail(err, "tgc_compile: cannot write the model bytes to " + std::string(tmp));
-    copt.modelPath = std::string(tmp);
+    removeDir.emplace(std::string(dir));
+    copt.modelPath = std::string(dir) + "/model.onnx";
+    copt.modelName = "model";
+    std::error_code ec;
+    llvm::raw_fd_ostream os(copt.modelPath, ec);
+    if (!ec) {
+      os.write(model, modelSize);
+      os.close();
+      if (os.has_error()) {
+        ec = os.error();
+        os.clear_error(); // raw_fd_ostream's destructor aborts on an error left set
+      }
+    }
+    if (ec)
+      return fail(err, "tgc_compile: cannot write the model bytes to a temporary file: " +
+                           ec.message());
   }
   llvm::raw_ostream &log = o.verbose ? llvm::errs() : llvm::nulls();
   auto result = tgc::compile(copt, log);

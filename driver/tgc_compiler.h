@@ -3,10 +3,12 @@
  *
  * Linked as libtgc_compiler.so (`pkg-config --libs tgc-compiler`). Failure is reported by
  * return value and, where an `err` pointer is given, a malloc'ed message naming what is wrong
- * (the node, tensor or option), which the caller releases with tgc_free_error. Nothing aborts,
- * exits or throws; a failed compile leaves nothing at `out_dir` (the package is written to a
- * staging directory and renamed into place). Compiles may run concurrently from several threads
- * when each writes its own `out_dir`. */
+ * (the node, tensor or option), which the caller releases with tgc_free_error. Errors in the
+ * input (model, options, files) never exit, abort or throw; a failed compile leaves `out_dir` as
+ * it was (the package is written to a staging directory beside it and renamed into place).
+ * Compiles may run concurrently from several threads when each writes its own `out_dir`.
+ * The library installs LLVM's SIGINT/SIGTERM handler once (it removes a compile's staging
+ * directory when the process is interrupted, then lets the signal proceed). */
 #ifndef TGC_DRIVER_TGC_COMPILER_H
 #define TGC_DRIVER_TGC_COMPILER_H
 
@@ -51,9 +53,10 @@ void tgc_compile_options_init(tgc_compile_options *options);
 
 /** Compiles the ONNX model into a package at `out_dir` (created; an existing package there is
  *  replaced only when the compile succeeds). `model` is a NUL-terminated path when `model_size`
- *  is 0, else `model_size` bytes of a serialized ModelProto (external data then cannot be
- *  resolved: pass a path for such models). `options` may be NULL for every default.
- *  0 on success, -1 on error. */
+ *  is 0, else `model_size` bytes of a serialized ModelProto, compiled from a private temporary
+ *  directory (external data is then not found: pass a path for such models) and recorded as
+ *  "model". `options` may be NULL for every default; otherwise it must have been filled by
+ *  tgc_compile_options_init (struct_size is checked). 0 on success, -1 on error. */
 int tgc_compile(const char *model, size_t model_size, const tgc_compile_options *options,
                 const char *out_dir, char **err);
 

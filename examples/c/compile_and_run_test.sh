@@ -13,6 +13,10 @@ check "compile" "'$compile' '$model/model.onnx' '$out' >/dev/null"
 for k in 0 1; do
   check "run test_data_set_$k" "'$run' '$out' '$model/test_data_set_$k'"
 done
+check "compile from memory" "'$compile' '$model/model.onnx' '$out.mem' --from-memory yes >/dev/null"
+check "run the package compiled from memory" "'$run' '$out.mem' '$model/test_data_set_0'"
+msg="$("$compile" "$model/model.onnx" "$out.z" --target 2>&1)"; rc=$?
+check "an option without a value: exit 1" "[ $rc -eq 1 ] && [[ \"\$msg\" == *needs\ a\ value* ]]"
 msg="$("$compile" /nonexistent.onnx "$out.x" 2>&1)"; rc=$?
 check "missing model: exit 1 naming it" "[ $rc -eq 1 ] && [[ \"\$msg\" == *nonexistent.onnx* ]]"
 msg="$("$compile" "$model/model.onnx" "$out.y" --target cuda:sm_12 2>&1)"; rc=$?

@@ -2,8 +2,9 @@
  *
  *   cc compile_model.c $(pkg-config --cflags --libs tgc-compiler) -o compile_model
  *   ./compile_model model.onnx model.tgpkg [--target cuda:sm_90] [--precision fp16] \
- *       [--input-shape input_ids=1x128]...
+ *       [--input-shape input_ids=1x128]... [--from-memory yes]
  *
+ * --from-memory yes reads the model into memory and hands tgc_compile its bytes.
  * Exit code 0 when the package was written, 1 with the compiler's message otherwise. */
 #include <tgc/tgc_compiler.h>
 
@@ -20,15 +21,16 @@ static int parse_shape(char *spec, tgc_input_shape *shape, int64_t *dims) {
   shape->name = spec;
   shape->rank = 0;
   shape->dims = dims;
-  for (char *p = eq + 1; *p; ++p) {
+  for (char *p = eq + 1;; p = p + 1) { /* dims separated by 'x', none empty */
     char *end;
     long long d = strtoll(p, &end, 10);
     if (end == p || shape->rank == 16 || (*end && *end != 'x'))
       return -1;
     dims[shape->rank++] = d;
-    p = *end ? end : end - 1;
+    if (!*end)
+      return 0;
+    p = end;
   }
-  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -40,14 +42,21 @@ int main(int argc, char **argv) {
   }
   tgc_compile_options options;
   tgc_compile_options_init(&options);
+  const char *from_memory = "no";
   tgc_input_shape shapes[16];
   int64_t dims[16][16];
   size_t num_shapes = 0;
+  if ((argc - 3) % 2) {
+    fprintf(stderr, "compile_model: option '%s' needs a value\n", argv[argc - 1]);
+    return 1;
+  }
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--target"))
       options.target = argv[i + 1];
     else if (!strcmp(argv[i], "--precision"))
       options.precision = argv[i + 1];
+    else if (!strcmp(argv[i], "--from-memory"))
+      from_memory = argv[i + 1];
     else if (!strcmp(argv[i], "--input-shape") && num_shapes < 16 &&
              !parse_shape(argv[i + 1], &shapes[num_shapes], dims[num_shapes]))
       ++num_shapes;
@@ -59,7 +68,25 @@ int main(int argc, char **argv) {
   options.input_shapes = shapes;
   options.num_input_shapes = num_shapes;
   char *err = NULL;
-  if (tgc_compile(argv[1], 0, &options, argv[2], &err)) {
+  char *bytes = NULL;
+  size_t size = 0;
+  if (!strcmp(from_memory, "yes")) {
+    FILE *f = fopen(argv[1], "rb");
+    long n = -1;
+    if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+        (bytes = malloc((size_t)n)) && fread(bytes, 1, (size_t)n, f) == (size_t)n)
+      size = (size_t)n;
+    if (f)
+      fclose(f);
+    if (!size) {
+      fprintf(stderr, "compile_model: cannot read %s\n", argv[1]);
+      free(bytes);
+      return 1;
+    }
+  }
+  const int rc = tgc_compile(size ? bytes : argv[1], size, &options, argv[2], &err);
+  free(bytes);
+  if (rc) {
     fprintf(stderr, "compile_model: %s\n", err);
     tgc_free_error(err);
     return 1;

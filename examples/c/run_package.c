@@ -105,7 +105,7 @@ static int parse_tensor(const unsigned char *p, const unsigned char *end, test_t
       } else if (field == 5 || field == 7 || field == 11) { /* packed int32/int64/uint64 data */
         while (q < qend) {
           if (read_varint(&q, qend, &v)) { *why = "bad packed data"; return -1; }
-          if (append(t, &cap, v, field == 5 ? dtype_size(t->dtype) : 8)) { *why = "out of memory"; return -1; }
+          if (append(t, &cap, v, field == 7 ? 8 : dtype_size(t->dtype))) { *why = "out of memory"; return -1; }
         }
       } else if (field == 4 || field == 10) { /* packed float / double data */
         const size_t size = field == 4 ? 4 : 8;
@@ -148,8 +148,11 @@ static int load_tensor(const char *path, test_tensor *t) {
     rc = parse_tensor(buf, buf + n, t, &why);
   fclose(f);
   free(buf);
-  if (rc)
+  if (rc) {
     fprintf(stderr, "run_package: %s: %s\n", path, why);
+    free(t->data);
+    t->data = NULL;
+  }
   return rc;
 }
 
@@ -170,7 +173,11 @@ static double element(const unsigned char *d, int32_t dtype, size_t i) {
   case 6: { int32_t v; memcpy(&v, d + 4 * i, 4); return v; }
   case 7: { int64_t v; memcpy(&v, d + 8 * i, 8); return (double)v; }
   case 3: return (int8_t)d[i];
-  default: return d[i * dtype_size(dtype)]; /* uint8, bool, and the low byte of the rest */
+  case 4: { uint16_t v; memcpy(&v, d + 2 * i, 2); return v; }
+  case 5: { int16_t v; memcpy(&v, d + 2 * i, 2); return v; }
+  case 12: { uint32_t v; memcpy(&v, d + 4 * i, 4); return v; }
+  case 13: { uint64_t v; memcpy(&v, d + 8 * i, 8); return (double)v; }
+  default: return d[i]; /* uint8, bool */
   }
 }
 
@@ -211,7 +218,7 @@ int main(int argc, char **argv) {
     if (rc > 0)
       break;
     if (rc < 0) { status = 2; goto done; }
-    size_t slot = k;
+    size_t slot = t.name[0] ? ni : k; /* a named tensor goes to the input of that name only */
     for (size_t i = 0; i < ni && t.name[0]; ++i) {
       const char *name;
       tgc_session_io(s, 0, i, &name, NULL, NULL, NULL);
@@ -219,7 +226,8 @@ int main(int argc, char **argv) {
         slot = i;
     }
     if (slot >= ni || files[slot].data) {
-      fprintf(stderr, "run_package: %s: no package input left for it\n", path);
+      fprintf(stderr, "run_package: %s ('%s'): the package has no input left for it\n", path,
+              t.name);
       free(t.data);
       status = 2;
       goto done;

@@ -61,7 +61,10 @@ bool RuleRegistry::allowed(mlir::MLIRContext *ctx, llvm::StringRef name) const {
 
 void RuleRegistry::hit(mlir::MLIRContext *ctx, llvm::StringRef name) {
   std::lock_guard<std::mutex> lock(state().mu);
-  ++state().perContext[ctx].hits[name.str()];
+  // Counted for contexts a compile registered (setDisabled/setEnabled/resetHits) and forgets;
+  // another context (tgc-opt, a test) would otherwise leave an entry behind.
+  if (auto it = state().perContext.find(ctx); it != state().perContext.end())
+    ++it->second.hits[name.str()];
 }
 
 std::map<std::string, int64_t> RuleRegistry::hits(mlir::MLIRContext *ctx) const {

@@ -42,7 +42,8 @@ public:
   /// True when the rule labelled `name` may run in `ctx`.
   bool allowed(mlir::MLIRContext *ctx, llvm::StringRef name) const;
 
-  /// Records that rule `name` applied once in `ctx`.
+  /// Records that rule `name` applied once in `ctx` (counted only when `ctx` was registered by
+  /// setDisabled, setEnabled or resetHits; forget() drops it).
   void hit(mlir::MLIRContext *ctx, llvm::StringRef name);
   /// Rule name → times applied in `ctx` since its last reset.
   std::map<std::string, int64_t> hits(mlir::MLIRContext *ctx) const;

@@ -63,9 +63,7 @@ Outcome runModel(const std::string &name, const std::string &precision) {
   EXPECT_TRUE(bool(module)) << llvm::toString(module.takeError());
   if (!module)
     return out;
-  RuleRegistry::get().setDisabled(&ctx, {});
-  RuleRegistry::get().setEnabled(&ctx, {});
-  mlir::PassManager pm(&ctx);
+  mlir::PassManager pm(&ctx); // a fresh context: every rule on (RuleRegistry is per context)
   PipelineOptions options;
   options.formKernels = false;
   options.precision = llvm::cantFail(parsePrecision(precision));
