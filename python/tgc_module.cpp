@@ -8,7 +8,6 @@
 // outputs are numpy arrays allocated here and written by the runtime.
 #include "driver/Compile.h"
 #include "frontends/onnx/TensorIO.h"
-#include "runtime/Env.h"
 #include "runtime/Session.h"
 #include "runtime/Tensor.h"
 
@@ -16,7 +15,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -195,13 +193,7 @@ py::dict compileModel(const std::string &model, const std::string &out, const st
   o.boundInputs = boundInputs;
   o.disabledRules = disabledRules;
   o.dumpDir = dumpDir;
-  if (cacheDir) {
-    o.cacheDir = *cacheDir;
-  } else {
-    const char *env = tgc::envValue(tgc::Env::CacheDir);
-    const char *home = std::getenv("HOME");
-    o.cacheDir = env ? env : home ? std::string(home) + "/.cache/tgc" : "";
-  }
+  o.cacheDir = cacheDir ? *cacheDir : tgc::defaultCacheDir();
   std::string log;
   std::optional<llvm::Expected<tgc::CompileResult>> result;
   {
