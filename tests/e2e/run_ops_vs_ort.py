@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""run_ops_vs_ort.py — op variants the ONNX node tests leave out, checked against ONNX Runtime.
+
+The node tests cover each op's common form; many attributes and input combinations (a
+bidirectional LSTM with per-batch sequence lengths, a reverse GRU with linear_before_reset, custom
+activation functions, ...) appear in none of them. Each case here is a small one-node model with
+random weights: ONNX Runtime (pinned by tools/setup) computes the reference outputs, which are
+written as an ONNX test_data_set; `tgc compile` + `tgc run --test-data` must match them (rel-L2
+< 1e-5 in fp32). Refusal cases: attribute and shape errors a compile must refuse with exit 1 and
+an error naming the node.
+
+    run_ops_vs_ort.py [--target cpu|cuda:sm_90] [--filter SUBSTR] [--write-cases DIR]
+    run_ops_vs_ort.py --cases DIR --target cuda:sm_90     # reuse written cases (no onnxruntime)
+
+Last line: `ops vs ort: N passed, N failed`.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OPSET = 14
+
+
+def recurrent(op, hidden, inp, batch, steps, direction="forward", seq_lens=None, init=True,
+              bias=True, peep=False, layout=0, seed=0, **attrs):
+    """A one-node RNN/GRU/LSTM model and its inputs. seq_lens: a list (a graph input) or None."""
+    rng = np.random.default_rng(seed)
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    d = 2 if direction == "bidirectional" else 1
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32) * 0.5
+    x_shape = [batch, steps, inp] if layout else [steps, batch, inp]
+    st_shape = [batch, d, hidden] if layout else [d, batch, hidden]
+    inits = [numpy_helper.from_array(f32(d, gates * hidden, inp), "W"),
+             numpy_helper.from_array(f32(d, gates * hidden, hidden), "R")]
+    names = ["X", "W", "R"]
+    feeds = {"X": f32(*x_shape)}
+    graph_inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)]
+    if bias:
+        inits.append(numpy_helper.from_array(f32(d, 2 * gates * hidden), "B"))
+    names.append("B" if bias else "")
+    if seq_lens is not None:
+        feeds["L"] = np.array(seq_lens, dtype=np.int32)
+        graph_inputs.append(helper.make_tensor_value_info("L", TensorProto.INT32, [batch]))
+    names.append("L" if seq_lens is not None else "")
+    for s in (["H0", "C0"] if op == "LSTM" else ["H0"]):
+        if init:
+            feeds[s] = f32(*st_shape)
+            graph_inputs.append(helper.make_tensor_value_info(s, TensorProto.FLOAT, st_shape))
+        names.append(s if init else "")
+    if op == "LSTM" and peep:
+        inits.append(numpy_helper.from_array(f32(d, 3 * hidden), "P"))
+        names.append("P")
+    while names and names[-1] == "":
+        names.pop()
+    outs = ["Y", "Y_h", "Y_c"] if op == "LSTM" else ["Y", "Y_h"]
+    node = helper.make_node(op, names, outs, hidden_size=hidden, direction=direction, **attrs)
+    if layout:
+        node.attribute.append(helper.make_attribute("layout", layout))
+    graph = helper.make_graph([node], f"{op.lower()}_case", graph_inputs,
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                               for o in outs], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    return model, feeds
+
+
+def cases():
+    c = {}
+    c["lstm_bidirectional_seq_lens"] = recurrent(
+        "LSTM", 5, 3, 3, 6, "bidirectional", seq_lens=[6, 2, 4], peep=True, seed=1)
+    c["lstm_reverse_seq_lens"] = recurrent("LSTM", 4, 3, 3, 5, "reverse", seq_lens=[1, 5, 3],
+                                           seed=2)
+    c["lstm_clip_input_forget"] = recurrent("LSTM", 4, 2, 2, 4, "forward", clip=0.7,
+                                            input_forget=1, seed=3)
+    c["lstm_no_bias_no_state"] = recurrent("LSTM", 3, 3, 2, 3, "bidirectional", init=False,
+                                           bias=False, seed=4)
+    c["lstm_activations"] = recurrent(
+        "LSTM", 4, 3, 2, 4, "forward", seed=5,
+        activations=["HardSigmoid", "Softsign", "Softplus"], activation_alpha=[0.3],
+        activation_beta=[0.4])
+    c["gru_bidirectional_lbr_seq_lens"] = recurrent(
+        "GRU", 5, 4, 3, 5, "bidirectional", seq_lens=[5, 1, 3], linear_before_reset=1, seed=6)
+    c["gru_reverse"] = recurrent("GRU", 4, 3, 2, 6, "reverse", seed=7)
+    c["gru_reverse_seq_lens_lbr"] = recurrent("GRU", 3, 2, 4, 4, "reverse", seq_lens=[4, 2, 3, 1],
+                                              linear_before_reset=1, seed=8)
+    c["gru_activations"] = recurrent(
+        "GRU", 4, 3, 2, 3, "forward", seed=9, activations=["Sigmoid", "Elu"],
+        activation_alpha=[0.8])
+    c["rnn_bidirectional_seq_lens"] = recurrent("RNN", 6, 3, 2, 5, "bidirectional",
+                                                seq_lens=[3, 5], seed=10)
+    c["rnn_relu_leaky"] = recurrent("RNN", 4, 3, 2, 4, "bidirectional", seed=11,
+                                    activations=["Relu", "LeakyRelu"], activation_alpha=[0.0, 0.2])
+    c["rnn_scaled_tanh_clip"] = recurrent("RNN", 4, 3, 2, 4, "reverse", seed=12, clip=0.9,
+                                          activations=["ScaledTanh"], activation_alpha=[1.5],
+                                          activation_beta=[0.7])
+    c["rnn_affine_thresholded"] = recurrent("RNN", 3, 2, 2, 3, "bidirectional", seed=13,
+                                            activations=["Affine", "ThresholdedRelu"],
+                                            activation_alpha=[0.5, 0.1], activation_beta=[0.2, 0.0])
+    return c
+
+
+def refusals():
+    """Models tgc must refuse at compile time: {name: (model, text the error must contain)}."""
+    def edit(model, **attrs):
+        node = model.graph.node[0]
+        node.name = "rec0"
+        for k, v in attrs.items():
+            for a in list(node.attribute):
+                if a.name == k:
+                    node.attribute.remove(a)
+            if v is not None:
+                node.attribute.append(helper.make_attribute(k, v))
+        return model
+
+    lstm = lambda **kw: recurrent("LSTM", 3, 2, 2, 3, **kw)[0]
+    r = {}
+    r["bad_direction"] = (edit(lstm(), direction="sideways"),
+                          "LSTM 'rec0': direction must be forward, reverse or bidirectional")
+    r["activation_count"] = (edit(lstm(), activations=["Sigmoid", "Tanh"]),
+                             "LSTM 'rec0': activations lists 2 functions; expected 3")
+    r["unknown_activation"] = (edit(lstm(), activations=["Sigmoid", "Gelu", "Tanh"]),
+                               "LSTM 'rec0': unsupported activation function 'gelu'")
+    r["affine_without_alpha"] = (edit(recurrent("RNN", 3, 2, 2, 3)[0], activations=["Affine"]),
+                                 "RNN 'rec0': activation 'affine' needs an activation_alpha")
+    r["hidden_size_mismatch"] = (edit(lstm(), hidden_size=4),
+                                 "LSTM 'rec0': hidden_size 4 differs from R's 3")
+    r["clip_not_positive"] = (edit(lstm(), clip=-1.0), "LSTM 'rec0': clip must be positive")
+    r["bad_layout"] = (edit(lstm(), layout=2), "LSTM 'rec0': layout must be 0 or 1")
+    r["gru_lbr_value"] = (edit(recurrent("GRU", 3, 2, 2, 3)[0], linear_before_reset=3),
+                          "GRU 'rec0': input_forget and linear_before_reset must be 0 or 1")
+    m = lstm()
+    w = numpy_helper.to_array(m.graph.initializer[0])
+    m.graph.initializer[0].CopyFrom(numpy_helper.from_array(w[:, :-1], "W"))
+    r["w_shape"] = (edit(m), "LSTM 'rec0': W 1x11x2 and R 1x12x3 must be")
+    m = lstm(seq_lens=[3, 3])
+    m.graph.input[1].type.tensor_type.shape.dim[0].dim_value = 3
+    r["seq_lens_shape"] = (edit(m), "LSTM 'rec0': sequence_lens must be an int32 tensor of shape [2]")
+    r["bidirectional_w"] = (edit(lstm(), direction="bidirectional"), "must be [num_directions 2")
+    return r
+
+
+def write_case(folder, model, feeds):
+    import onnxruntime as ort
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    outs = sess.run(None, {k: feeds[k] for k in names})
+    data = os.path.join(folder, "test_data_set_0")
+    for i, k in enumerate(names):
+        t = numpy_helper.from_array(feeds[k], k)
+        open(os.path.join(data, f"input_{i}.pb"), "wb").write(t.SerializeToString())
+    for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
+        t = numpy_helper.from_array(np.asarray(v), o.name)
+        open(os.path.join(data, f"output_{i}.pb"), "wb").write(t.SerializeToString())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tgc", default=os.path.join(ROOT, "bazel-bin", "tools", "tgc"))
+    ap.add_argument("--target", default="cpu")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--write-cases", default="", help="write the cases (model + ORT data) here")
+    ap.add_argument("--cases", default="", help="run cases written earlier (no onnxruntime)")
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="tgc-ops-ort-")
+    root = args.cases or args.write_cases or work
+    if not args.cases:
+        for name, (model, feeds) in cases().items():
+            if args.filter in name:
+                write_case(os.path.join(root, name), model, feeds)
+    passed = failed = 0
+    for name in sorted(os.listdir(root)):
+        if args.filter not in name or not os.path.isdir(os.path.join(root, name)):
+            continue
+        case = os.path.join(root, name)
+        pkg = os.path.join(work, name + ".tgpkg")
+        c = subprocess.run([args.tgc, "compile", os.path.join(case, "model.onnx"), "-o", pkg,
+                            "--target", args.target], capture_output=True, text=True)
+        r = c
+        if c.returncode == 0:
+            r = subprocess.run([args.tgc, "run", pkg, "--test-data",
+                                os.path.join(case, "test_data_set_0")],
+                               capture_output=True, text=True)
+        if c.returncode == 0 and r.returncode == 0:
+            passed += 1
+            print(f"PASS {name}")
+        else:
+            failed += 1
+            print(f"FAIL {name}: {(r.stderr or r.stdout).strip()[-600:]}")
+    for name, (model, want) in refusals().items():
+        if args.filter not in name:
+            continue
+        path = os.path.join(work, "refuse_" + name + ".onnx")
+        onnx.save(model, path)
+        c = subprocess.run([args.tgc, "compile", path, "-o", os.path.join(work, "r.tgpkg"),
+                            "--target", args.target], capture_output=True, text=True)
+        if c.returncode == 1 and want in c.stderr:
+            passed += 1
+            print(f"PASS refuse {name}")
+        else:
+            failed += 1
+            print(f"FAIL refuse {name}: exit {c.returncode}, wanted {want!r} in: {c.stderr.strip()[-400:]}")
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"ops vs ort: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
