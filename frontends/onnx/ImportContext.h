@@ -63,6 +63,8 @@ void registerOneHotOps(OpTable &table);
 void registerReorderOps(OpTable &table);
 void registerGatherNDOps(OpTable &table);
 void registerEinsumOps(OpTable &table);
+void registerConvTransposeOps(OpTable &table);
+void registerSamplingOps(OpTable &table);
 
 /// The MLIR element type of a DType (ui8 is an unsigned IntegerType, bool is i1).
 mlir::Type mlirElementType(DType t, mlir::MLIRContext *ctx);

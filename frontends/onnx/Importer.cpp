@@ -39,6 +39,8 @@ const OpTable &opTable() {
     registerReorderOps(t);
     registerGatherNDOps(t);
     registerEinsumOps(t);
+    registerConvTransposeOps(t);
+    registerSamplingOps(t);
     return t;
   }();
   return table;
@@ -53,8 +55,14 @@ const std::map<std::string, std::string> &opNotes() {
       {"DequantizeLinear", "int8, uint8, int32; per tensor, per axis, blocked (no 4/16-bit or float8)"},
       {"Dropout", "inference only (training_mode=true refused)"},
       {"DynamicQuantizeLinear", "float32 input"},
+      {"AffineGrid", "opset 20, 2-D and 3-D; size must be constant (by MatMul with a constant "
+                     "grid)"},
+      {"ConvTranspose", "1-D to 3-D, every attribute (by zero insertion, Pad and Conv: stride^d "
+                        "times the MACs of a native kernel)"},
       {"Einsum", "opset 12+, float inputs; '...', diagonals and sums (by Transpose, Gather, "
                  "ReduceSum, MatMul)"},
+      {"GridSample", "4-D (opset 16), 3-D to 5-D (opset 20+); linear, nearest, cubic; zeros, "
+                     "border, reflection (by GatherElements over the taps)"},
       {"GatherND", "opset 11+, batch_dims; an index out of range is clamped per axis (by Gather)"},
       {"LayerNormalization", "Mean and InvStdDev outputs in float32 (stash_type 1)"},
       {"LpPool", "p >= 1, the pads counted as zeros"},
