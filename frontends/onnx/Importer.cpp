@@ -39,6 +39,8 @@ const OpTable &opTable() {
     registerReorderOps(t);
     registerGatherNDOps(t);
     registerEinsumOps(t);
+    registerLossOps(t);
+    registerSignalOps(t);
     registerConvTransposeOps(t);
     registerSamplingOps(t);
     return t;
@@ -51,6 +53,18 @@ const OpTable &opTable() {
 const std::map<std::string, std::string> &opNotes() {
   static const std::map<std::string, std::string> notes = {
       {"AveragePool", "all attributes"},
+      {"BlackmanWindow", "size constant (a constant result); output_datatype, periodic"},
+      {"DFT", "opset 17/20; axis and dft_length constant; a MatMul with a constant cos/sin matrix "
+              "(O(n^2): no FFT); onesided, inverse, real or complex input"},
+      {"HammingWindow", "size constant (a constant result); output_datatype, periodic"},
+      {"HannWindow", "size constant (a constant result); output_datatype, periodic"},
+      {"MelWeightMatrix", "every input constant (a constant result)"},
+      {"NegativeLogLikelihoodLoss", "opset 12+; weight, ignore_index, every reduction; a target "
+                                    "out of range is clamped (by GatherElements)"},
+      {"STFT", "frame_step and frame_length constant; window length = frame_length; framed by "
+               "Gather, then a MatMul with a constant cos/sin matrix (O(n^2): no FFT)"},
+      {"SoftmaxCrossEntropyLoss", "opset 12+; weight, ignore_index, every reduction, log_prob "
+                                  "output; by LogSoftmax and GatherElements"},
       {"BatchNormalization", "inference only (training_mode and its outputs refused)"},
       {"DequantizeLinear", "int8, uint8, int32; per tensor, per axis, blocked (no 4/16-bit or float8)"},
       {"Dropout", "inference only (training_mode=true refused)"},

@@ -384,6 +384,30 @@ r = tgc("compile", bm, "-o", bpkg, "--bind-input", "axes")
 check("--bind-input without a file refused", r.returncode == 1 and "is not NAME=FILE.pb" in r.stderr,
       r.stderr)
 
+# A shape input computed from a graph input (ReduceSum's axes = a + b): the refusal names the
+# graph inputs it depends on, and binding them folds the computation.
+g = helper.make_graph(
+    [helper.make_node("Add", ["a", "b"], ["axes"]),
+     helper.make_node("ReduceSum", ["data", "axes"], ["y"], keepdims=0)], "g",
+    [helper.make_tensor_value_info("data", TensorProto.FLOAT, [2, 3, 4]),
+     helper.make_tensor_value_info("a", TensorProto.INT64, [1])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+    [numpy_helper.from_array(np.array([0], np.int64), "b")])
+cm = os.path.join(bdir, "computed.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), cm)
+a_pb = os.path.join(bdir, "a.pb")
+open(a_pb, "wb").write(numpy_helper.from_array(np.array([1], np.int64), "a").SerializeToString())
+r = tgc("compile", cm, "-o", bpkg)
+check("a shape input computed from a graph input: the refusal names that input", r.returncode == 1
+      and "axes input must be constant (it is computed from graph input 'a': bind its value at "
+      "compile time with --bind-input a=FILE.pb)" in r.stderr, r.stderr)
+r = tgc("compile", cm, "-o", bpkg, "--bind-input", "a=" + a_pb)
+r2 = tgc("run", bpkg, "--input", "data=@" + os.path.join(bdir, "set", "input_0.pb"),
+         "--output-dir", os.path.join(bdir, "computed_out"))
+got = np.load(os.path.join(bdir, "computed_out", "y.npy")) if r2.returncode == 0 else None
+check("binding that input folds the computed axes", r.returncode == 0 and got is not None and
+      np.array_equal(got, x.sum(axis=1)), r.stderr + r2.stderr)
+
 # --- CLI conveniences (issue 27) ---------------------------------------------------------------
 import pty  # noqa: E402
 import select  # noqa: E402
