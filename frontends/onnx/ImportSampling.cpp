@@ -289,11 +289,208 @@ Result importAffineGrid(ImportContext &c, const NodeView &n) {
   return Values{c.reshape(loc, g, os)};
 }
 
+/// Upsample (opsets 7-9, deprecated): Resize with asymmetric coordinates and floor rounding
+/// (nearest: each input repeated `scale` times for integer scales; linear), through the Resize
+/// importer on a Resize node built from this one. Output dims are floor(dim * scale) as in both.
+Result importUpsample(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  if (n.opset < 7)
+    return c.error(n, "Upsample before opset 7 is not supported");
+  const int64_t r = c.rankOf(x);
+  std::vector<double> scales;
+  if (n.opset >= 9) {
+    TGC_ASSIGN(sv, c.need(n, 1));
+    auto v = c.constDoubles(sv);
+    if (!v)
+      return c.error(n, "scales input must be constant" + c.bindHint(sv));
+    scales = *v;
+  } else {
+    auto v = n.attrFloats("scales");
+    if (!v)
+      return c.error(n, "the scales attribute is required");
+    scales.assign(v->begin(), v->end());
+  }
+  if ((int64_t)scales.size() != r)
+    return c.error(n, "scales has " + std::to_string(scales.size()) + " values for rank " +
+                          std::to_string(r));
+  for (double s : scales)
+    if (!(s >= 1) || s > (double)(int64_t(1) << 31))
+      return c.error(n, "scales must be >= 1");
+  std::string mode = n.attrString("mode", "nearest");
+  if (mode == "bilinear")
+    mode = "linear";
+  if (mode != "nearest" && mode != "linear")
+    return c.error(n, "mode '" + n.attrString("mode", "") + "' is not supported (nearest, linear)");
+  onnx::NodeProto resize;
+  resize.set_op_type("Resize");
+  resize.set_name(n.proto.name());
+  auto addString = [&](const char *name, const std::string &v) {
+    auto *a = resize.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  };
+  addString("mode", mode);
+  addString("coordinate_transformation_mode", "asymmetric");
+  addString("nearest_mode", "floor");
+  HostTensor st = HostTensor::zeros(DType::F32, {r});
+  for (int64_t i = 0; i < r; ++i)
+    st.as<float>()[i] = (float)scales[(size_t)i];
+  NodeView v{resize, n.label, n.loc, {x, Value(), c.constant(n.loc, st)}, n.outputUsed, 13};
+  static const OpTable resizeTable = [] {
+    OpTable t;
+    registerResizeOps(t);
+    return t;
+  }();
+  return resizeTable.at("Resize")(c, v);
+}
+
+/// One RoiAlign axis of sample coordinates s [R, S] over an input dim D, as the reference: a
+/// sample outside [-1, D] reads nothing (weights 0, index 0); else s = max(s, 0), taps floor(s)
+/// and floor(s) + 1 with weights 1 - l, l, both at D - 1 (l = 0) past the last position.
+struct RoiAxis {
+  Value idx, weight, outside; ///< [R, 2, S] i64, [R, 2, S], [R, S] i1
+};
+RoiAxis roiAxis(ImportContext &c, Location loc, Value s, int64_t dim) {
+  const Type ft = c.elemOf(s);
+  const Shape ss = c.shapeOf(s);
+  auto sc = [&](double v) { return c.splat(loc, v, ft); };
+  RoiAxis a;
+  a.outside = c.binary<tg::OrOp>(loc, c.binary<tg::LessOp>(loc, s, sc(-1), true),
+                                 c.binary<tg::GreaterOp>(loc, s, sc((double)dim), true), true);
+  Value y = c.binary<tg::MaxOp>(loc, s, sc(0));
+  Value low = c.unary<tg::FloorOp>(loc, y);
+  Value atEnd = c.binary<tg::GreaterEqualOp>(loc, low, sc((double)dim - 1), true);
+  Value last = c.splat(loc, (double)dim - 1, ft, ss);
+  low = c.emit<tg::WhereOp>(loc, low.getType(), atEnd, last, low);
+  y = c.emit<tg::WhereOp>(loc, y.getType(), atEnd, last, y);
+  Value high =
+      c.emit<tg::WhereOp>(loc, low.getType(), atEnd, last, c.binary<tg::AddOp>(loc, low, sc(1)));
+  Value l = c.binary<tg::SubOp>(loc, y, low);
+  const Shape s1{ss[0], 1, ss[1]}, s2{ss[0], 2, ss[1]};
+  auto pair = [&](Value p, Value q) {
+    return c.emit<tg::ConcatOp>(
+        loc, c.type(s2, ft), ValueRange{c.reshape(loc, p, s1), c.reshape(loc, q, s1)}, (uint64_t)1);
+  };
+  a.idx = c.cast(loc, clampTo(c, loc, pair(low, high), 0, (double)dim - 1), c.i64());
+  a.weight = pair(c.binary<tg::SubOp>(loc, sc(1), l), l);
+  return a;
+}
+
+/// RoiAlign (opsets 10, 16+): per roi, output bin and sample (sampling_ratio per bin axis), the
+/// four bilinear taps as the reference computes them, read by one tg.gather over X as
+/// [N * H * W, C] (row = batch_index * H * W + position) and averaged (or the max of the
+/// weighted taps, as the reference's max mode). Cost: the gathered taps [R, 4, PH, g, PW, g, C]
+/// are materialized unless fused; a native kernel belongs to the speed work.
+Result importRoiAlign(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  TGC_ASSIGN(rois, c.need(n, 1));
+  TGC_ASSIGN(bidx, c.need(n, 2));
+  const Shape xs = c.shapeOf(x), rs = c.shapeOf(rois), bs = c.shapeOf(bidx);
+  if (xs.size() != 4)
+    return c.error(n, "input " + shapeToString(xs) + " must be 4-D (N, C, H, W)");
+  if (rs.size() != 2 || rs[1] != 4 || bs != Shape{rs[0]})
+    return c.error(n, "rois " + shapeToString(rs) + " must be [R, 4] and batch_indices " +
+                          shapeToString(bs) + " [R]");
+  if (!c.isFloat(c.elemOf(x)) || c.elemOf(rois) != c.elemOf(x))
+    return c.error(n, "input and rois must be float tensors of one type");
+  if (!c.elemOf(bidx).isSignlessInteger() || c.elemOf(bidx).isInteger(1))
+    return c.error(n, "batch_indices must be an integer tensor");
+  const std::string mode = n.attrString("mode", "avg");
+  if (mode != "avg" && mode != "max")
+    return c.error(n, "mode '" + mode + "' is not supported (avg, max)");
+  const std::string ctm = n.attrString("coordinate_transformation_mode",
+                                       n.opset >= 16 ? "half_pixel" : "output_half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    return c.error(n, "coordinate_transformation_mode '" + ctm +
+                          "' is not supported (half_pixel, output_half_pixel)");
+  const int64_t ph = n.attrInt("output_height", 1), pw = n.attrInt("output_width", 1);
+  const int64_t g = n.attrInt("sampling_ratio", 0);
+  const double scale = n.attrFloat("spatial_scale", 1.0f);
+  if (ph <= 0 || pw <= 0 || ph > 4096 || pw > 4096)
+    return c.error(n, "output_height and output_width must lie in [1, 4096]");
+  if (g <= 0 || g > 64)
+    return c.error(n, "sampling_ratio " + std::to_string(g) +
+                          " is not supported: give 1 to 64 (0, adaptive, makes the sample "
+                          "count depend on the roi values)");
+  for (int64_t d : xs)
+    if (d <= 0)
+      return c.error(n, "input " + shapeToString(xs) + " has an empty dim");
+  const bool half = ctm == "half_pixel";
+  const Location loc = n.loc;
+  const Type ft = c.elemOf(x);
+  const int64_t R = rs[0], N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  auto sc = [&](double v) { return c.splat(loc, v, ft); };
+  auto col = [&](int64_t k) { // rois[:, k] * scale - offset, [R, 1]
+    Value v = c.emit<tg::SliceOp>(loc, c.type({R, 1}, ft), rois, c.b.getI64ArrayAttr({0, k}),
+                                  c.b.getI64ArrayAttr({1, 1}));
+    v = c.binary<tg::MulOp>(loc, v, sc(scale));
+    return half ? c.binary<tg::SubOp>(loc, v, sc(0.5)) : v;
+  };
+  // Sample coordinates [R, P * g]: start + p * bin + (i + 0.5) * bin / g.
+  auto samples = [&](Value start, Value end, int64_t pooled) {
+    Value size = c.binary<tg::SubOp>(loc, end, start);
+    if (!half)
+      size = c.binary<tg::MaxOp>(loc, size, sc(1));
+    Value bin = c.binary<tg::DivOp>(loc, size, sc((double)pooled));
+    HostTensor pos = HostTensor::zeros(DType::F64, {1, pooled * g});
+    HostTensor sub = HostTensor::zeros(DType::F64, {1, pooled * g});
+    for (int64_t p = 0; p < pooled; ++p)
+      for (int64_t i = 0; i < g; ++i) {
+        pos.as<double>()[p * g + i] = (double)p;
+        sub.as<double>()[p * g + i] = (i + 0.5) / (double)g;
+      }
+    Value a = c.binary<tg::MulOp>(loc, c.cast(loc, c.constant(loc, pos), ft), bin);
+    Value b = c.binary<tg::MulOp>(loc, c.cast(loc, c.constant(loc, sub), ft), bin);
+    return c.binary<tg::AddOp>(loc, c.binary<tg::AddOp>(loc, start, a), b);
+  };
+  RoiAxis ay = roiAxis(c, loc, samples(col(1), col(3), ph), H);
+  RoiAxis ax = roiAxis(c, loc, samples(col(0), col(2), pw), W);
+  // [R, ty, tx, PH, g, PW, g]
+  const Shape yShape{R, 2, 1, ph, g, 1, 1}, xShape{R, 1, 2, 1, 1, pw, g};
+  const Shape full{R, 2, 2, ph, g, pw, g}, flat{R, 4, ph, g, pw, g};
+  Value pos = c.binary<tg::AddOp>(
+      loc,
+      c.binary<tg::MulOp>(loc, c.reshape(loc, ay.idx, yShape), c.splat(loc, (double)W, c.i64())),
+      c.reshape(loc, ax.idx, xShape));
+  Value w = c.binary<tg::MulOp>(loc, c.reshape(loc, ay.weight, yShape),
+                                c.reshape(loc, ax.weight, xShape));
+  Value out = c.binary<tg::OrOp>(loc, c.reshape(loc, ay.outside, {R, 1, 1, ph, g, 1, 1}),
+                                 c.reshape(loc, ax.outside, {R, 1, 1, 1, 1, pw, g}), true);
+  pos = c.emit<tg::WhereOp>(loc, c.type(full, c.i64()), out, c.splat(loc, 0, c.i64()), pos);
+  w = c.emit<tg::WhereOp>(loc, c.type(full, ft), out, sc(0), w);
+  Value b = c.binary<tg::MaxOp>(
+      loc,
+      c.binary<tg::MinOp>(loc, c.cast(loc, bidx, c.i64()), c.splat(loc, (double)N - 1, c.i64())),
+      c.splat(loc, 0, c.i64()));
+  b = c.binary<tg::MulOp>(loc, c.reshape(loc, b, {R, 1, 1, 1, 1, 1}),
+                          c.splat(loc, (double)(H * W), c.i64()));
+  Value rows = c.binary<tg::AddOp>(loc, c.reshape(loc, pos, flat), b);
+  Value table = c.reshape(loc, c.transpose(loc, x, {0, 2, 3, 1}), {N * H * W, C});
+  Shape gs = flat;
+  gs.push_back(C);
+  Value v = c.emit<tg::GatherOp>(loc, c.type(gs, ft), table, rows, (uint64_t)0);
+  Shape ws = flat;
+  ws.push_back(1);
+  v = c.binary<tg::MulOp>(loc, v, c.reshape(loc, w, ws));
+  const Shape rshape{R, ph, pw, C};
+  Value y;
+  if (mode == "avg") {
+    y = c.emit<tg::ReduceSumOp>(loc, c.type(rshape, ft), v, c.b.getI64ArrayAttr({1, 3, 5}), false);
+    y = c.binary<tg::DivOp>(loc, y, sc((double)(g * g)));
+  } else {
+    y = c.emit<tg::ReduceMaxOp>(loc, c.type(rshape, ft), v, c.b.getI64ArrayAttr({1, 3, 5}), false);
+  }
+  return Values{c.transpose(loc, y, {0, 3, 1, 2})};
+}
+
 } // namespace
 
 void registerSamplingOps(OpTable &t) {
   t["GridSample"] = importGridSample;
   t["AffineGrid"] = importAffineGrid;
+  t["Upsample"] = importUpsample;
+  t["RoiAlign"] = importRoiAlign;
 }
 
 } // namespace tgc::onnx_import

@@ -71,6 +71,8 @@ const std::map<std::string, std::string> &opNotes() {
       {"DynamicQuantizeLinear", "float32 input"},
       {"AffineGrid", "opset 20, 2-D and 3-D; size must be constant (by MatMul with a constant "
                      "grid)"},
+      {"Col2Im", "1-D to 3-D; image_shape and block_shape constant (by a grouped ConvTranspose "
+                 "with a one-hot kernel)"},
       {"ConvTranspose", "1-D to 3-D, every attribute (by zero insertion, Pad and Conv: stride^d "
                         "times the MACs of a native kernel)"},
       {"Einsum", "opset 12+, float inputs; '...', diagonals and sums (by Transpose, Gather, "
@@ -83,7 +85,10 @@ const std::map<std::string, std::string> &opNotes() {
       {"MaxPool", "the Indices output is refused"},
       {"Pad", "constant, reflect, edge, wrap"},
       {"QuantizeLinear", "to int8, uint8; per tensor, per axis, blocked (no 4/16-bit or float8)"},
+      {"RoiAlign", "sampling_ratio 1 to 64 (0, adaptive, refused); avg, max; half_pixel, "
+                   "output_half_pixel (by Gather of the bilinear taps)"},
       {"Resize", "opset 11+; nearest, linear, cubic, every coordinate mode; antialias refused"},
+      {"Upsample", "opset 7-9; nearest, linear; scales constant (as Resize, asymmetric, floor)"},
   };
   return notes;
 }

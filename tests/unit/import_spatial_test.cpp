@@ -1,7 +1,8 @@
-// import_spatial_test.cpp — ConvTranspose, GridSample and AffineGrid, imported by decomposition
-// into existing tg ops (issue 25): small models run through the interpreter against a direct loop
-// reference (ConvTranspose), hand-checked values and the ONNX reference's (GridSample, every mode
-// and padding mode), and bad attributes refused with the node named.
+// import_spatial_test.cpp — ConvTranspose, Col2Im, GridSample, AffineGrid, Upsample and RoiAlign,
+// imported by decomposition into existing tg ops (issue 25): small models run through the
+// interpreter against a direct loop reference (ConvTranspose), hand-checked values and the ONNX
+// reference's (GridSample, every mode and padding mode), and bad attributes refused with the node
+// named.
 #include "compiler/dialect/TgDialect.h"
 #include "compiler/interp/Interpreter.h"
 #include "frontends/onnx/Importer.h"
@@ -473,4 +474,96 @@ TEST_F(ImportSpatial, AffineGrid3DAndRefusals) {
   EXPECT_NE(e.find("AffineGrid 'ag': size must hold 4"), std::string::npos) << e;
   e = one({1, 2, 3}, {1, 1, 0, 4}, true);
   EXPECT_NE(e.find("AffineGrid 'ag': size 1x1x0x4 must be positive"), std::string::npos) << e;
+}
+
+// Col2Im of all-ones columns: each pixel is the number of 2x2 blocks covering it in a 3x3 image.
+TEST_F(ImportSpatial, Col2ImCountsOverlapsAndRefuses) {
+  auto build = [&](const std::vector<int64_t> &xs, const std::vector<int64_t> &image) {
+    Builder b(18);
+    b.input("x", onnx::TensorProto::FLOAT, xs);
+    b.initI64("image", image);
+    b.initI64("block", {2, 2});
+    b.node("Col2Im", {"x", "image", "block"}, {"y"}, "c2i");
+    b.output("y");
+    return b;
+  };
+  auto m = import(build({1, 4, 4}, {3, 3}));
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  auto got = interpret(mainOf(**m), {f32({1, 4, 4}, std::vector<float>(16, 1.0f))});
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ((*got)[0].shape, (std::vector<int64_t>{1, 1, 3, 3}));
+  const float want[] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+  for (int i = 0; i < 9; ++i)
+    EXPECT_FLOAT_EQ((*got)[0].as<float>()[i], want[i]) << i;
+  std::string e = importError(build({1, 4, 5}, {3, 3}));
+  EXPECT_NE(e.find("Col2Im 'c2i': input 1x4x5 must be [N, C * 4, 4]"), std::string::npos) << e;
+  e = importError(build({1, 4, 4}, {1, 3}));
+  EXPECT_NE(e.find("Col2Im 'c2i': block 2x2 is larger than the padded image 1x3"),
+            std::string::npos)
+      << e;
+}
+
+// Upsample (opset 7, scales attribute): nearest repeats each element scale times.
+TEST_F(ImportSpatial, UpsampleNearestRepeatsAndRefuses) {
+  auto build = [&](const std::string &mode) {
+    Builder b(7);
+    b.input("x", onnx::TensorProto::FLOAT, {1, 1, 2, 2});
+    auto *n = b.node("Upsample", {"x"}, {"y"}, "up");
+    auto *a = n->add_attribute();
+    a->set_name("scales");
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (float v : {1.0f, 1.0f, 2.0f, 3.0f})
+      a->add_floats(v);
+    attrString(n, "mode", mode);
+    b.output("y");
+    return b;
+  };
+  auto m = import(build("nearest"));
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  auto got = interpret(mainOf(**m), {f32({1, 1, 2, 2}, {1, 2, 3, 4})});
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ((*got)[0].shape, (std::vector<int64_t>{1, 1, 4, 6}));
+  for (int h = 0; h < 4; ++h)
+    for (int w = 0; w < 6; ++w)
+      EXPECT_FLOAT_EQ((*got)[0].as<float>()[h * 6 + w], (float)(1 + (h / 2) * 2 + w / 3)) << h << w;
+  std::string e = importError(build("cubic"));
+  EXPECT_NE(e.find("Upsample 'up': mode 'cubic' is not supported"), std::string::npos) << e;
+}
+
+// RoiAlign over X = x + 4y (bilinear sampling of a linear function is exact): the average of
+// the 2x2 samples of one 1x1 bin is the value at their mean position. roi (0, 0, 3, 3):
+// output_half_pixel samples at 0.75, 2.25 -> (1.5, 1.5) -> 7.5; half_pixel shifts by -0.5 ->
+// samples 0.25, 1.75 -> (1, 1) -> 5.
+TEST_F(ImportSpatial, RoiAlignByHandAndRefusals) {
+  auto build = [&](const std::string &ctm, int64_t ratio) {
+    Builder b(16);
+    b.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    b.initF32("rois", {1, 4}, {0, 0, 3, 3});
+    b.initI64("bi", {0});
+    auto *n = b.node("RoiAlign", {"x", "rois", "bi"}, {"y"}, "ra");
+    attrString(n, "coordinate_transformation_mode", ctm);
+    attrInt(n, "output_height", 1);
+    attrInt(n, "output_width", 1);
+    attrInt(n, "sampling_ratio", ratio);
+    b.output("y");
+    return b;
+  };
+  std::vector<float> xv(16);
+  for (int i = 0; i < 16; ++i)
+    xv[i] = (float)i;
+  for (auto [ctm, want] : {std::pair<const char *, float>{"output_half_pixel", 7.5f},
+                           std::pair<const char *, float>{"half_pixel", 5.0f}}) {
+    auto m = import(build(ctm, 2));
+    ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+    auto got = interpret(mainOf(**m), {f32({1, 1, 4, 4}, xv)});
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    ASSERT_EQ((*got)[0].shape, (std::vector<int64_t>{1, 1, 1, 1}));
+    EXPECT_NEAR((*got)[0].as<float>()[0], want, 1e-5) << ctm;
+  }
+  std::string e = importError(build("half_pixel", 0));
+  EXPECT_NE(e.find("RoiAlign 'ra': sampling_ratio 0 is not supported"), std::string::npos) << e;
+  e = importError(build("tf_crop", 2));
+  EXPECT_NE(e.find("RoiAlign 'ra': coordinate_transformation_mode 'tf_crop' is not supported"),
+            std::string::npos)
+      << e;
 }
