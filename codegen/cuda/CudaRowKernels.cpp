@@ -8,6 +8,7 @@
 // f64 like the CPU backend.
 #include "codegen/cuda/CudaBuilder.h"
 
+#include "codegen/common/IndexEmit.h"
 #include "codegen/common/PoolEmit.h"
 #include "codegen/common/ReduceEmit.h"
 
@@ -359,6 +360,14 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
 
   if (codegen::isReduction(op)) { // one thread per output (codegen/common/ReduceEmit)
     if (auto e = codegen::emitReduction(*this, op, ct))
+      return e;
+    if (items > 0)
+      endKernel(code, gridFor(items), kBlock);
+    return llvm::Error::success();
+  }
+
+  if (codegen::isIndexOp(op)) { // cumsum, scatter, top-k (codegen/common/IndexEmit)
+    if (auto e = codegen::emitIndexOp(*this, op, ct))
       return e;
     if (items > 0)
       endKernel(code, gridFor(items), kBlock);

@@ -562,6 +562,62 @@ LogicalResult GatherElementsOp::verify() {
   return expectShape(*this, getResult(), idx);
 }
 
+LogicalResult CumsumOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  if (!tgc::normalizeAxis(getAxis(), shapeOf(getInput()).size()))
+    return emitOpError("axis out of range");
+  if (isBoolType(elemOf(getInput())))
+    return emitOpError("input must be numeric, not bool");
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  tgc::Shape d = shapeOf(getData()), idx = shapeOf(getIndices());
+  auto axis = tgc::normalizeAxis(getAxis(), d.size());
+  if (d.size() != idx.size() || !axis)
+    return emitOpError("indices must have the data's rank and axis must be in range");
+  if (shapeOf(getUpdates()) != idx)
+    return emitOpError("updates must have the indices' shape");
+  if (elemOf(getUpdates()) != elemOf(getData()) || getResult().getType() != getData().getType())
+    return emitOpError("updates and result must have the data's type");
+  Type it = elemOf(getIndices());
+  if (!it.isSignlessInteger(32) && !it.isSignlessInteger(64))
+    return emitOpError("indices must be i32 or i64");
+  for (size_t k = 0; k < d.size(); ++k)
+    if (k != (size_t)*axis && idx[k] > d[k])
+      return emitOpError("indices dim ") << k << " exceeds the data's";
+  StringRef r = getReduction();
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+    return emitOpError("reduction must be none, add, mul, max or min");
+  if (r != "none" && isBoolType(elemOf(getData())))
+    return emitOpError("a reduction needs numeric data");
+  return success();
+}
+
+LogicalResult TopkOp::verify() {
+  if (failed(allStatic(*this)))
+    return failure();
+  tgc::Shape x = shapeOf(getInput()), v = shapeOf(getValues());
+  auto axis = tgc::normalizeAxis(getAxis(), x.size());
+  if (!axis)
+    return emitOpError("axis out of range");
+  if (v.size() != x.size() || shapeOf(getIndices()) != v)
+    return emitOpError("values and indices must have one shape of the input's rank");
+  for (size_t k = 0; k < x.size(); ++k)
+    if (k != (size_t)*axis && v[k] != x[k])
+      return emitOpError("results differ from the input off the axis");
+  if (v[*axis] > x[*axis])
+    return emitOpError("k = ") << v[*axis] << " exceeds the axis's size " << x[*axis];
+  if (elemOf(getValues()) != elemOf(getInput()) || !elemOf(getIndices()).isSignlessInteger(64))
+    return emitOpError("values must have the input's type and indices i64");
+  if (isBoolType(elemOf(getInput())))
+    return emitOpError("input must be numeric, not bool");
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   if (failed(allStatic(*this)))
     return failure();

@@ -372,6 +372,53 @@ def TG_GatherElementsOp : TG_Op<"gather_elements"> {
   let hasVerifier = 1;
 }
 
+// Indexing ops (codegen/common/IndexEmit writes each once for both backends).
+def TG_CumsumOp : TG_Op<"cumsum", [SameOperandsAndResultType]> {
+  let summary = "ONNX CumSum: running sum along axis (exclusive: before the element; reverse: from the end)";
+  let description = [{
+    result[..., j, ...] = sum of input[..., i, ...] over i <= j (i < j with `exclusive`; i >= j,
+    or i > j, with `reverse`). Floats accumulate in double, integers in int64 (stored wrapped).
+  }];
+  let arguments = (ins TG_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TG_ScatterElementsOp : TG_Op<"scatter_elements"> {
+  let summary = "ONNX ScatterElements: data with updates[i] combined into the element at i with axis replaced by indices[i]";
+  let description = [{
+    result = data, then for each element i of `indices` in row-major order the element at i's
+    coordinates with the `axis` coordinate replaced by indices[i] (negative: + dim) becomes
+    updates[i] ("none"), or that element combined with updates[i] ("add", "mul", "max", "min").
+    An index outside [-dim, dim) writes nothing. With "none" and duplicate indices the last
+    update wins. `indices` and `updates` have one shape, of the data's rank, no larger than the
+    data off the axis. ScatterND is imported as this op on the data seen as [rows, slice].
+  }];
+  let arguments = (ins TG_Tensor:$data, TG_Tensor:$indices, TG_Tensor:$updates, I64Attr:$axis,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` type($data) `,` type($indices) `,` type($updates) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_TopkOp : TG_Op<"topk"> {
+  let summary = "ONNX TopK: the k largest (or smallest) elements along axis and their i64 indices";
+  let description = [{
+    k is the results' size along `axis`. Values come in order (largest first, or smallest first
+    without `largest`); equal values by lower index first; NaN counts as larger than every
+    number. `sorted` = false allows any order (the kernels sort anyway).
+  }];
+  let arguments = (ins TG_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "true">:$largest,
+                       DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs TG_Tensor:$values, TG_Tensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)";
+  let hasVerifier = 1;
+}
+
 def TG_ExpandOp : TG_Op<"expand"> {
   let summary = "broadcast to the result shape";
   let arguments = (ins TG_Tensor:$input);

@@ -276,6 +276,30 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
           return axis.takeError();
         return one(interp::gatherElements(*in[0], *in[1], *axis));
       })
+      .Case([&](tg::CumsumOp cs) -> llvm::Expected<Results> {
+        auto axis = axisOf(cs.getAxisAttr(), rank0);
+        if (!axis)
+          return axis.takeError();
+        return one(interp::cumsum(*in[0], *axis, cs.getExclusive(), cs.getReverse()));
+      })
+      .Case([&](tg::ScatterElementsOp se) -> llvm::Expected<Results> {
+        auto axis = axisOf(se.getAxisAttr(), rank0);
+        if (!axis)
+          return axis.takeError();
+        auto red = llvm::StringSwitch<std::optional<interp::Scatter>>(se.getReduction())
+                       .Case("none", interp::Scatter::None).Case("add", interp::Scatter::Add)
+                       .Case("mul", interp::Scatter::Mul).Case("max", interp::Scatter::Max)
+                       .Case("min", interp::Scatter::Min).Default(std::nullopt);
+        if (!red)
+          return error("unknown reduction '" + se.getReduction() + "'");
+        return one(interp::scatterElements(*in[0], *in[1], *in[2], *axis, *red));
+      })
+      .Case([&](tg::TopkOp tk) -> llvm::Expected<Results> {
+        auto axis = axisOf(tk.getAxisAttr(), rank0);
+        if (!axis)
+          return axis.takeError();
+        return interp::topk(*in[0], *axis, outShape[*axis], tk.getLargest());
+      })
       .Case([&](tg::ExpandOp) { return one(interp::expand(*in[0], outShape)); })
       .Case([&](tg::PadOp p) {
         return one(interp::pad(*in[0], ints(p.getPads()), p.getValueAttr().getValueAsDouble(),

@@ -184,6 +184,24 @@ llvm::Expected<HostTensor> expand(const HostTensor &x, const Shape &outShape);
 llvm::Expected<HostTensor> pad(const HostTensor &x, const std::vector<int64_t> &pads, double value,
                                const Shape &outShape);
 
+//===----------------------------------------------------------------------===//
+// Indexing (Indexing.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Running sum along `axis` (tg.cumsum); `exclusive` leaves the element out, `reverse` sums from
+/// the end.
+llvm::Expected<HostTensor> cumsum(const HostTensor &x, int64_t axis, bool exclusive, bool reverse);
+enum class Scatter { None, Add, Mul, Max, Min };
+/// data with each update combined into the element its index names along `axis`, in row-major
+/// order of the indices (tg.scatter_elements); indices outside [-dim, dim) write nothing.
+llvm::Expected<HostTensor> scatterElements(const HostTensor &data, const HostTensor &indices,
+                                           const HostTensor &updates, int64_t axis,
+                                           Scatter reduction);
+/// The k largest (or smallest) elements along `axis` in order, lower index first among equals
+/// (NaN larger than every number), and their i64 indices (tg.topk).
+llvm::Expected<std::vector<HostTensor>> topk(const HostTensor &x, int64_t axis, int64_t k,
+                                             bool largest);
+
 } // namespace tgc::interp
 
 #endif // TGC_COMPILER_INTERP_KERNELS_H

@@ -63,6 +63,7 @@ void registerOneHotOps(OpTable &table);
 void registerReorderOps(OpTable &table);
 void registerGatherNDOps(OpTable &table);
 void registerEinsumOps(OpTable &table);
+void registerIndexOps(OpTable &table);
 void registerLossOps(OpTable &table);
 void registerSignalOps(OpTable &table);
 void registerConvTransposeOps(OpTable &table);

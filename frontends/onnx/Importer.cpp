@@ -39,6 +39,7 @@ const OpTable &opTable() {
     registerReorderOps(t);
     registerGatherNDOps(t);
     registerEinsumOps(t);
+    registerIndexOps(t);
     registerLossOps(t);
     registerSignalOps(t);
     registerConvTransposeOps(t);
@@ -75,6 +76,14 @@ const std::map<std::string, std::string> &opNotes() {
                  "with a one-hot kernel)"},
       {"ConvTranspose", "1-D to 3-D, every attribute (by zero insertion, Pad and Conv: stride^d "
                         "times the MACs of a native kernel)"},
+      {"CumSum", "axis constant (a graph input may be bound); exclusive, reverse"},
+      {"Scatter", "opset 9-10, as ScatterElements"},
+      {"ScatterElements", "every reduction; an index out of range writes nothing (constant ones "
+                          "are refused)"},
+      {"ScatterND", "every reduction (by ScatterElements on the data seen as [rows, slice]); an "
+                    "index out of range writes nothing (constant ones are refused)"},
+      {"TopK", "k constant (a graph input may be bound); ties by lower index, NaN largest; "
+               "sorted=0 still sorts"},
       {"Einsum", "opset 12+, float inputs; '...', diagonals and sums (by Transpose, Gather, "
                  "ReduceSum, MatMul)"},
       {"GridSample", "4-D (opset 16), 3-D to 5-D (opset 20+); linear, nearest, cubic; zeros, "

@@ -331,6 +331,32 @@ func.func @main(%q: tensor<2x5x4x64xT>, %k: tensor<2x7x2x64xT>, %v: tensor<2x7x2
   }
 }
 
+// The indexing ops (codegen/common/IndexEmit) in f32, f16, f64 and i64: cumsum, every scatter
+// reduction with i32 and i64 indices, top-k largest and smallest; NVRTC compiles them.
+TEST(CudaCodegen, IndexOpsCompile) {
+  for (const char *t : {"f32", "f16", "f64", "i64"}) {
+    std::string ir = R"(
+func.func @main(%x: tensor<3x5xT>, %d: tensor<6x5xT>, %i: tensor<2x4xi32>, %j: tensor<2x4xi64>, %u: tensor<2x4xT>) -> (tensor<3x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<3x2xT>, tensor<3x2xi64>, tensor<2x5xT>, tensor<2x5xi64>) {
+  %0 = tg.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<3x5xT>
+  %1 = tg.scatter_elements %d, %i, %u {axis = 0 : i64} : tensor<6x5xT>, tensor<2x4xi32>, tensor<2x4xT> -> tensor<6x5xT>
+  %2 = tg.scatter_elements %d, %j, %u {axis = 1 : i64, reduction = "add"} : tensor<6x5xT>, tensor<2x4xi64>, tensor<2x4xT> -> tensor<6x5xT>
+  %3 = tg.scatter_elements %d, %j, %u {axis = 0 : i64, reduction = "mul"} : tensor<6x5xT>, tensor<2x4xi64>, tensor<2x4xT> -> tensor<6x5xT>
+  %4 = tg.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "max"} : tensor<6x5xT>, tensor<2x4xi32>, tensor<2x4xT> -> tensor<6x5xT>
+  %5 = tg.scatter_elements %d, %j, %u {axis = -1 : i64, reduction = "min"} : tensor<6x5xT>, tensor<2x4xi64>, tensor<2x4xT> -> tensor<6x5xT>
+  %6:2 = tg.topk %x {axis = 1 : i64} : tensor<3x5xT> -> tensor<3x2xT>, tensor<3x2xi64>
+  %7:2 = tg.topk %x {axis = 0 : i64, largest = false} : tensor<3x5xT> -> tensor<2x5xT>, tensor<2x5xi64>
+  return %0, %1, %2, %3, %4, %5, %6#0, %6#1, %7#0, %7#1 : tensor<3x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<6x5xT>, tensor<3x2xT>, tensor<3x2xi64>, tensor<2x5xT>, tensor<2x5xi64>
+}
+)";
+    for (size_t at; (at = ir.find("xT>")) != std::string::npos;)
+      ir.replace(at, 3, std::string("x") + t + ">");
+    std::string error;
+    const std::string src = irPackageSource(ir, "index_ops", error);
+    ASSERT_TRUE(error.empty()) << t << ": " << error;
+    EXPECT_NE(src.find("tg_max<"), std::string::npos) << t << ": no scatter max";
+  }
+}
+
 // SwiGLU moves 8 outputs per thread (two 16-byte loads, one store, 8x fewer blocks) for f16/bf16
 // halves of a multiple of 8; other halves (12 here) and f32 keep one element per thread.
 TEST(CudaCodegen, SwigluVectorsOnlyForWholeVectorHalves) {

@@ -552,4 +552,59 @@ TEST_F(InterpTest, LargeLinearRunsQuickly) {
   EXPECT_LT(secs, 5.0); // generous: a few hundred ms on a slow core
 }
 
+// Cumsum along axis 1, plain, exclusive and reverse-exclusive; an i64 sum beyond 2^53 stays exact.
+TEST_F(InterpTest, CumsumExclusiveReverseAndExactIntegers) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x3xf32>, %n: tensor<2xi64>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xi64>) {
+      %0 = tg.cumsum %x {axis = 1 : i64} : tensor<2x3xf32>
+      %1 = tg.cumsum %x {axis = 1 : i64, exclusive = true} : tensor<2x3xf32>
+      %2 = tg.cumsum %x {axis = -1 : i64, exclusive = true, reverse = true} : tensor<2x3xf32>
+      %3 = tg.cumsum %n {axis = 0 : i64} : tensor<2xi64>
+      return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xi64>
+    })",
+               {f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64({2}, {9007199254740993.0, 0})});
+  ASSERT_EQ(r.size(), 4u);
+  expectNear(r[0], {1, 3, 6, 4, 9, 15});
+  expectNear(r[1], {0, 1, 3, 0, 4, 9});
+  expectNear(r[2], {5, 3, 0, 11, 6, 0});
+  EXPECT_EQ(r[3].as<int64_t>()[1], r[3].as<int64_t>()[0]);
+}
+
+// Scatter along axis 1: a negative index wraps, an out-of-range one writes nothing, duplicates
+// are applied in order (none: the last wins; add sums; max keeps the largest).
+TEST_F(InterpTest, ScatterElementsReductionsNegativeAndOutOfRange) {
+  const char *src = R"(
+    func.func @main(%d: tensor<2x4xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+      %0 = tg.scatter_elements %d, %i, %u {axis = 1 : i64} : tensor<2x4xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<2x4xf32>
+      %1 = tg.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"} : tensor<2x4xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<2x4xf32>
+      %2 = tg.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "max"} : tensor<2x4xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<2x4xf32>
+      return %0, %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+    })";
+  auto r = run(src, {f32({2, 4}, {1, 1, 1, 1, 2, 2, 2, 2}), i64({2, 3}, {0, 0, -1, 1, 4, -5}),
+                     f32({2, 3}, {5, 7, 9, 3, 8, 8})});
+  ASSERT_EQ(r.size(), 3u);
+  expectNear(r[0], {7, 1, 1, 9, 2, 3, 2, 2});
+  expectNear(r[1], {13, 1, 1, 10, 2, 5, 2, 2});
+  expectNear(r[2], {7, 1, 1, 9, 2, 3, 2, 2});
+}
+
+// Top-2 along axis 1, largest and smallest: ties by lower index first, NaN largest.
+TEST_F(InterpTest, TopkTiesAndNaN) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>, tensor<2x2xf32>, tensor<2x2xi64>) {
+      %0:2 = tg.topk %x {axis = 1 : i64} : tensor<2x4xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+      %1:2 = tg.topk %x {axis = 1 : i64, largest = false} : tensor<2x4xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+      return %0#0, %0#1, %1#0, %1#1 : tensor<2x2xf32>, tensor<2x2xi64>, tensor<2x2xf32>, tensor<2x2xi64>
+    })",
+               {f32({2, 4}, {3, 1, 3, 1, 0, std::nan(""), 5, -2})});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(values(r[0])[0], 3);
+  EXPECT_EQ(values(r[0])[1], 3);
+  EXPECT_TRUE(std::isnan(values(r[0])[2]));
+  EXPECT_EQ(values(r[0])[3], 5);
+  expectNear(r[1], {0, 2, 1, 2});
+  expectNear(r[2], {1, 1, -2, 0});
+  expectNear(r[3], {1, 3, 3, 0});
+}
+
 } // namespace

@@ -182,3 +182,51 @@ func.func @math_int(%x: tensor<4xi32>) -> tensor<4xi32> {
   %0 = tg.math "sinh" %x : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{axis out of range}}
+  %0 = tg.cumsum %x {axis = 2 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @scatter_bad_reduction(%d: tensor<4x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{reduction must be none, add, mul, max or min}}
+  %0 = tg.scatter_elements %d, %i, %u {axis = 0 : i64, reduction = "sub"} : tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_indices_too_wide(%d: tensor<4x3xf32>, %i: tensor<2x5xi64>, %u: tensor<2x5xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{indices dim 1 exceeds the data's}}
+  %0 = tg.scatter_elements %d, %i, %u {axis = 0 : i64} : tensor<4x3xf32>, tensor<2x5xi64>, tensor<2x5xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_float_indices(%d: tensor<4x3xf32>, %i: tensor<2x3xf32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{indices must be i32 or i64}}
+  %0 = tg.scatter_elements %d, %i, %u {axis = 0 : i64} : tensor<4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @topk_k_too_large(%x: tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>) {
+  // expected-error @+1 {{k = 4 exceeds the axis's size 3}}
+  %0:2 = tg.topk %x {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x4xf32>, tensor<2x4xi64>
+  return %0#0, %0#1 : tensor<2x4xf32>, tensor<2x4xi64>
+}
+
+// -----
+
+func.func @topk_index_type(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>) {
+  // expected-error @+1 {{values must have the input's type and indices i64}}
+  %0:2 = tg.topk %x {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x2xi32>
+  return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x2xi32>
+}

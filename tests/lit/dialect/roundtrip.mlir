@@ -121,3 +121,16 @@ func.func @math(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tg.math "acosh" %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @indexing
+// CHECK: tg.cumsum %{{.*}} {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x3xf32>
+// CHECK: tg.scatter_elements %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i64, reduction = "max"} : tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<4x3xf32>
+// CHECK: tg.topk %{{.*}} {axis = 1 : i64, largest = false} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+func.func @indexing(%x: tensor<2x3xf32>, %d: tensor<4x3xf32>, %i: tensor<2x3xi64>) -> (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x2xf32>, tensor<2x2xi64>) {
+  %0 = tg.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x3xf32>
+  %1 = tg.scatter_elements %d, %i, %x {axis = 0 : i64, reduction = "max"} : tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<4x3xf32>
+  %2:2 = tg.topk %x {axis = 1 : i64, largest = false} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+  return %0, %1, %2#0, %2#1 : tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x2xf32>, tensor<2x2xi64>
+}
