@@ -484,6 +484,75 @@ Result importRoiAlign(ImportContext &c, const NodeView &n) {
   return Values{c.transpose(loc, y, {0, 3, 1, 2})};
 }
 
+/// MaxUnpool: zeros of the unpooled shape (from kernel_shape/strides/pads) with X scattered to
+/// the flat indices I (into that whole shape, N and C included, as MaxPool's Indices): one
+/// tg.scatter_elements over it seen as [1, total]; an index outside writes nothing. A larger
+/// constant output_shape pads the end with zeros, as the ONNX reference does.
+Result importMaxUnpool(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  TGC_ASSIGN(idx, c.need(n, 1));
+  const Shape xs = c.shapeOf(x);
+  if (xs.size() < 3)
+    return c.error(n, "input " + shapeToString(xs) + " must have rank >= 3 (N, C, spatial...)");
+  if (c.shapeOf(idx) != xs)
+    return c.error(n, "indices " + shapeToString(c.shapeOf(idx)) + " must have the input's shape " +
+                          shapeToString(xs));
+  if (!c.elemOf(idx).isSignlessInteger() || c.elemOf(idx).isInteger(1))
+    return c.error(n, "indices must be an integer tensor");
+  const size_t sp = xs.size() - 2;
+  auto kernel = n.attrInts("kernel_shape");
+  const Shape strides = n.attrInts("strides").value_or(Shape(sp, 1));
+  const Shape pads = n.attrInts("pads").value_or(Shape(2 * sp, 0));
+  if (!kernel || kernel->size() != sp || strides.size() != sp || pads.size() != 2 * sp)
+    return c.error(n, "kernel_shape and strides need one entry per spatial dim, pads two");
+  const int64_t big = int64_t(1) << 31;
+  Shape out{xs[0], xs[1]};
+  for (size_t i = 0; i < sp; ++i) {
+    if ((*kernel)[i] <= 0 || strides[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 ||
+        (*kernel)[i] > big || strides[i] > big || pads[i] > big || pads[i + sp] > big ||
+        xs[i + 2] > big)
+      return c.error(n, "kernel_shape and strides must be positive, pads non-negative (and all "
+                        "below 2^31)");
+    out.push_back((xs[i + 2] - 1) * strides[i] + (*kernel)[i] - pads[i] - pads[i + sp]);
+  }
+  Shape full = out;
+  if (n.input(2)) {
+    TGC_ASSIGN(given, c.requireInts(n, 2, "output_shape"));
+    if (given.size() != xs.size() || given[0] != xs[0] || given[1] != xs[1])
+      return c.error(n, "output_shape " + shapeToString(given) +
+                            " must be [N, C, spatial...] for input " + shapeToString(xs));
+    for (size_t i = 0; i < sp; ++i)
+      if (given[i + 2] < out[i + 2] || given[i + 2] > big)
+        return c.error(n, "output_shape " + shapeToString(given) +
+                              " is smaller than the unpooled shape " + shapeToString(out));
+    full = given;
+  }
+  for (int64_t d : out)
+    if (d <= 0)
+      return c.error(n, "the output shape " + shapeToString(out) + " is empty");
+  int64_t total = 1, m = 1;
+  for (int64_t d : out)
+    total *= d;
+  for (int64_t d : xs)
+    m *= d;
+  if (total > (int64_t(1) << 40))
+    return c.error(n, "the output shape " + shapeToString(out) + " is too large");
+  const Location loc = n.loc;
+  const Type elem = c.elemOf(x);
+  Value zeros = c.splat(loc, 0, elem, {1, total});
+  Value y = c.emit<tg::ScatterElementsOp>(
+      loc, zeros.getType(), zeros, c.reshape(loc, c.cast(loc, idx, c.i64()), {1, m}),
+      c.reshape(loc, x, {1, m}), (uint64_t)1, c.b.getStringAttr("none"));
+  y = c.reshape(loc, y, out);
+  if (full == out)
+    return Values{y};
+  std::vector<int64_t> extra(2 * out.size(), 0);
+  for (size_t i = 0; i < out.size(); ++i)
+    extra[out.size() + i] = full[i] - out[i];
+  return Values{c.emit<tg::PadOp>(loc, c.type(full, elem), y, c.b.getI64ArrayAttr(extra),
+                                  c.b.getF64FloatAttr(0.0))};
+}
+
 } // namespace
 
 void registerSamplingOps(OpTable &t) {
@@ -491,6 +560,7 @@ void registerSamplingOps(OpTable &t) {
   t["AffineGrid"] = importAffineGrid;
   t["Upsample"] = importUpsample;
   t["RoiAlign"] = importRoiAlign;
+  t["MaxUnpool"] = importMaxUnpool;
 }
 
 } // namespace tgc::onnx_import

@@ -92,6 +92,8 @@ const std::map<std::string, std::string> &opNotes() {
       {"LayerNormalization", "Mean and InvStdDev outputs in float32 (stash_type 1)"},
       {"LpPool", "p >= 1, the pads counted as zeros"},
       {"MaxPool", "the Indices output is refused"},
+      {"MaxUnpool", "indices into the unpooled shape (N, C included); a larger output_shape pads "
+                    "the end (by ScatterElements)"},
       {"Pad", "constant, reflect, edge, wrap"},
       {"QuantizeLinear", "to int8, uint8; per tensor, per axis, blocked (no 4/16-bit or float8)"},
       {"RoiAlign", "sampling_ratio 1 to 64 (0, adaptive, refused); avg, max; half_pixel, "

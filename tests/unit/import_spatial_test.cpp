@@ -1,6 +1,6 @@
-// import_spatial_test.cpp — ConvTranspose, Col2Im, GridSample, AffineGrid, Upsample and RoiAlign,
-// imported by decomposition into existing tg ops (issue 25): small models run through the
-// interpreter against a direct loop reference (ConvTranspose), hand-checked values and the ONNX
+// import_spatial_test.cpp — ConvTranspose, Col2Im, GridSample, AffineGrid, Upsample, RoiAlign and
+// MaxUnpool, imported by decomposition into existing tg ops (issue 25): small models run through
+// the interpreter against a direct loop reference (ConvTranspose), hand-checked values and the ONNX
 // reference's (GridSample, every mode and padding mode), and bad attributes refused with the node
 // named.
 #include "compiler/dialect/TgDialect.h"
@@ -564,6 +564,48 @@ TEST_F(ImportSpatial, RoiAlignByHandAndRefusals) {
   EXPECT_NE(e.find("RoiAlign 'ra': sampling_ratio 0 is not supported"), std::string::npos) << e;
   e = importError(build("tf_crop", 2));
   EXPECT_NE(e.find("RoiAlign 'ra': coordinate_transformation_mode 'tf_crop' is not supported"),
+            std::string::npos)
+      << e;
+}
+
+// MaxUnpool: X scattered to flat indices of the 4x4 unpooled shape, padded at the end to a given
+// 5x5 output_shape (as the ONNX reference); an index outside writes nothing.
+TEST_F(ImportSpatial, MaxUnpoolScattersAndRefuses) {
+  auto build = [&](const std::vector<int64_t> &outShape, const std::vector<int64_t> &kernel) {
+    Builder b(11);
+    b.input("x", onnx::TensorProto::FLOAT, {1, 1, 2, 2});
+    b.input("i", onnx::TensorProto::INT64, {1, 1, 2, 2});
+    std::vector<std::string> ins{"x", "i"};
+    if (!outShape.empty()) {
+      b.initI64("os", outShape);
+      ins.push_back("os");
+    }
+    auto *n = b.node("MaxUnpool", ins, {"y"}, "mu");
+    attrInts(n, "kernel_shape", kernel);
+    attrInts(n, "strides", {2, 2});
+    b.output("y");
+    return b;
+  };
+  auto m = import(build({1, 1, 5, 5}, {2, 2}));
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  HostTensor idx = HostTensor::zeros(DType::I64, {1, 1, 2, 2});
+  const int64_t iv[] = {5, 7, 13, 99}; // 99: outside the 16 elements
+  for (int k = 0; k < 4; ++k)
+    idx.as<int64_t>()[k] = iv[k];
+  auto got = interpret(mainOf(**m), {f32({1, 1, 2, 2}, {5, 6, 7, 8}), idx});
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ((*got)[0].shape, (std::vector<int64_t>{1, 1, 5, 5}));
+  std::vector<float> want(25, 0.0f);
+  want[1 * 5 + 1] = 5, want[1 * 5 + 3] = 6, want[3 * 5 + 1] = 7;
+  for (int k = 0; k < 25; ++k)
+    EXPECT_FLOAT_EQ((*got)[0].as<float>()[k], want[(size_t)k]) << k;
+  std::string e = importError(build({1, 1, 3, 3}, {2, 2}));
+  EXPECT_NE(e.find("MaxUnpool 'mu': output_shape 1x1x3x3 is smaller than the unpooled shape "
+                   "1x1x4x4"),
+            std::string::npos)
+      << e;
+  e = importError(build({}, {2}));
+  EXPECT_NE(e.find("MaxUnpool 'mu': kernel_shape and strides need one entry per spatial dim"),
             std::string::npos)
       << e;
 }
