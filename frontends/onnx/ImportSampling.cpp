@@ -539,7 +539,11 @@ Result importMaxUnpool(ImportContext &c, const NodeView &n) {
     return c.error(n, "the output shape " + shapeToString(out) + " is too large");
   const Location loc = n.loc;
   const Type elem = c.elemOf(x);
-  Value zeros = c.splat(loc, 0, elem, {1, total});
+  // The zeros as a pad of X cropped to nothing: computed by a fill kernel, where a splat constant
+  // would be materialized in the weights (the scatter is no elementwise reader).
+  Value flatX = c.reshape(loc, x, {1, m});
+  Value zeros = c.emit<tg::PadOp>(loc, c.type({1, total}, elem), flatX,
+                                  c.b.getI64ArrayAttr({0, -m, 0, total}), c.b.getF64FloatAttr(0.0));
   Value y = c.emit<tg::ScatterElementsOp>(
       loc, zeros.getType(), zeros, c.reshape(loc, c.cast(loc, idx, c.i64()), {1, m}),
       c.reshape(loc, x, {1, m}), (uint64_t)1, c.b.getStringAttr("none"));
