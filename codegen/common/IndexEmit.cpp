@@ -7,9 +7,7 @@ using namespace mlir;
 
 namespace tgc::codegen {
 
-bool isIndexOp(Operation *op) {
-  return isa<tg::CumsumOp, tg::ScatterElementsOp, tg::TopkOp>(op);
-}
+bool isIndexOp(Operation *op) { return isa<tg::CumsumOp, tg::ScatterElementsOp, tg::TopkOp>(op); }
 
 namespace {
 
@@ -133,14 +131,14 @@ llvm::Error topk(CKernel &kb, tg::TopkOp op, const CType &ct) {
   // Whether (a, ia) comes before (b, ib): the larger (or smaller) value first, NaN larger than
   // every number, equal values by lower index.
   auto gt = [&](const std::string &a, const std::string &b) {
-    return ct.isFloat ? "((" + a + " != " + a + " && " + b + " == " + b + ") || " + a + " > " + b +
-                            ")"
-                      : "(" + a + " > " + b + ")";
+    return ct.isFloat
+               ? "((" + a + " != " + a + " && " + b + " == " + b + ") || " + a + " > " + b + ")"
+               : "(" + a + " > " + b + ")";
   };
   auto eq = [&](const std::string &a, const std::string &b) {
-    return ct.isFloat ? "(" + a + " == " + b + " || (" + a + " != " + a + " && " + b + " != " + b +
-                            "))"
-                      : "(" + a + " == " + b + ")";
+    return ct.isFloat
+               ? "(" + a + " == " + b + " || (" + a + " != " + a + " && " + b + " != " + b + "))"
+               : "(" + a + " == " + b + ")";
   };
   const bool largest = op.getLargest();
   auto before = [&](const std::string &a, const std::string &ia, const std::string &b,

@@ -50,8 +50,7 @@ template <typename F> HostTensor numeric(const HostTensor &x, F &&f) {
 
 } // namespace
 
-llvm::Expected<HostTensor> cumsum(const HostTensor &x, int64_t axis, bool exclusive,
-                                  bool reverse) {
+llvm::Expected<HostTensor> cumsum(const HostTensor &x, int64_t axis, bool exclusive, bool reverse) {
   if (auto e = checkAxisIn(axis, x.shape))
     return std::move(e);
   const Lines l = linesOf(x.shape, axis);
@@ -93,7 +92,7 @@ llvm::Expected<HostTensor> scatterElements(const HostTensor &data, const HostTen
   const std::vector<int64_t> idx = toI64(indices);
   std::vector<int64_t> dst = stridesOf(data.shape);
   const int64_t axisStride = dst[axis], A = data.shape[axis];
-  dst[axis] = 0; // the index supplies the axis coordinate
+  dst[axis] = 0;                               // the index supplies the axis coordinate
   std::vector<int64_t> target(idx.size(), -1); // data offset of each update, -1: skipped
   forEachIndex<1>(indices.shape, {dst}, {0}, [&](int64_t i, const std::array<int64_t, 1> &o) {
     int64_t a = idx[i] < 0 ? idx[i] + A : idx[i];
@@ -108,11 +107,21 @@ llvm::Expected<HostTensor> scatterElements(const HostTensor &data, const HostTen
       V &d = v[target[i]];
       const V w = u[i];
       switch (reduction) {
-      case Scatter::None: d = w; break;
-      case Scatter::Add: d = d + w; break;
-      case Scatter::Mul: d = d * w; break;
-      case Scatter::Max: d = (d != d || w != w) ? (d != d ? d : w) : std::max(d, w); break;
-      case Scatter::Min: d = (d != d || w != w) ? (d != d ? d : w) : std::min(d, w); break;
+      case Scatter::None:
+        d = w;
+        break;
+      case Scatter::Add:
+        d = d + w;
+        break;
+      case Scatter::Mul:
+        d = d * w;
+        break;
+      case Scatter::Max:
+        d = (d != d || w != w) ? (d != d ? d : w) : std::max(d, w);
+        break;
+      case Scatter::Min:
+        d = (d != d || w != w) ? (d != d ? d : w) : std::min(d, w);
+        break;
       }
     }
   };

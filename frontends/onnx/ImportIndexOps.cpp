@@ -34,8 +34,7 @@ bool isIndexType(Type t) { return t.isSignlessInteger(32) || t.isSignlessInteger
 llvm::Expected<bool> flag(const NodeView &n, const char *name) {
   const int64_t v = n.attrInt(name, 0);
   if (v != 0 && v != 1)
-    return ImportContext::error(n, llvm::Twine(name) + " must be 0 or 1, got " +
-                                       llvm::Twine(v));
+    return ImportContext::error(n, llvm::Twine(name) + " must be 0 or 1, got " + llvm::Twine(v));
   return v == 1;
 }
 
@@ -49,8 +48,7 @@ Result importCumSum(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(axis, checkAxis(n, axes[0], c.rankOf(x)));
   TGC_ASSIGN(exclusive, flag(n, "exclusive"));
   TGC_ASSIGN(reverse, flag(n, "reverse"));
-  return Values{c.emit<tg::CumsumOp>(n.loc, x.getType(), x, (uint64_t)axis,
-                                     exclusive, reverse)};
+  return Values{c.emit<tg::CumsumOp>(n.loc, x.getType(), x, (uint64_t)axis, exclusive, reverse)};
 }
 
 /// The node's reduction (none when absent; opset 16 adds add and mul, 18 max and min).
@@ -86,8 +84,8 @@ Result importScatterElements(ImportContext &c, const NodeView &n) {
     return c.error(n, "indices must be int32 or int64");
   if (is.size() != ds.size() || c.shapeOf(upd) != is)
     return c.error(n, "indices " + shapeToString(is) + " and updates " +
-                          shapeToString(c.shapeOf(upd)) + " must have one shape of the data's "
-                          "rank (data " + shapeToString(ds) + ")");
+                          shapeToString(c.shapeOf(upd)) + " must have one shape of rank " +
+                          std::to_string(ds.size()) + " (data " + shapeToString(ds) + ")");
   if (c.elemOf(upd) != c.elemOf(data))
     return c.error(n, "updates must have the data's element type");
   TGC_ASSIGN(axis, checkAxis(n, n.attrInt("axis", 0), (int64_t)ds.size()));
@@ -98,8 +96,8 @@ Result importScatterElements(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(red, reductionOf(c, n, data));
   if (auto e = checkConstIndices(n, idx, [&](size_t) { return ds[axis]; }))
     return std::move(e);
-  return Values{c.emit<tg::ScatterElementsOp>(n.loc, data.getType(), data, idx, upd,
-                                              (uint64_t)axis, c.b.getStringAttr(red))};
+  return Values{c.emit<tg::ScatterElementsOp>(n.loc, data.getType(), data, idx, upd, (uint64_t)axis,
+                                              c.b.getStringAttr(red))};
 }
 
 /// ScatterND (opsets 11-18): a scatter along axis 0 of the data seen as [rows, slice].
@@ -143,8 +141,8 @@ Result importScatterND(ImportContext &c, const NodeView &n) {
                         c.binary<tg::AndOp>(loc, c.binary<tg::GreaterEqualOp>(loc, i, zero, true),
                                             c.binary<tg::LessOp>(loc, i, dimsV, true)),
                         c.i64());
-  Value ok = c.emit<tg::ReduceMinOp>(loc, c.type({M}, c.i64()), inside,
-                                     c.b.getI64ArrayAttr({1}), false);
+  Value ok =
+      c.emit<tg::ReduceMinOp>(loc, c.type({M}, c.i64()), inside, c.b.getI64ArrayAttr({1}), false);
   Value row = c.emit<tg::ReduceSumOp>(loc, c.type({M}, c.i64()),
                                       c.binary<tg::MulOp>(loc, i, c.constI64(loc, strides)),
                                       c.b.getI64ArrayAttr({1}), false);
@@ -175,9 +173,8 @@ Result importTopK(ImportContext &c, const NodeView &n) {
   }
   TGC_ASSIGN(axis, checkAxis(n, n.attrInt("axis", -1), (int64_t)xs.size()));
   if (k < 0 || k > xs[axis])
-    return c.error(n, "k = " + std::to_string(k) + " must lie in [0, " +
-                          std::to_string(xs[axis]) + "] (the size of axis " +
-                          std::to_string(axis) + ")");
+    return c.error(n, "k = " + std::to_string(k) + " must lie in [0, " + std::to_string(xs[axis]) +
+                          "] (the size of axis " + std::to_string(axis) + ")");
   TGC_ASSIGN(largest, [&]() -> llvm::Expected<bool> {
     const int64_t v = n.attrInt("largest", 1);
     if (v != 0 && v != 1)

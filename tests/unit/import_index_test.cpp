@@ -143,12 +143,12 @@ TEST(ImportIndex, ScatterNDRowsAndElements) {
   b.node("ScatterND", {"d", "elems", "eu"}, {"e"}, "elems");
   b.output("m");
   b.output("e");
-  auto out = runCpu(b, "idx_scatternd",
-                    {tensor(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}, "d"),
-                     tensor(DType::I64, {4, 1}, {1, -2, 1, 2}, "rows"),
-                     tensor(DType::F32, {4, 3}, {2, 2, 2, 3, 3, 3, 10, 10, 10, 100, 100, 100}, "ru"),
-                     tensor(DType::I64, {2, 2}, {1, 2, 0, -1}, "elems"),
-                     tensor(DType::F32, {2}, {7, 8}, "eu")});
+  auto out = runCpu(
+      b, "idx_scatternd",
+      {tensor(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}, "d"),
+       tensor(DType::I64, {4, 1}, {1, -2, 1, 2}, "rows"),
+       tensor(DType::F32, {4, 3}, {2, 2, 2, 3, 3, 3, 10, 10, 10, 100, 100, 100}, "ru"),
+       tensor(DType::I64, {2, 2}, {1, 2, 0, -1}, "elems"), tensor(DType::F32, {2}, {7, 8}, "eu")});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(values(out[0]), (V{3, 6, 9, 80, 100, 120}));
   EXPECT_EQ(values(out[1]), (V{1, 2, 8, 4, 5, 7}));
