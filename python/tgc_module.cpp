@@ -41,6 +41,10 @@ py::dtype numpyDType(tgc::DType t) {
   case tgc::DType::I8: return py::dtype("int8");
   case tgc::DType::I32: return py::dtype("int32");
   case tgc::DType::I64: return py::dtype("int64");
+  case tgc::DType::I16: return py::dtype("int16");
+  case tgc::DType::U16: return py::dtype("uint16");
+  case tgc::DType::U32: return py::dtype("uint32");
+  case tgc::DType::U64: return py::dtype("uint64");
   case tgc::DType::Bool: return py::dtype("bool");
   case tgc::DType::F16: return py::dtype("float16");
   case tgc::DType::F64: return py::dtype("float64");
@@ -53,7 +57,8 @@ py::dtype numpyDType(tgc::DType t) {
 // accessors (dtype::itemsize/kind, array::nbytes, array(dtype, shape)): pybind11 2.10 reads
 // numpy 1.x's PyArray_Descr layout, which numpy 2 changed.
 
-/// The element type of a numpy dtype, if tgc has one (uint16 and ml_dtypes' bfloat16 are bf16).
+/// The element type of a numpy dtype, if tgc has one (ml_dtypes' bfloat16 is bf16; uint16 is
+/// u16, taken as bf16 bits by run() where the package expects bf16).
 std::optional<tgc::DType> tgcDType(const py::dtype &d) {
   const char kind = d.attr("kind").cast<std::string>().at(0);
   const auto size = d.attr("itemsize").cast<int64_t>();
@@ -63,10 +68,11 @@ std::optional<tgc::DType> tgcDType(const py::dtype &d) {
     return size == 4 ? tgc::DType::F32 : size == 8 ? tgc::DType::F64
            : size == 2 ? std::optional(tgc::DType::F16) : std::nullopt;
   if (kind == 'i')
-    return size == 1 ? tgc::DType::I8 : size == 4 ? tgc::DType::I32
+    return size == 1 ? tgc::DType::I8 : size == 2 ? tgc::DType::I16 : size == 4 ? tgc::DType::I32
            : size == 8 ? std::optional(tgc::DType::I64) : std::nullopt;
   if (kind == 'u')
-    return size == 1 ? tgc::DType::U8 : size == 2 ? std::optional(tgc::DType::BF16) : std::nullopt;
+    return size == 1 ? tgc::DType::U8 : size == 2 ? tgc::DType::U16 : size == 4 ? tgc::DType::U32
+           : size == 8 ? std::optional(tgc::DType::U64) : std::nullopt;
   if (size == 2 && py::str(d.attr("name")).cast<std::string>() == "bfloat16")
     return tgc::DType::BF16;
   return std::nullopt;
@@ -124,6 +130,8 @@ public:
                                                tgc::dtypeName(specs[i].dtype) + " " +
                                                shapeText(specs[i].shape) + ")"
                                          : std::string()));
+      if (*t == tgc::DType::U16 && i < specs.size() && specs[i].dtype == tgc::DType::BF16)
+        t = tgc::DType::BF16; // bf16 crosses as its raw bits in uint16
       dims[i].assign(a.shape(), a.shape() + a.ndim());
       in[i].dtype = *t;
       in[i].rank = (int32_t)a.ndim();

@@ -8,10 +8,10 @@ namespace tgc {
 
 size_t dtypeSize(DType t) {
   switch (t) {
-  case DType::F32: case DType::I32: return 4;
+  case DType::F32: case DType::I32: case DType::U32: return 4;
   case DType::U8: case DType::I8: case DType::Bool: return 1;
-  case DType::I64: case DType::F64: return 8;
-  case DType::F16: case DType::BF16: return 2;
+  case DType::I64: case DType::F64: case DType::U64: return 8;
+  case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
   }
   return 0;
 }
@@ -21,6 +21,10 @@ const char *dtypeName(DType t) {
   case DType::F32: return "f32";
   case DType::U8: return "u8";
   case DType::I8: return "i8";
+  case DType::U16: return "u16";
+  case DType::I16: return "i16";
+  case DType::U32: return "u32";
+  case DType::U64: return "u64";
   case DType::I32: return "i32";
   case DType::I64: return "i64";
   case DType::Bool: return "bool";
@@ -32,6 +36,15 @@ const char *dtypeName(DType t) {
 }
 
 bool isKnownDType(int32_t v) { return dtypeSize(static_cast<DType>(v)) != 0; }
+
+bool isUnsignedDType(DType t) {
+  return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
+}
+
+bool isIntegerDType(DType t) {
+  return isUnsignedDType(t) || t == DType::I8 || t == DType::I16 || t == DType::I32 ||
+         t == DType::I64;
+}
 
 int64_t HostTensor::numel() const {
   int64_t n = 1;
@@ -115,10 +128,48 @@ double HostTensor::get(int64_t i) const {
   case DType::I32: return as<int32_t>()[i];
   case DType::I8: return as<int8_t>()[i];
   case DType::U8: return as<uint8_t>()[i];
+  case DType::I16: return as<int16_t>()[i];
+  case DType::U16: return as<uint16_t>()[i];
+  case DType::U32: return as<uint32_t>()[i];
+  case DType::U64: return static_cast<double>(as<uint64_t>()[i]);
   case DType::Bool: return as<uint8_t>()[i] ? 1.0 : 0.0;
   }
   return 0;
 }
+
+int64_t HostTensor::getInt(int64_t i) const {
+  switch (dtype) {
+  case DType::I64: return as<int64_t>()[i];
+  case DType::I32: return as<int32_t>()[i];
+  case DType::I16: return as<int16_t>()[i];
+  case DType::I8: return as<int8_t>()[i];
+  case DType::U8: return as<uint8_t>()[i];
+  case DType::U16: return as<uint16_t>()[i];
+  case DType::U32: return as<uint32_t>()[i];
+  case DType::U64: return static_cast<int64_t>(as<uint64_t>()[i]);
+  case DType::Bool: return as<uint8_t>()[i] != 0;
+  default: return 0;
+  }
+}
+
+namespace {
+
+/// The two's-complement bits of v truncated toward zero (NaN 0, saturated outside
+/// [-2^63, 2^64)): stored to an unsigned type of N bits, the value wraps modulo 2^N.
+uint64_t wrappedBits(double v) {
+  if (std::isnan(v))
+    return 0;
+  v = std::trunc(v);
+  if (v >= 18446744073709551616.0)
+    return UINT64_MAX;
+  if (v >= 9223372036854775808.0)
+    return static_cast<uint64_t>(v);
+  if (v < -9223372036854775808.0)
+    return static_cast<uint64_t>(INT64_MIN);
+  return static_cast<uint64_t>(static_cast<int64_t>(v));
+}
+
+} // namespace
 
 void HostTensor::set(int64_t i, double v) {
   switch (dtype) {
@@ -130,6 +181,10 @@ void HostTensor::set(int64_t i, double v) {
   case DType::I32: as<int32_t>()[i] = static_cast<int32_t>(v); return;
   case DType::I8: as<int8_t>()[i] = static_cast<int8_t>(v); return;
   case DType::U8: as<uint8_t>()[i] = static_cast<uint8_t>(v); return;
+  case DType::I16: as<int16_t>()[i] = static_cast<int16_t>(wrappedBits(v)); return;
+  case DType::U16: as<uint16_t>()[i] = static_cast<uint16_t>(wrappedBits(v)); return;
+  case DType::U32: as<uint32_t>()[i] = static_cast<uint32_t>(wrappedBits(v)); return;
+  case DType::U64: as<uint64_t>()[i] = wrappedBits(v); return;
   case DType::Bool: as<uint8_t>()[i] = v != 0.0; return;
   }
 }
@@ -147,10 +202,34 @@ double relL2Tolerance(DType output, bool lowPrecision) {
   return lowPrecision || output == DType::F16 || output == DType::BF16 ? 1e-2 : 1e-5;
 }
 
+int64_t integerMismatches(const HostTensor &got, const HostTensor &want) {
+  const bool intLike = isIntegerDType(want.dtype) || want.dtype == DType::Bool;
+  if (!intLike || got.dtype != want.dtype || got.numel() != want.numel())
+    return -1;
+  int64_t n = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    n += got.getInt(i) != want.getInt(i);
+  return n;
+}
+
 double relativeL2(const HostTensor &got, const HostTensor &want) {
   if (got.numel() != want.numel())
     return std::numeric_limits<double>::infinity();
   double num = 0, den = 0;
+  if (got.dtype == want.dtype && isIntegerDType(want.dtype)) {
+    const bool u = isUnsignedDType(want.dtype);
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const uint64_t g = static_cast<uint64_t>(got.getInt(i)),
+                     w = static_cast<uint64_t>(want.getInt(i));
+      // |g - w| exactly (as unsigned when the type is, as signed otherwise), then in double.
+      const bool gBigger = u ? g > w : static_cast<int64_t>(g) > static_cast<int64_t>(w);
+      const double d = static_cast<double>(gBigger ? g - w : w - g);
+      const double wv = u ? static_cast<double>(w) : static_cast<double>(static_cast<int64_t>(w));
+      num += d * d;
+      den += wv * wv;
+    }
+    return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  }
   for (int64_t i = 0; i < want.numel(); ++i) {
     double g = got.get(i), w = want.get(i);
     if (std::isnan(g) != std::isnan(w))

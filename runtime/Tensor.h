@@ -17,11 +17,15 @@ enum class DType : int32_t {
   F32 = 1,
   U8 = 2,
   I8 = 3,
+  U16 = 4,
+  I16 = 5,
   I32 = 6,
   I64 = 7,
   Bool = 9,
   F16 = 10,
   F64 = 11,
+  U32 = 12,
+  U64 = 13,
   BF16 = 16,
 };
 
@@ -31,6 +35,10 @@ size_t dtypeSize(DType t);
 const char *dtypeName(DType t);
 /// True when `v` is one of the DType enumerators.
 bool isKnownDType(int32_t v);
+/// True for the integer dtypes (signed and unsigned, 8 to 64 bits; not bool).
+bool isIntegerDType(DType t);
+/// True for the unsigned integer dtypes (u8, u16, u32, u64).
+bool isUnsignedDType(DType t);
 
 /// A dense row-major tensor in host memory.
 struct HostTensor {
@@ -44,8 +52,11 @@ struct HostTensor {
   /// Typed view of the bytes; T must match dtype's size.
   template <typename T> T *as() { return reinterpret_cast<T *>(data.data()); }
   template <typename T> const T *as() const { return reinterpret_cast<const T *>(data.data()); }
-  /// Element i converted to double (f16/bf16 decoded).
+  /// Element i converted to double (f16/bf16 decoded; 64-bit integers beyond 2^53 round).
   double get(int64_t i) const;
+  /// Element i of an integer or bool tensor, exactly: sign-extended for signed types,
+  /// zero-extended for unsigned ones (a u64 above INT64_MAX keeps its bits). 0 for floats.
+  int64_t getInt(int64_t i) const;
   /// Stores v at i, converted (rounded) to dtype.
   void set(int64_t i, double v);
   /// A zero-filled tensor of this dtype and shape.
@@ -54,8 +65,13 @@ struct HostTensor {
 
 /// Relative L2 error ||got - want|| / ||want|| (||got - want|| when want is all zero).
 /// NaN in one but not the other gives +inf; matching NaNs and equal infinities count as equal.
-/// Element counts must match (else +inf).
+/// Element counts must match (else +inf). Two integer tensors of one dtype are subtracted
+/// exactly (64-bit values beyond 2^53 differ by their true difference, not by rounding).
 double relativeL2(const HostTensor &got, const HostTensor &want);
+
+/// Elements of two integer or bool tensors of one dtype that differ (exact comparison); -1 when
+/// either is not an integer/bool tensor, the dtypes differ or the element counts differ.
+int64_t integerMismatches(const HostTensor &got, const HostTensor &want);
 
 /// The largest relative L2 error an output may have against its reference (the brief's bounds):
 /// 1e-2 for an f16/bf16 output or any output of a package computed at f16/bf16

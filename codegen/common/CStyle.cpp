@@ -78,6 +78,8 @@ std::string valueLiteral(const CTarget &t, const CType &ct, double value) {
     return t.floatLiteral(value, ct.name != "double");
   if (ct.isBool)
     return value != 0 ? "1" : "0";
+  if (value >= 9223372036854775808.0) // a u64 value above INT64_MAX (saturated at 2^64 - 1)
+    return std::to_string(value >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)value) + "ULL";
   return str(static_cast<int64_t>(value));
 }
 

@@ -33,8 +33,9 @@ int32_t onnxDType(mlir::Type t) {
   if (t.isInteger(1)) return 9;
   if (auto i = t.dyn_cast<mlir::IntegerType>()) {
     if (i.getWidth() == 8) return i.isUnsigned() ? 2 : 3;
-    if (i.getWidth() == 32 && !i.isUnsigned()) return 6;
-    if (i.getWidth() == 64 && !i.isUnsigned()) return 7;
+    if (i.getWidth() == 16) return i.isUnsigned() ? 4 : 5;
+    if (i.getWidth() == 32) return i.isUnsigned() ? 12 : 6;
+    if (i.getWidth() == 64) return i.isUnsigned() ? 13 : 7;
   }
   return -1;
 }
@@ -192,7 +193,7 @@ llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &in
       return e;
     // The runtime checks i32 and i64 inputs (indices of any other type are clamped as before).
     const mlir::Type et = a.getType().cast<mlir::ShapedType>().getElementType();
-    if (et.isInteger(32) || et.isInteger(64))
+    if (et.isSignlessInteger(32) || et.isSignlessInteger(64))
       if (auto b = indexBoundOf(a))
         *d.mutable_index_bound() = *b;
   }

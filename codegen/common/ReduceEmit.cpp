@@ -25,7 +25,8 @@ llvm::Error reduceAxes(CKernel &kb, Operation *op, const CType &ct) {
   const ReduceLayout rl = reduceLayout(op);
   const auto &rdims = rl.rdims; // (dim, stride), collapsed
   const int64_t R = rl.count;
-  const std::string acc = ct.isFloat ? "double" : "int64_t";
+  // u64 accumulates unsigned: its mean divides the unsigned sum (sums and products wrap alike).
+  const std::string acc = ct.isFloat ? "double" : T == "uint64_t" ? "uint64_t" : "int64_t";
   std::string init, step, fin;
   if (isa<tg::ReduceSumOp, tg::ReduceMeanOp>(op)) {
     init = acc + " acc = 0;";

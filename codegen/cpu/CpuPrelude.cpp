@@ -2,7 +2,8 @@
 //
 // Element math helpers (one per tg elementwise op, with the interpreter's semantics: integer
 // division truncates and never traps, integer mod takes the divisor's sign, float mod is fmod,
-// round is half-to-even, max/min propagate NaN, float→int casts saturate and map NaN to 0),
+// round is half-to-even, max/min propagate NaN, float→int casts truncate to int64 (saturating,
+// NaN to 0) and wrap to narrower types),
 // the BLAS-backed GEMM, batched matmul and im2col convolution, and the thread-count switch.
 // Generated kernels are compiled with -fwrapv, so signed integer overflow wraps.
 #include "codegen/cpu/CpuEmit.h"
@@ -163,16 +164,22 @@ template <class T> inline T tg_gelu_tanh(T a) {
 }
 )PRELUDE";
 
-const char *kPreludeTail = R"PRELUDE(/// Conversion between element types; float -> integer saturates, NaN -> 0; x -> bool is x != 0.
+const char *kPreludeTail = R"PRELUDE(/// Conversion between element types; x -> bool is x != 0. Float -> integer truncates toward zero
+/// to int64 (saturating at its range, NaN -> 0) and keeps the low bits, so narrower types wrap
+/// (-1.5 -> u32 4294967295, as ONNX Runtime on x86); u64 takes [2^63, 2^64) exactly and
+/// saturates beyond.
 template <class To, bool ToBool, class From> inline To tg_cast(From a) {
   if constexpr (ToBool) return (To)(a != 0);
   else if constexpr (kFloat<From> && !kFloat<To>) {
     if (a != a) return 0;
-    const double lo = (double)std::numeric_limits<To>::min(), hi = (double)std::numeric_limits<To>::max();
     const double d = (double)a;
-    if (d <= lo) return std::numeric_limits<To>::min();
-    if (d >= hi) return std::numeric_limits<To>::max();
-    return (To)a;
+    if constexpr (std::is_same<To, uint64_t>::value) {
+      if (d >= 18446744073709551616.0) return std::numeric_limits<To>::max();
+      if (d >= 9223372036854775808.0) return (To)d;
+    }
+    if (d <= -9223372036854775808.0) return (To)std::numeric_limits<int64_t>::min();
+    if (d >= 9223372036854775808.0) return (To)std::numeric_limits<int64_t>::max();
+    return (To)(int64_t)d;
   } else return (To)a;
 }
 

@@ -3,10 +3,10 @@
 // NVRTC compiles without system headers, so the prelude brings its own fixed-width integer
 // typedefs, type traits and limits. Element math mirrors the CPU prelude (and so the
 // interpreter): integer division truncates and never traps, integer mod takes the divisor's sign,
-// float mod is fmod, round is half-to-even, max/min propagate NaN, float→int casts saturate and
-// map NaN to 0. Float math uses the accurate CUDA functions (no fast-math). Also here: warp and
-// block reductions used by the row kernels, and `tgk_gemm`, the tiled GEMM the runtime uses when
-// cuBLASLt cannot be loaded.
+// float mod is fmod, round is half-to-even, max/min propagate NaN, float→int casts truncate to
+// int64 (saturating, NaN to 0) and wrap to narrower types. Float math uses the accurate CUDA
+// functions (no fast-math). Also here: warp and block reductions used by the row kernels, and
+// `tgk_gemm`, the tiled GEMM the runtime uses when cuBLASLt cannot be loaded.
 #include "codegen/cuda/CudaEmit.h"
 #include "codegen/common/ElementPrelude.h"
 
@@ -172,15 +172,22 @@ template <class T> __device__ __forceinline__ T tg_gelu_tanh(T a) {
 }
 )PRELUDE";
 
-const char *kPreludeTail = R"PRELUDE(/// Conversion between element types; float -> integer saturates, NaN -> 0; x -> bool is x != 0.
+const char *kPreludeTail = R"PRELUDE(/// Conversion between element types; x -> bool is x != 0. Float -> integer truncates toward zero
+/// to int64 (saturating at its range, NaN -> 0) and keeps the low bits, so narrower types wrap
+/// (-1.5 -> u32 4294967295, as ONNX Runtime on x86); u64 takes [2^63, 2^64) exactly and
+/// saturates beyond.
 template <class To, bool ToBool, class From> __device__ __forceinline__ To tg_cast(From a) {
   if constexpr (ToBool) return (To)(a != 0);
   else if constexpr (tg_t<From>::f && !tg_t<To>::f) {
     if (a != a) return 0;
     const double d = (double)a;
-    if (d <= (double)tg_lo<To>()) return tg_lo<To>();
-    if (d >= (double)tg_hi<To>()) return tg_hi<To>();
-    return (To)a;
+    if constexpr (sizeof(To) == 8 && !tg_t<To>::s) {
+      if (d >= 18446744073709551616.0) return tg_hi<To>();
+      if (d >= 9223372036854775808.0) return (To)d;
+    }
+    if (d <= -9223372036854775808.0) return (To)tg_lo<int64_t>();
+    if (d >= 9223372036854775808.0) return (To)tg_hi<int64_t>();
+    return (To)(int64_t)d;
   } else return (To)a;
 }
 

@@ -24,6 +24,10 @@ llvm::Expected<DType> dtypeOf(Type t) {
   if (t.isSignlessInteger(32)) return DType::I32;
   if (t.isSignlessInteger(8)) return DType::I8;
   if (t.isUnsignedInteger(8)) return DType::U8;
+  if (t.isSignlessInteger(16)) return DType::I16;
+  if (t.isUnsignedInteger(16)) return DType::U16;
+  if (t.isUnsignedInteger(32)) return DType::U32;
+  if (t.isUnsignedInteger(64)) return DType::U64;
   if (t.isSignlessInteger(1)) return DType::Bool;
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -41,6 +45,10 @@ Type elementTypeOf(DType t, MLIRContext *ctx) {
   case DType::I32: return IntegerType::get(ctx, 32);
   case DType::I8: return IntegerType::get(ctx, 8);
   case DType::U8: return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case DType::I16: return IntegerType::get(ctx, 16);
+  case DType::U16: return IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  case DType::U32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  case DType::U64: return IntegerType::get(ctx, 64, IntegerType::Unsigned);
   case DType::Bool: return IntegerType::get(ctx, 1);
   }
   return Type();
@@ -92,16 +100,19 @@ llvm::Expected<HostTensor> readConstant(ElementsAttr attr) {
   if (!values)
     return fail("unsupported constant attribute kind");
   size_t i = 0;
-  bool isUnsigned = *dt == DType::U8;
   for (Attribute a : *values) {
     if (i >= n)
       break;
-    if (auto f = a.dyn_cast<FloatAttr>())
+    if (auto f = a.dyn_cast<FloatAttr>()) {
       t.set(i, f.getValueAsDouble());
-    else if (auto v = a.dyn_cast<IntegerAttr>())
-      t.set(i, isUnsigned ? double(v.getValue().getZExtValue())
-                          : double(v.getValue().getSExtValue()));
-    else
+    } else if (auto v = a.dyn_cast<IntegerAttr>()) {
+      if (*dt == DType::Bool) {
+        t.set(i, v.getValue().isZero() ? 0.0 : 1.0);
+      } else { // the value's low bytes, exactly (little-endian host)
+        const uint64_t bits = v.getValue().getZExtValue();
+        std::memcpy(t.data.data() + i * es, &bits, std::min<size_t>(es, 8));
+      }
+    } else
       return fail("constant element is neither integer nor float");
     ++i;
   }

@@ -128,10 +128,29 @@ HostTensor unary(Unary kind, const HostTensor &x, DType outType) {
   if (isIntegerLike(x.dtype) && unaryI64(kind, 0, probe)) {
     std::vector<int64_t> v = toI64(x);
     for (int64_t &e : v)
-      unaryI64(kind, e, e);
+      if (u64 && (kind == Unary::Abs || kind == Unary::Relu || kind == Unary::Sign))
+        e = kind == Unary::Sign ? e != 0 : e;
+      else
+        unaryI64(kind, e, e);
     storeI64(out, v);
     return out;
   }
+/// The u64 forms of the binary ops where signedness matters (operands are the values' bits);
+/// false when `k` has none (the int64 form then gives the same bits).
+bool binaryU64(Binary k, uint64_t a, uint64_t b, int64_t &r) {
+  switch (k) {
+  case Binary::Div: r = static_cast<int64_t>(a / b); return true;
+  case Binary::Mod: r = static_cast<int64_t>(a % b); return true;
+  case Binary::Max: r = static_cast<int64_t>(std::max(a, b)); return true;
+  case Binary::Min: r = static_cast<int64_t>(std::min(a, b)); return true;
+  case Binary::Less: r = a < b; return true;
+  case Binary::LessEqual: r = a <= b; return true;
+  case Binary::Greater: r = a > b; return true;
+  case Binary::GreaterEqual: r = a >= b; return true;
+  default: return false;
+  }
+}
+
   std::vector<double> v = toF64(x);
   for (double &e : v)
     e = unaryF64(kind, e);
@@ -139,6 +158,7 @@ HostTensor unary(Unary kind, const HostTensor &x, DType outType) {
   return out;
 }
 
+    const bool u64 = x.dtype == DType::U64; // bits: a value above INT64_MAX reads negative
 llvm::Expected<HostTensor> binary(Binary kind, const HostTensor &a, const HostTensor &b,
                                   DType outType, const Shape &outShape) {
   if (auto e = checkBroadcast(a.shape, outShape, "lhs"))
@@ -158,11 +178,14 @@ llvm::Expected<HostTensor> binary(Binary kind, const HostTensor &a, const HostTe
         divByZero = true;
         return;
       }
-      r[i] = binaryI64(kind, va[o[0]], y);
+      if (!u64 || !binaryU64(kind, uint64_t(va[o[0]]), uint64_t(y), r[i]))
+        r[i] = binaryI64(kind, va[o[0]], y);
     });
     if (divByZero)
       return kernelError("integer division by zero");
     storeI64(out, r);
+    // u64 operands are held as their bits; u8/u16/u32 are zero-extended, so int64 math is exact.
+    const bool u64 = a.dtype == DType::U64 || b.dtype == DType::U64;
     return std::move(out);
   }
   std::vector<double> va = toF64(a), vb = toF64(b), r(n);
@@ -211,6 +234,21 @@ llvm::Expected<HostTensor> rotary(const HostTensor &x, const HostTensor &cos, co
                                   bool interleaved) {
   if (x.shape.empty() || x.shape.back() % 2 != 0)
     return kernelError("rotary input's last dim must be even");
+  } else if (x.dtype == DType::U64 && !isIntegerLike(to)) {
+    storeF64(out, toF64(x)); // u64 → float converts the unsigned value
+  } else if (to == DType::U64 && !isIntegerLike(x.dtype)) {
+    // float → u64: like any float → integer cast (truncate toward zero to int64, wrap), except
+    // that [2^63, 2^64) converts exactly and values beyond saturate at UINT64_MAX; NaN is 0.
+    std::vector<double> v = toF64(x);
+    for (size_t i = 0; i < v.size(); ++i) {
+      const double d = std::isnan(v[i]) ? 0.0 : std::trunc(v[i]);
+      out.as<uint64_t>()[i] =
+          d >= 18446744073709551616.0 ? UINT64_MAX
+          : d >= 9223372036854775808.0
+              ? static_cast<uint64_t>(d)
+              : static_cast<uint64_t>(d < -9223372036854775808.0 ? INT64_MIN
+                                                                 : static_cast<int64_t>(d));
+    }
   if (auto e = checkBroadcast(cos.shape, x.shape, "cos"))
     return std::move(e);
   if (auto e = checkBroadcast(sin.shape, x.shape, "sin"))

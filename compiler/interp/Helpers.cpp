@@ -40,10 +40,7 @@ llvm::Error kernelError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-bool isIntegerLike(DType t) {
-  return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 ||
-         t == DType::Bool;
-}
+bool isIntegerLike(DType t) { return isIntegerDType(t) || t == DType::Bool; }
 
 namespace {
 
@@ -81,6 +78,10 @@ std::vector<double> toF64(const HostTensor &t) {
   case DType::I32: readAll<int32_t>(t, v, id); break;
   case DType::I8: readAll<int8_t>(t, v, id); break;
   case DType::U8: readAll<uint8_t>(t, v, id); break;
+  case DType::I16: readAll<int16_t>(t, v, id); break;
+  case DType::U16: readAll<uint16_t>(t, v, id); break;
+  case DType::U32: readAll<uint32_t>(t, v, id); break;
+  case DType::U64: readAll<uint64_t>(t, v, id); break;
   case DType::Bool: readAll<uint8_t>(t, v, [](uint8_t b) { return b ? 1.0 : 0.0; }); break;
   }
   return v;
@@ -94,6 +95,10 @@ std::vector<int64_t> toI64(const HostTensor &t) {
   case DType::I32: readAll<int32_t>(t, v, id); break;
   case DType::I8: readAll<int8_t>(t, v, id); break;
   case DType::U8: readAll<uint8_t>(t, v, id); break;
+  case DType::I16: readAll<int16_t>(t, v, id); break;
+  case DType::U16: readAll<uint16_t>(t, v, id); break;
+  case DType::U32: readAll<uint32_t>(t, v, id); break;
+  case DType::U64: readAll<uint64_t>(t, v, id); break; // the bits: above INT64_MAX negative
   case DType::Bool: readAll<uint8_t>(t, v, [](uint8_t b) { return int64_t(b != 0); }); break;
   default: {
     std::vector<double> d = toF64(t);
@@ -118,6 +123,15 @@ void storeF64(HostTensor &t, const std::vector<double> &v) {
   case DType::I32: for (size_t i = 0; i < n; ++i) t.as<int32_t>()[i] = saturate(v[i], INT32_MIN, INT32_MAX); break;
   case DType::I8: for (size_t i = 0; i < n; ++i) t.as<int8_t>()[i] = saturate(v[i], INT8_MIN, INT8_MAX); break;
   case DType::U8: for (size_t i = 0; i < n; ++i) t.as<uint8_t>()[i] = saturate(v[i], 0, UINT8_MAX); break;
+  case DType::I16: for (size_t i = 0; i < n; ++i) t.as<int16_t>()[i] = saturate(v[i], INT16_MIN, INT16_MAX); break;
+  case DType::U16: for (size_t i = 0; i < n; ++i) t.as<uint16_t>()[i] = saturate(v[i], 0, UINT16_MAX); break;
+  case DType::U32: for (size_t i = 0; i < n; ++i) t.as<uint32_t>()[i] = saturate(v[i], 0, UINT32_MAX); break;
+  case DType::U64:
+    for (size_t i = 0; i < n; ++i)
+      t.as<uint64_t>()[i] = std::isnan(v[i]) || v[i] <= 0 ? 0
+                            : v[i] >= 18446744073709551616.0 ? UINT64_MAX
+                                                              : static_cast<uint64_t>(v[i]);
+    break;
   case DType::Bool: for (size_t i = 0; i < n; ++i) t.as<uint8_t>()[i] = v[i] != 0.0; break;
   }
 }
@@ -129,6 +143,10 @@ void storeI64(HostTensor &t, const std::vector<int64_t> &v) {
   case DType::I32: for (size_t i = 0; i < n; ++i) t.as<int32_t>()[i] = static_cast<int32_t>(v[i]); break;
   case DType::I8: for (size_t i = 0; i < n; ++i) t.as<int8_t>()[i] = static_cast<int8_t>(v[i]); break;
   case DType::U8: for (size_t i = 0; i < n; ++i) t.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]); break;
+  case DType::I16: for (size_t i = 0; i < n; ++i) t.as<int16_t>()[i] = static_cast<int16_t>(v[i]); break;
+  case DType::U16: for (size_t i = 0; i < n; ++i) t.as<uint16_t>()[i] = static_cast<uint16_t>(v[i]); break;
+  case DType::U32: for (size_t i = 0; i < n; ++i) t.as<uint32_t>()[i] = static_cast<uint32_t>(v[i]); break;
+  case DType::U64: for (size_t i = 0; i < n; ++i) t.as<uint64_t>()[i] = static_cast<uint64_t>(v[i]); break;
   case DType::Bool: for (size_t i = 0; i < n; ++i) t.as<uint8_t>()[i] = v[i] != 0; break;
   default:
     for (size_t i = 0; i < n; ++i)

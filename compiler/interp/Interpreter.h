@@ -30,7 +30,8 @@ llvm::Expected<std::vector<HostTensor>> interpret(mlir::func::FuncOp fn,
 llvm::Expected<std::vector<HostTensor>> evaluateOp(mlir::Operation *op,
                                                    const std::vector<HostTensor> &operands);
 
-/// The DType of an MLIR element type (f32, f64, f16, bf16, i64, i32, i8, ui8, i1).
+/// The DType of an MLIR element type (f32, f64, f16, bf16, i64, i32, i16, i8, ui64, ui32, ui16,
+/// ui8, i1).
 llvm::Expected<DType> dtypeOf(mlir::Type elementType);
 
 /// The MLIR element type of a DType.

@@ -66,13 +66,15 @@ void forEachIndex(const Shape &shape, const std::array<std::vector<int64_t>, N> 
 
 /// All elements as double (f16/bf16 decoded).
 std::vector<double> toF64(const HostTensor &t);
-/// All elements as int64 (floats truncated toward zero, NaN as 0).
+/// All elements as int64 (floats truncated toward zero, NaN as 0; a u64 keeps its bits, so a
+/// value above INT64_MAX reads negative: callers that compare, divide or convert check
+/// isUnsignedDType).
 std::vector<int64_t> toI64(const HostTensor &t);
 /// Stores doubles, rounded to the dtype; integer dtypes truncate toward zero and saturate (NaN → 0).
 void storeF64(HostTensor &t, const std::vector<double> &v);
-/// Stores int64 values; narrower integer dtypes wrap, floats convert.
+/// Stores int64 values (their low bits); narrower integer dtypes wrap, floats convert.
 void storeI64(HostTensor &t, const std::vector<int64_t> &v);
-/// True for i64, i32, i8, u8 and bool.
+/// True for the integer dtypes (i8..i64, u8..u64) and bool.
 bool isIntegerLike(DType t);
 /// An error with a message (the caller prefixes the op and location).
 llvm::Error kernelError(const llvm::Twine &msg);

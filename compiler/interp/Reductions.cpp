@@ -13,6 +13,7 @@ namespace {
 
 bool isNaN(double v) { return std::isnan(v); }
 bool isNaN(int64_t) { return false; }
+bool isNaN(uint64_t) { return false; }
 
 template <typename T>
 std::vector<T> reduceValues(Reduce kind, const std::vector<T> &in, const Shape &shape,
@@ -101,7 +102,12 @@ llvm::Expected<HostTensor> reduce(Reduce kind, const HostTensor &x, const std::v
     out.data = x.data;
     return std::move(out);
   }
-  if (isIntegerLike(x.dtype))
+  if (x.dtype == DType::U64) { // unsigned order and division; the bits are stored back
+    std::vector<int64_t> bits = toI64(x);
+    std::vector<uint64_t> u(bits.begin(), bits.end());
+    std::vector<uint64_t> r = reduceValues<uint64_t>(kind, u, x.shape, reduced, outSize);
+    storeI64(out, std::vector<int64_t>(r.begin(), r.end()));
+  } else if (isIntegerLike(x.dtype))
     storeI64(out, reduceValues<int64_t>(kind, toI64(x), x.shape, reduced, outSize));
   else
     storeF64(out, reduceValues<double>(kind, toF64(x), x.shape, reduced, outSize));
@@ -118,21 +124,31 @@ llvm::Expected<HostTensor> argmax(const HostTensor &x, int64_t axis, bool select
     return kernelError("argmax over an empty axis");
   if (outer * inner != product(outShape))
     return kernelError("result shape " + shapeToString(outShape) + " does not match argmax");
-  std::vector<double> v = toF64(x);
   std::vector<int64_t> r(outer * inner);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t in = 0; in < inner; ++in) {
-      const double *p = v.data() + o * n * inner + in;
-      int64_t best = 0;
-      for (int64_t j = 1; j < n; ++j) {
-        double a = p[j * inner], b = p[best * inner];
-        bool greater = (std::isnan(a) && !std::isnan(b)) || a > b; // NaN counts as the maximum
-        bool equal = a == b || (std::isnan(a) && std::isnan(b));
-        if (greater || (selectLast && equal))
-          best = j;
+  auto scan = [&](const auto &v) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        const auto *p = v.data() + o * n * inner + in;
+        int64_t best = 0;
+        for (int64_t j = 1; j < n; ++j) {
+          auto a = p[j * inner], b = p[best * inner];
+          bool greater = (isNaN(a) && !isNaN(b)) || a > b; // NaN counts as the maximum
+          bool equal = a == b || (isNaN(a) && isNaN(b));
+          if (greater || (selectLast && equal))
+            best = j;
+        }
+        r[o * inner + in] = best;
       }
-      r[o * inner + in] = best;
-    }
+  };
+  // Integers compare exactly (64-bit values beyond 2^53 would tie in double); u64 unsigned.
+  if (x.dtype == DType::U64) {
+    std::vector<int64_t> bits = toI64(x);
+    scan(std::vector<uint64_t>(bits.begin(), bits.end()));
+  } else if (isIntegerLike(x.dtype)) {
+    scan(toI64(x));
+  } else {
+    scan(toF64(x));
+  }
   HostTensor out = HostTensor::zeros(DType::I64, outShape);
   storeI64(out, r);
   return std::move(out);

@@ -82,6 +82,14 @@ Type mlirElementType(DType t, MLIRContext *ctx) {
   case DType::Bool:
     return IntegerType::get(ctx, 1);
   }
+  case DType::I16:
+    return IntegerType::get(ctx, 16);
+  case DType::U16:
+    return IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  case DType::U32:
+    return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  case DType::U64:
+    return IntegerType::get(ctx, 64, IntegerType::Unsigned);
   return Float32Type::get(ctx);
 }
 
@@ -269,7 +277,10 @@ Value ImportContext::splat(Location loc, double v, Type elem, const Shape &shape
     a = FloatAttr::get(elem, x);
   } else {
     auto it = elem.cast<IntegerType>();
-    a = IntegerAttr::get(elem, APInt(it.getWidth(), (uint64_t)(int64_t)v, /*isSigned=*/true));
+    const uint64_t bits = v >= 18446744073709551616.0 ? UINT64_MAX
+                          : v >= 9223372036854775808.0 ? (uint64_t)v // a u64 above INT64_MAX
+                                                       : (uint64_t)(int64_t)v;
+    a = IntegerAttr::get(elem, APInt(it.getWidth(), bits, /*isSigned=*/true));
     if (it.getWidth() == 1)
       a = IntegerAttr::get(elem, APInt(1, v != 0 ? 1 : 0));
   }
@@ -324,7 +335,7 @@ std::optional<std::vector<double>> ImportContext::constDoubles(Value v) {
   if (!ints)
     return std::nullopt;
   for (int64_t x : *ints)
-    out.push_back((double)x);
+    out.push_back(u64 ? (double)(uint64_t)x : (double)x);
   return out;
 }
 
@@ -342,3 +353,4 @@ llvm::Expected<std::vector<int64_t>> ImportContext::requireInts(const NodeView &
 }
 
 } // namespace tgc::onnx_import
+  const bool u64 = attr.getElementType().isUnsignedInteger(64);

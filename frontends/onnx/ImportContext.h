@@ -69,7 +69,8 @@ void registerSignalOps(OpTable &table);
 void registerConvTransposeOps(OpTable &table);
 void registerSamplingOps(OpTable &table);
 
-/// The MLIR element type of a DType (ui8 is an unsigned IntegerType, bool is i1).
+/// The MLIR element type of a DType (ui8/ui16/ui32/ui64 are unsigned IntegerTypes, the signed
+/// ones signless, bool is i1).
 mlir::Type mlirElementType(DType t, mlir::MLIRContext *ctx);
 
 /// Emission helpers shared by the op importers.

@@ -1,11 +1,11 @@
 // ImportQuantize.cpp — QuantizeLinear and DequantizeLinear as elementwise arithmetic, so they run
 // and fuse on every backend like any pointwise chain:
-//   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)   (int8 / uint8)
-//   DequantizeLinear: y = (x - zero_point) * scale                           (int8 / uint8 / int32)
+//   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)   ([u]int8 / [u]int16)
+//   DequantizeLinear: y = (x - zero_point) * scale               ([u]int8 / [u]int16 / int32)
 // The scale (and zero point) is a scalar (per tensor), 1-D along `axis` (per axis) or, from opset
 // 21, blocked along `axis` (`block_size` consecutive elements share one), read as the ONNX
 // reference does. DynamicQuantizeLinear computes its uint8 scale and zero point from the tensor's
-// range first. 4-bit, 16-bit and float8 quantized types are refused by name.
+// range first. 4-bit and float8 quantized types are refused by name.
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/dialect/TgDialect.h"
@@ -56,14 +56,14 @@ llvm::Expected<Value> broadcastParam(ImportContext &c, const NodeView &n, Value 
                               (uint64_t)axis);
 }
 
-/// int8 or uint8 (the quantized types handled here), else an error naming the type.
+/// [u]int8 or [u]int16 (the quantized types handled here), else an error naming the type.
 llvm::Error checkQuantizedType(ImportContext &c, const NodeView &n, Type t, bool int32Ok) {
-  if (t.isInteger(8) || (int32Ok && t.isInteger(32) && t.isSignlessInteger()))
+  if (t.isInteger(8) || t.isInteger(16) || (int32Ok && t.isInteger(32) && t.isSignlessInteger()))
     return llvm::Error::success();
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;
-  return c.error(n, "quantized type " + os.str() + " is not supported (int8, uint8" +
+  return c.error(n, "quantized type " + os.str() + " is not supported (int8, uint8, int16, uint16" +
                         (int32Ok ? ", int32)" : ")"));
 }
 
@@ -77,9 +77,11 @@ Result importQuantize(ImportContext &c, const NodeView &n) {
   Type qt = zp ? c.elemOf(zp) : c.b.getIntegerType(8, /*isSigned=*/false);
   if (!zp && n.attrInt("output_dtype", 0) != 0) {
     const int64_t od = n.attrInt("output_dtype", 0);
-    if (od != 2 && od != 3)
-      return c.error(n, "output_dtype " + std::to_string(od) + " is not supported (int8, uint8)");
-    qt = od == 3 ? c.b.getIntegerType(8) : c.b.getIntegerType(8, false);
+    if (od < 2 || od > 5) // UINT8, INT8, UINT16, INT16
+      return c.error(n, "output_dtype " + std::to_string(od) +
+                            " is not supported (int8, uint8, int16, uint16)");
+    const unsigned w = od <= 3 ? 8 : 16;
+    qt = od == 3 || od == 5 ? c.b.getIntegerType(w) : c.b.getIntegerType(w, /*isSigned=*/false);
   }
   if (auto e = checkQuantizedType(c, n, qt, false))
     return std::move(e);
@@ -91,8 +93,9 @@ Result importQuantize(ImportContext &c, const NodeView &n) {
     q = c.binary<tg::AddOp>(n.loc, q, c.cast(n.loc, z, ft));
   }
   const bool isSigned = !qt.isUnsignedInteger();
-  q = c.binary<tg::MaxOp>(n.loc, q, c.splat(n.loc, isSigned ? -128 : 0, ft));
-  q = c.binary<tg::MinOp>(n.loc, q, c.splat(n.loc, isSigned ? 127 : 255, ft));
+  const double range = qt.isInteger(16) ? 65536 : 256;
+  q = c.binary<tg::MaxOp>(n.loc, q, c.splat(n.loc, isSigned ? -range / 2 : 0, ft));
+  q = c.binary<tg::MinOp>(n.loc, q, c.splat(n.loc, isSigned ? range / 2 - 1 : range - 1, ft));
   return Values{c.cast(n.loc, q, qt)};
 }
 

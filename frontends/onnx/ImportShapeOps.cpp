@@ -460,12 +460,14 @@ Result importRange(ImportContext &c, const NodeView &n) {
   auto dtype = DType::F32;
   if (elem.isF64())
     dtype = DType::F64;
-  else if (elem.isInteger(64))
+  else if (elem.isSignlessInteger(64))
     dtype = DType::I64;
-  else if (elem.isInteger(32))
+  else if (elem.isSignlessInteger(32))
     dtype = DType::I32;
+  else if (elem.isSignlessInteger(16))
+    dtype = DType::I16;
   else if (!elem.isF32())
-    return c.error(n, "element type must be float, double, int32 or int64");
+    return c.error(n, "element type must be float, double, int16, int32 or int64");
   HostTensor t;
   if (elem.isa<IntegerType>()) {
     int64_t s = (*c.constInts(in[0]))[0], l = (*c.constInts(in[1]))[0],
@@ -483,6 +485,8 @@ Result importRange(ImportContext &c, const NodeView &n) {
       int64_t v = s + i * d;
       if (dtype == DType::I64)
         t.as<int64_t>()[i] = v;
+      else if (dtype == DType::I16)
+        t.as<int16_t>()[i] = (int16_t)v;
       else
         t.as<int32_t>()[i] = (int32_t)v;
     }

@@ -114,6 +114,14 @@ llvm::Expected<DType> dtypeFromOnnx(int32_t dataType, const std::string &what) {
     return DType::U8;
   case onnx::TensorProto::INT8:
     return DType::I8;
+  case onnx::TensorProto::UINT16:
+    return DType::U16;
+  case onnx::TensorProto::INT16:
+    return DType::I16;
+  case onnx::TensorProto::UINT32:
+    return DType::U32;
+  case onnx::TensorProto::UINT64:
+    return DType::U64;
   case onnx::TensorProto::INT32:
     return DType::I32;
   case onnx::TensorProto::INT64:
@@ -133,7 +141,8 @@ llvm::Expected<DType> dtypeFromOnnx(int32_t dataType, const std::string &what) {
                          ? onnx::TensorProto::DataType_Name((onnx::TensorProto::DataType)dataType)
                          : "unknown (" + std::to_string(dataType) + ")";
   return err(what + ": unsupported element type " + name +
-             " (supported: float, double, float16, bfloat16, int64, int32, int8, uint8, bool)");
+             " (supported: float, double, float16, bfloat16, int64, int32, int16, int8, uint64, "
+             "uint32, uint16, uint8, bool)");
 }
 
 llvm::Expected<std::string> readExternalData(const onnx::TensorProto &t, const std::string &baseDir,
@@ -330,6 +339,10 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
   case DType::I64:
     fieldSize = t.int64_data_size(), fieldName = "int64_data";
     break;
+  case DType::U32:
+  case DType::U64:
+    fieldSize = t.uint64_data_size(), fieldName = "uint64_data";
+    break;
   default:
     fieldSize = t.int32_data_size(), fieldName = "int32_data";
     break;
@@ -378,6 +391,29 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
     if (auto e =
             fromField(t.int32_data(), h, what, "int32_data",
                       [](HostTensor &h, int64_t i, int32_t v) { h.as<uint8_t>()[i] = v != 0; }))
+      return std::move(e);
+    break;
+  case DType::I16:
+    if (auto e =
+            fromField(t.int32_data(), h, what, "int32_data",
+                      [](HostTensor &h, int64_t i, int32_t v) { h.as<int16_t>()[i] = (int16_t)v; }))
+      return std::move(e);
+    break;
+  case DType::U16:
+    if (auto e = fromField(
+            t.int32_data(), h, what, "int32_data",
+            [](HostTensor &h, int64_t i, int32_t v) { h.as<uint16_t>()[i] = (uint16_t)v; }))
+      return std::move(e);
+    break;
+  case DType::U32:
+    if (auto e = fromField(
+            t.uint64_data(), h, what, "uint64_data",
+            [](HostTensor &h, int64_t i, uint64_t v) { h.as<uint32_t>()[i] = (uint32_t)v; }))
+      return std::move(e);
+    break;
+  case DType::U64:
+    if (auto e = fromField(t.uint64_data(), h, what, "uint64_data",
+                           [](HostTensor &h, int64_t i, uint64_t v) { h.as<uint64_t>()[i] = v; }))
       return std::move(e);
     break;
   case DType::F16:

@@ -1,6 +1,6 @@
 // RunCommand.cpp — `tgc run`: runs a package once on a test data set, --inputs files, --input
 // NAME=@FILE (.npy/.pb) or random inputs, checks the outputs against the reference (rel-L2 within
-// the tolerance), prints the latency, writes the outputs (--output-dir: <name>.npy;
+// the tolerance; integer and bool outputs exactly), prints the latency, writes the outputs (--output-dir: <name>.npy;
 // --save-outputs: output_K.pb), and with --profile writes a Chrome trace of the steps (or, for a
 // path ending in .html, a self-contained HTML report: HtmlReport.h).
 #include "tools/tgc/Cli.h"
@@ -144,15 +144,26 @@ int runRun(RunArgs &a) {
     if (a.printValues) {
       std::cout << " values:";
       for (int64_t j = 0; j < std::min<int64_t>(o.numel(), 8); ++j)
-        std::cout << " " << o.get(j);
+        if (o.dtype == DType::U64) // integers exactly (a double rounds above 2^53)
+          std::cout << " " << (uint64_t)o.getInt(j);
+        else if (isIntegerDType(o.dtype))
+          std::cout << " " << o.getInt(j);
+        else
+          std::cout << " " << o.get(j);
     }
     if (!expected.empty()) {
       const double tol =
           a.tolerance >= 0 ? a.tolerance : relL2Tolerance(o.dtype, s.precision() != "fp32");
       double e = relativeL2(o, expected[i]);
-      bool pass = o.shape == expected[i].shape && e <= tol;
+      // Integer and bool outputs must match exactly: a relative error hides an off-by-one in
+      // large (e.g. u64) values.
+      const int64_t mismatches = integerMismatches(o, expected[i]);
+      bool pass = o.shape == expected[i].shape && e <= tol && mismatches <= 0;
       ok = ok && pass;
-      std::printf(" rel_l2=%.3e tolerance=%.0e %s", e, tol, pass ? "PASS" : "FAIL");
+      std::printf(" rel_l2=%.3e tolerance=%.0e", e, tol);
+      if (mismatches > 0)
+        std::printf(" mismatches=%lld", (long long)mismatches);
+      std::printf(" %s", pass ? "PASS" : "FAIL");
       if (o.shape != expected[i].shape)
         std::cout << " (expected shape " << shapeStr(expected[i].shape) << ")";
     }
@@ -187,7 +198,8 @@ Command addRun(CLI::App &app) {
                   "an input by name, repeatable: NAME=@FILE.npy (or a TensorProto .pb); every "
                   "input must be given");
   run->add_option("--tolerance", a->tolerance,
-                  "max rel-L2 error (default 1e-5; 1e-2 for f16/bf16 outputs or packages)");
+                  "max rel-L2 error (default 1e-5; 1e-2 for f16/bf16 outputs or packages); "
+                  "integer and bool outputs must also match exactly");
   run->add_option("--threads", a->threads, "intra-op threads (0: all cores)");
   run->add_option("--save-outputs", a->outDir, "write output_K.pb files to this folder");
   run->add_option("--output-dir", a->npyDir, "write each output as <name>.npy to this folder");
