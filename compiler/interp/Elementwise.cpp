@@ -120,21 +120,6 @@ int64_t binaryI64(Binary k, int64_t a, int64_t b) {
   return 0;
 }
 
-} // namespace
-
-HostTensor unary(Unary kind, const HostTensor &x, DType outType) {
-  HostTensor out = HostTensor::zeros(outType, x.shape);
-  int64_t probe;
-  if (isIntegerLike(x.dtype) && unaryI64(kind, 0, probe)) {
-    std::vector<int64_t> v = toI64(x);
-    for (int64_t &e : v)
-      if (u64 && (kind == Unary::Abs || kind == Unary::Relu || kind == Unary::Sign))
-        e = kind == Unary::Sign ? e != 0 : e;
-      else
-        unaryI64(kind, e, e);
-    storeI64(out, v);
-    return out;
-  }
 /// The u64 forms of the binary ops where signedness matters (operands are the values' bits);
 /// false when `k` has none (the int64 form then gives the same bits).
 bool binaryU64(Binary k, uint64_t a, uint64_t b, int64_t &r) {
@@ -151,6 +136,22 @@ bool binaryU64(Binary k, uint64_t a, uint64_t b, int64_t &r) {
   }
 }
 
+} // namespace
+
+HostTensor unary(Unary kind, const HostTensor &x, DType outType) {
+  HostTensor out = HostTensor::zeros(outType, x.shape);
+  int64_t probe;
+  if (isIntegerLike(x.dtype) && unaryI64(kind, 0, probe)) {
+    std::vector<int64_t> v = toI64(x);
+    const bool u64 = x.dtype == DType::U64; // bits: a value above INT64_MAX reads negative
+    for (int64_t &e : v)
+      if (u64 && (kind == Unary::Abs || kind == Unary::Relu || kind == Unary::Sign))
+        e = kind == Unary::Sign ? e != 0 : e;
+      else
+        unaryI64(kind, e, e);
+    storeI64(out, v);
+    return out;
+  }
   std::vector<double> v = toF64(x);
   for (double &e : v)
     e = unaryF64(kind, e);
@@ -158,7 +159,6 @@ bool binaryU64(Binary k, uint64_t a, uint64_t b, int64_t &r) {
   return out;
 }
 
-    const bool u64 = x.dtype == DType::U64; // bits: a value above INT64_MAX reads negative
 llvm::Expected<HostTensor> binary(Binary kind, const HostTensor &a, const HostTensor &b,
                                   DType outType, const Shape &outShape) {
   if (auto e = checkBroadcast(a.shape, outShape, "lhs"))
@@ -171,6 +171,8 @@ llvm::Expected<HostTensor> binary(Binary kind, const HostTensor &a, const HostTe
   size_t n = out.numel();
   if (isIntegerLike(a.dtype) && isIntegerLike(b.dtype) && kind != Binary::Pow) {
     std::vector<int64_t> va = toI64(a), vb = toI64(b), r(n);
+    // u64 operands are held as their bits; u8/u16/u32 are zero-extended, so int64 math is exact.
+    const bool u64 = a.dtype == DType::U64 || b.dtype == DType::U64;
     bool divByZero = false;
     forEachIndex<2>(outShape, strides, {0, 0}, [&](int64_t i, const std::array<int64_t, 2> &o) {
       int64_t y = vb[o[1]];
@@ -184,8 +186,6 @@ llvm::Expected<HostTensor> binary(Binary kind, const HostTensor &a, const HostTe
     if (divByZero)
       return kernelError("integer division by zero");
     storeI64(out, r);
-    // u64 operands are held as their bits; u8/u16/u32 are zero-extended, so int64 math is exact.
-    const bool u64 = a.dtype == DType::U64 || b.dtype == DType::U64;
     return std::move(out);
   }
   std::vector<double> va = toF64(a), vb = toF64(b), r(n);
@@ -222,18 +222,6 @@ HostTensor cast(const HostTensor &x, DType to) {
   HostTensor out = HostTensor::zeros(to, x.shape);
   if (to == x.dtype) {
     out.data = x.data;
-  } else if (isIntegerLike(x.dtype) || (isIntegerLike(to) && to != DType::Bool)) {
-    storeI64(out, toI64(x)); // int→any exact; float→int truncates toward zero, saturating
-  } else {
-    storeF64(out, toF64(x)); // float→float rounds; float→bool is != 0 (NaN is true)
-  }
-  return out;
-}
-
-llvm::Expected<HostTensor> rotary(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
-                                  bool interleaved) {
-  if (x.shape.empty() || x.shape.back() % 2 != 0)
-    return kernelError("rotary input's last dim must be even");
   } else if (x.dtype == DType::U64 && !isIntegerLike(to)) {
     storeF64(out, toF64(x)); // u64 → float converts the unsigned value
   } else if (to == DType::U64 && !isIntegerLike(x.dtype)) {
@@ -249,6 +237,18 @@ llvm::Expected<HostTensor> rotary(const HostTensor &x, const HostTensor &cos, co
               : static_cast<uint64_t>(d < -9223372036854775808.0 ? INT64_MIN
                                                                  : static_cast<int64_t>(d));
     }
+  } else if (isIntegerLike(x.dtype) || (isIntegerLike(to) && to != DType::Bool)) {
+    storeI64(out, toI64(x)); // int→any exact; float→int truncates toward zero, saturating
+  } else {
+    storeF64(out, toF64(x)); // float→float rounds; float→bool is != 0 (NaN is true)
+  }
+  return out;
+}
+
+llvm::Expected<HostTensor> rotary(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,
+                                  bool interleaved) {
+  if (x.shape.empty() || x.shape.back() % 2 != 0)
+    return kernelError("rotary input's last dim must be even");
   if (auto e = checkBroadcast(cos.shape, x.shape, "cos"))
     return std::move(e);
   if (auto e = checkBroadcast(sin.shape, x.shape, "sin"))

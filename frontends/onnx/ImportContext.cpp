@@ -79,9 +79,6 @@ Type mlirElementType(DType t, MLIRContext *ctx) {
     return IntegerType::get(ctx, 8);
   case DType::U8:
     return IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  case DType::Bool:
-    return IntegerType::get(ctx, 1);
-  }
   case DType::I16:
     return IntegerType::get(ctx, 16);
   case DType::U16:
@@ -90,6 +87,9 @@ Type mlirElementType(DType t, MLIRContext *ctx) {
     return IntegerType::get(ctx, 32, IntegerType::Unsigned);
   case DType::U64:
     return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  case DType::Bool:
+    return IntegerType::get(ctx, 1);
+  }
   return Float32Type::get(ctx);
 }
 
@@ -334,6 +334,7 @@ std::optional<std::vector<double>> ImportContext::constDoubles(Value v) {
   auto ints = constInts(v);
   if (!ints)
     return std::nullopt;
+  const bool u64 = attr.getElementType().isUnsignedInteger(64);
   for (int64_t x : *ints)
     out.push_back(u64 ? (double)(uint64_t)x : (double)x);
   return out;
@@ -353,4 +354,3 @@ llvm::Expected<std::vector<int64_t>> ImportContext::requireInts(const NodeView &
 }
 
 } // namespace tgc::onnx_import
-  const bool u64 = attr.getElementType().isUnsignedInteger(64);

@@ -67,11 +67,6 @@ const std::map<std::string, std::string> &opNotes() {
       {"SoftmaxCrossEntropyLoss", "opset 12+; weight, ignore_index, every reduction, log_prob "
                                   "output; by LogSoftmax and GatherElements"},
       {"BatchNormalization", "inference only (training_mode and its outputs refused)"},
-      {"BitShift", "unsigned integers; a shift by the bit width or more gives 0"},
-      {"BitwiseAnd", "integer types (not bool)"},
-      {"BitwiseNot", "integer types (not bool)"},
-      {"BitwiseOr", "integer types (not bool)"},
-      {"BitwiseXor", "integer types (not bool)"},
       {"DequantizeLinear", "int8, uint8, int16, uint16, int32; per tensor, per axis, blocked (no "
                            "4-bit or float8)"},
       {"Dropout", "inference only (training_mode=true refused)"},
@@ -103,9 +98,6 @@ const std::map<std::string, std::string> &opNotes() {
       {"Pad", "constant, reflect, edge, wrap"},
       {"QuantizeLinear", "to int8, uint8, int16, uint16; per tensor, per axis, blocked (no 4-bit "
                          "or float8)"},
-      {"RNN", "unrolled over the sequence (up to 4096 steps); every direction, layout, activation, "
-              "clip, sequence_lens (a graph input too)"},
-      {"Scan", "opset 9+; unrolled over the scan axis (up to 4096 steps), both directions"},
       {"RoiAlign", "sampling_ratio 1 to 64 (0, adaptive, refused); avg, max; half_pixel, "
                    "output_half_pixel (by Gather of the bilinear taps)"},
       {"Resize", "opset 11+; nearest, linear, cubic, every coordinate mode; antialias refused"},
