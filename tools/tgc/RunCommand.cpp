@@ -1,8 +1,8 @@
 // RunCommand.cpp — `tgc run`: runs a package once on a test data set, --inputs files, --input
 // NAME=@FILE (.npy/.pb) or random inputs, checks the outputs against the reference (rel-L2 within
-// the tolerance; integer and bool outputs exactly), prints the latency, writes the outputs (--output-dir: <name>.npy;
-// --save-outputs: output_K.pb), and with --profile writes a Chrome trace of the steps (or, for a
-// path ending in .html, a self-contained HTML report: HtmlReport.h).
+// the tolerance; integer and bool outputs exactly), prints the latency, writes the outputs
+// (--output-dir: <name>.npy; --save-outputs: output_K.pb), and with --profile writes a Chrome
+// trace of the steps (or, for a path ending in .html, a self-contained HTML report: HtmlReport.h).
 #include "tools/tgc/Cli.h"
 
 #include "frontends/onnx/TensorIO.h"
