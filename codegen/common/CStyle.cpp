@@ -45,9 +45,9 @@ llvm::Expected<CType> ctypeOf(const CTarget &t, Type type, Operation *op) {
   if (type.isF64())
     return CType{"double", true, false};
   if (t.halfTypes && type.isF16())
-    return CType{"__half", true, false, true};
+    return CType{t.f16Type, true, false, true};
   if (t.halfTypes && type.isBF16())
-    return CType{"__nv_bfloat16", true, false, true};
+    return CType{t.bf16Type, true, false, true};
   if (type.isInteger(1))
     return CType{"uint8_t", false, true};
   if (std::string n = integerCTypeName(type); !n.empty())
@@ -300,6 +300,8 @@ llvm::Expected<std::string> CKernel::elemExpr(Operation *op, const std::vector<s
     name = g.getTanhApprox() ? "gelu_tanh" : "gelu";
   if (auto m = dyn_cast<tg::MathOp>(op))
     name = m.getFn().str(); // (the verifier checked it against the preludes' tg_<fn>)
+  if (auto b = dyn_cast<tg::BitwiseOp>(op))
+    name = "bitwise_" + b.getFn().str(); // tg_bitwise_and ... tg_bitwise_shift_right
   std::string args;
   for (size_t i = 0; i < a.size(); ++i)
     args += (i ? ", " : "") + a[i];

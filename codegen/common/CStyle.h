@@ -29,13 +29,15 @@ namespace tgc::codegen {
 /// backend (cpuTarget(), cudaTarget()). In the spellings of limits, `$` stands for the C type.
 struct CTarget {
   const char *backend;     ///< prefix of every error ("CPU backend")
-  bool halfTypes;          ///< f16/bf16 are storage types here (`__half`, `__nv_bfloat16`)
+  bool halfTypes;          ///< f16/bf16 are storage types here (f16Type, bf16Type)
   const char *constArray;  ///< declaration prefix of a constant array at file scope
   bool roundsF32Literals;  ///< f32 literals are rounded to float before printing
   const char *nanF32, *nanF64, *infF32, *infF64; ///< NaN and +infinity literals
   const char *infinityOf;  ///< +infinity of a float type `$`
   const char *lowestOf;    ///< the lowest value of an integer type `$`
   const char *highestOf;   ///< the highest value of an integer type `$`
+  const char *f16Type = "__half";         ///< the f16 storage type, where halfTypes
+  const char *bf16Type = "__nv_bfloat16"; ///< the bf16 storage type, where halfTypes
 
   /// Exact literal of `v` as float (f32) or double, NaN and infinities included ("%a" hex).
   std::string floatLiteral(double v, bool f32) const;
@@ -49,7 +51,8 @@ struct CTarget {
 /// "<backend>: msg (op 'tg.x' at loc)".
 llvm::Error opError(const CTarget &t, mlir::Operation *op, const llvm::Twine &msg);
 
-/// C type of a tg element type. f16/bf16 (`__half`, `__nv_bfloat16`, where the target has them)
+/// C type of a tg element type. f16/bf16 (CUDA's `__half`, `__nv_bfloat16`; the CPU prelude's
+/// `tg_f16`, `tg_bf16`)
 /// are storage types only: values are loaded into float (`ld`), computed in float, and rounded
 /// to nearest even on store (`st`).
 struct CType {

@@ -50,6 +50,16 @@ template <class T> @fn uint8_t tg_and(T a, T b) { return (a != 0) && (b != 0); }
 template <class T> @fn uint8_t tg_or(T a, T b) { return (a != 0) || (b != 0); }
 template <class T> @fn uint8_t tg_xor(T a, T b) { return (a != 0) != (b != 0); }
 template <class T> @fn T tg_where(uint8_t c, T a, T b) { return c ? a : b; }
+template <class T> @fn T tg_bitwise_and(T a, T b) { return (T)(a & b); }
+template <class T> @fn T tg_bitwise_or(T a, T b) { return (T)(a | b); }
+template <class T> @fn T tg_bitwise_xor(T a, T b) { return (T)(a ^ b); }
+template <class T> @fn T tg_bitwise_not(T a) { return (T)(~a); }
+template <class T> @fn T tg_bitwise_shift_left(T a, T b) { // unsigned T; by >= its width: 0
+  return (uint64_t)b >= sizeof(T) * 8 ? (T)0 : (T)((uint64_t)a << (uint64_t)b);
+}
+template <class T> @fn T tg_bitwise_shift_right(T a, T b) {
+  return (uint64_t)b >= sizeof(T) * 8 ? (T)0 : (T)((uint64_t)a >> (uint64_t)b);
+}
 )PRELUDE";
 
 } // namespace

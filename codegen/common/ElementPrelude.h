@@ -1,6 +1,7 @@
 // ElementPrelude.h — the element functions both preludes define alike (tg_isnan through
 // tg_where: logic, arithmetic with the interpreter's integer rules, pow, max/min propagating
-// NaN, mod, comparisons, select), written once and spelled for each target.
+// NaN, mod, comparisons, select; then the bitwise functions), written once and spelled for
+// each target.
 #ifndef TGC_CODEGEN_COMMON_ELEMENTPRELUDE_H
 #define TGC_CODEGEN_COMMON_ELEMENTPRELUDE_H
 

@@ -27,13 +27,14 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     const std::string maskIdx =
         at.getMask() ? codegen::attentionMaskIndex(shapeOf(at.getMask()), {B, Hq, S, L}) : "";
     const int64_t rows = B * Hq * S;
-    c.line("const " + T + " scale = (" + T + ")" +
-           floatLiteral(at.getScaleAttr().getValueAsDouble(), T == "float") + ";");
+    const std::string A = ct->calc(); // scores and sums: float for f16/bf16
+    c.line("const " + A + " scale = (" + A + ")" +
+           floatLiteral(at.getScaleAttr().getValueAsDouble(), A == "float") + ";");
     c.open("");
     if (rows * L * (D + Dv) >= kParallelWork)
       c.line("#pragma omp parallel num_threads(tgk_nt())");
     c.open("");
-    c.line("std::vector<" + T + "> sc(" + str(L) + "), acc(" + str(Dv) + ");");
+    c.line("std::vector<" + A + "> sc(" + str(L) + "), acc(" + str(Dv) + ");");
     c.line("#pragma omp for schedule(static)");
     c.open("for (int64_t r = 0; r < " + str(rows) + "; ++r)");
     if (bshd) {
@@ -56,37 +57,37 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     // Distance between consecutive keys (values) of one head.
     const int64_t kStep = bshd ? Hkv * D : D, vStep = bshd ? Hkv * Dv : Dv;
     c.line(T + " *o = out0 + r * " + str(Dv) + ";");
-    c.line(T + " m = -std::numeric_limits<" + T + ">::infinity();");
+    c.line(A + " m = -std::numeric_limits<" + A + ">::infinity();");
     c.line("bool bad = false;");
     // Causal rows stop at their last visible key: the masked keys' exp(-inf) terms are 0.
     std::string tEnd = at.getCausal() ? "n" : str(L);
     if (at.getCausal())
       c.line("const int64_t n = std::min<int64_t>(s + " + str(L - S + 1) + ", " + str(L) + ");");
     c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
-    c.line(T + " x = 0;");
+    c.line(A + " x = 0;");
     c.line("const " + T + " *kr = kb + t * " + str(kStep) + ";");
     c.line("#pragma omp simd reduction(+ : x)");
     c.line("for (int64_t d = 0; d < " + str(D) + "; ++d) x += qr[d] * kr[d];");
     c.line("x *= scale;");
     if (!maskIdx.empty())
       c.line("x += in3[" + maskIdx + "];");
-    c.line("if (x != x || x == std::numeric_limits<" + T + ">::infinity()) bad = true;");
+    c.line("if (x != x || x == std::numeric_limits<" + A + ">::infinity()) bad = true;");
     c.line("sc[t] = x;");
     c.line("if (x > m) m = x;");
     c.close();
-    c.open("if (bad || m == -std::numeric_limits<" + T + ">::infinity())");
+    c.open("if (bad || m == -std::numeric_limits<" + A + ">::infinity())");
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) o[j] = 0;");
     c.line("continue;");
     c.close();
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] = 0;");
     c.line("double sum = 0;");
     c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
-    c.line("const " + T + " e = std::exp(sc[t] - m);");
+    c.line("const " + A + " e = std::exp(sc[t] - m);");
     c.line("sum += e;");
     c.line("const " + T + " *vr = vb + t * " + str(vStep) + ";");
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] += e * vr[j];");
     c.close();
-    c.line("const " + T + " inv = (" + T + ")(1.0 / sum);");
+    c.line("const " + A + " inv = (" + A + ")(1.0 / sum);");
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) o[j] = acc[j] * inv;");
     c.close();
     c.close();
@@ -159,8 +160,14 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
     c.line("const " + T + " *xr = in0 + r * " + str(2 * N) + ";");
     c.line(T + " *yr = out0 + r * " + str(N) + ";");
-    c.line("for (int64_t k = 0; k < " + str(N) + "; ++k) yr[k] = tg_mul<" + T + ">(tg_silu<" + T +
-           ">(xr[k]), xr[k + " + str(N) + "]);");
+    if (ct->lowp) // in float, rounded once
+      c.line("for (int64_t k = 0; k < " + str(N) + "; ++k) yr[k] = " +
+             ct->st("tg_mul<float>(tg_silu<float>(" + ct->ld("xr[k]") + "), " +
+                    ct->ld("xr[k + " + str(N) + "]") + ")") +
+             ";");
+    else
+      c.line("for (int64_t k = 0; k < " + str(N) + "; ++k) yr[k] = tg_mul<" + T + ">(tg_silu<" +
+             T + ">(xr[k]), xr[k + " + str(N) + "]);");
     c.close();
     return llvm::Error::success();
   }

@@ -30,10 +30,15 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
     const int64_t total = product(shapeOf(pool.getResult()));
     codegen::PoolSpelling sp;
     sp.index = "int64_t";
-    sp.acc = T;
-    sp.lowest = ct->isFloat ? "-std::numeric_limits<" + T + ">::infinity()"
+    sp.acc = ct->calc(); // float for f16/bf16, loaded and rounded on store
+    sp.lowest = ct->isFloat ? "-std::numeric_limits<" + sp.acc + ">::infinity()"
                             : "std::numeric_limits<" + T + ">::lowest()";
-    sp.load = sp.store = [](const std::string &e) { return e; };
+    if (ct->lowp) {
+      sp.load = [ct](const std::string &e) { return ct->ld(e); };
+      sp.store = [ct](const std::string &e) { return ct->st(e); };
+    } else {
+      sp.load = sp.store = [](const std::string &e) { return e; };
+    }
     if (std::string pr = pragma(codegen::poolWork(pool)); !pr.empty())
       c.line(pr);
     c.open("for (int64_t i = 0; i < " + str(total) + "; ++i)");

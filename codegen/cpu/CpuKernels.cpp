@@ -20,11 +20,11 @@ namespace tgc::cpu {
 
 const codegen::CTarget &cpuTarget() {
   static const codegen::CTarget target{
-      "CPU backend", /*halfTypes=*/false, "static const", /*roundsF32Literals=*/false,
+      "CPU backend", /*halfTypes=*/true, "static const", /*roundsF32Literals=*/false,
       "std::numeric_limits<float>::quiet_NaN()", "std::numeric_limits<double>::quiet_NaN()",
       "std::numeric_limits<float>::infinity()", "std::numeric_limits<double>::infinity()",
       "std::numeric_limits<$>::infinity()", "std::numeric_limits<$>::lowest()",
-      "std::numeric_limits<$>::max()"};
+      "std::numeric_limits<$>::max()", "tg_f16", "tg_bf16"};
   return target;
 }
 

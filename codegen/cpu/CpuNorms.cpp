@@ -91,16 +91,28 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
     c.line("const int64_t base = (r / " + str(I) + ") * " + str(L * I) + " + r % " + str(I) + ";");
     c.line("const " + T + " *xr = in0 + base;");
     c.line(T + " *yr = out0 + base;");
-    c.line(T + " m = -std::numeric_limits<" + T + ">::infinity();");
-    c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + T + " v = xr[k * " + str(I) +
+    // f16/bf16: max and exp in float (A); the exponentials are summed before the store rounds
+    // them, so the division reads them again from x rather than from y.
+    const std::string A = ct->calc();
+    c.line(A + " m = -std::numeric_limits<" + A + ">::infinity();");
+    c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + A + " v = xr[k * " + str(I) +
            "]; if (v > m || v != v) m = v; }");
     c.line("double s = 0;");
-    c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + T + " e = std::exp(xr[k * " +
-           str(I) + "] - m); yr[k * " + str(I) + "] = e; s += e; }");
+    if (ct->lowp)
+      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) s += std::exp(" +
+             ct->ld("xr[k * " + str(I) + "]") + " - m);");
+    else
+      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + T + " e = std::exp(xr[k * " +
+             str(I) + "] - m); yr[k * " + str(I) + "] = e; s += e; }");
     if (sm.getLog()) {
       c.line("const double ls = std::log(s);");
       c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) yr[k * " + str(I) + "] = (" + T +
              ")((double)xr[k * " + str(I) + "] - (double)m - ls);");
+    } else if (ct->lowp) {
+      c.line("const double inv = 1.0 / s;");
+      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) yr[k * " + str(I) + "] = " +
+             ct->st("(float)(std::exp(" + ct->ld("xr[k * " + str(I) + "]") + " - m) * inv)") +
+             ";");
     } else {
       c.line("const double inv = 1.0 / s;");
       c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) yr[k * " + str(I) + "] = (" + T +

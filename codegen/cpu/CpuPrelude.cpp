@@ -32,6 +32,62 @@ inline int tgk_nt() { return tgk_threads_ > 0 ? tgk_threads_ : omp_get_max_threa
 
 template <class T> constexpr bool kFloat = std::is_floating_point<T>::value;
 
+// f16 and bf16 are storage types (as CUDA's __half/__nv_bfloat16): 16 bits, loaded into float
+// (exact), computed in float, rounded to nearest even on store. The host compilers differ in
+// their own types (g++ 12: _Float16 but no __bf16; clang 14 on x86: neither), so the conversions
+// are written out here. NaN stays NaN (quiet), infinities and subnormals are exact both ways.
+struct tg_f16 {
+  uint16_t bits;
+  tg_f16() = default;
+  tg_f16(float f);
+  operator float() const;
+};
+struct tg_bf16 {
+  uint16_t bits;
+  tg_bf16() = default;
+  tg_bf16(float f);
+  operator float() const;
+};
+template <class T> constexpr bool kLowp =
+    std::is_same<T, tg_f16>::value || std::is_same<T, tg_bf16>::value;
+inline uint32_t tg_f32bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float tg_f32of(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint16_t tg_f32_to_f16(float f) {
+  const uint32_t x = tg_f32bits(f), sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u) // inf, or NaN kept quiet with its top payload bits
+    return (uint16_t)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u | ((a >> 13) & 0x3ffu) : 0u));
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); // >= 65520 rounds to inf
+  uint32_t q, rem, half;
+  if (a >= 0x38800000u) { // normal half: rebias the exponent, keep 10 mantissa bits
+    const uint32_t r = a - 0x38000000u;
+    q = r >> 13, rem = r & 0x1fffu, half = 0x1000u;
+  } else { // subnormal half (units of 2^-24) or zero
+    if (a < 0x33000000u) return (uint16_t)sign; // below 2^-25: rounds to 0
+    const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, sh = 126u - e;
+    q = m >> sh, rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
+  }
+  if (rem > half || (rem == half && (q & 1u))) ++q; // to nearest, ties to even (may carry up)
+  return (uint16_t)(sign | q);
+}
+inline float tg_f16_to_f32(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0x1fu) return tg_f32of(sign | 0x7f800000u | (m << 13));
+  if (e == 0) { const float s = (float)m * 5.9604644775390625e-8f; return sign ? -s : s; }
+  return tg_f32of(sign | ((e + 112u) << 23) | (m << 13));
+}
+inline uint16_t tg_f32_to_bf16(float f) {
+  const uint32_t x = tg_f32bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); // quiet NaN
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16); // to nearest, ties to even
+}
+inline tg_f16::tg_f16(float f) : bits(tg_f32_to_f16(f)) {}
+inline tg_f16::operator float() const { return tg_f16_to_f32(bits); }
+inline tg_bf16::tg_bf16(float f) : bits(tg_f32_to_bf16(f)) {}
+inline tg_bf16::operator float() const { return tg_f32of((uint32_t)bits << 16); }
+inline float tg_ld(tg_f16 x) { return (float)x; }
+inline float tg_ld(tg_bf16 x) { return (float)x; }
+template <class T> inline T tg_st(float x) { return T(x); }
+
 template <class T> inline T tg_neg(T a) { return (T)(-a); }
 template <class T> inline T tg_abs(T a) {
   if constexpr (kFloat<T>) return std::fabs(a);
@@ -183,6 +239,24 @@ template <class To, bool ToBool, class From> inline To tg_cast(From a) {
   } else return (To)a;
 }
 
+/// f16/bf16 GEMM: sgemm on float copies of A and B; each result, plus its bias (bias[i] per row
+/// or bias[j] per column, when given) in float, is rounded once on store. K > 0.
+template <class T>
+void tg_gemm_lowp(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
+                  const T *B, int64_t ldb, T *C, int64_t ldc, const T *bias, bool biasPerRow) {
+  const int64_t BR = transB ? N : K, BC = transB ? K : N;
+  std::vector<float> a((size_t)(M * K)), b((size_t)(BR * BC)), c((size_t)(M * N));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) a[i * K + k] = A[i * lda + k];
+  for (int64_t i = 0; i < BR; ++i)
+    for (int64_t k = 0; k < BC; ++k) b[i * BC + k] = B[i * ldb + k];
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+              (int)K, 1.0f, a.data(), (int)K, b.data(), (int)BC, 0.0f, c.data(), (int)N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      C[i * ldc + j] = T(c[i * N + j] + (bias ? (float)bias[biasPerRow ? i : j] : 0.0f));
+}
+
 /// C[M,N] = A[M,K] * op(B) with op(B) = B[K,N] or B[N,K]^T (row-major, leading dims given).
 template <class T>
 void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *B,
@@ -198,6 +272,8 @@ void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t l
   } else if constexpr (std::is_same<T, double>::value) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
                 (int)K, 1.0, A, (int)lda, B, (int)ldb, 0.0, C, (int)ldc);
+  } else if constexpr (kLowp<T>) {
+    tg_gemm_lowp<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, nullptr, false);
   } else {
 #pragma omp parallel for num_threads(tgk_nt()) if (M * N * K > 65536)
     for (int64_t i = 0; i < M; ++i)
@@ -213,6 +289,12 @@ void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t l
 /// y[M,N] = x[M,K] * w[N,K]^T (+ bias[N]).
 template <class T>
 void tg_linear(const T *x, const T *w, const T *bias, T *y, int64_t M, int64_t N, int64_t K) {
+  if constexpr (kLowp<T>) { // the bias added before the one rounding
+    if (M > 0 && N > 0 && K > 0) {
+      tg_gemm_lowp<T>(true, M, N, K, x, K, w, K, y, N, bias, false);
+      return;
+    }
+  }
   tg_gemm<T>(true, M, N, K, x, K, w, K, y, N);
   if (bias) {
 #pragma omp parallel for num_threads(tgk_nt()) if (M * N > 65536)
@@ -279,6 +361,13 @@ void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t 
         src = col.data();
       }
       T *out = y + (n * M + g * Mg) * P;
+      if constexpr (kLowp<T>) { // the bias added before the one rounding
+        if (Mg > 0 && P > 0 && rows > 0) {
+          tg_gemm_lowp<T>(false, Mg, P, rows, w + g * Mg * rows, rows, src, P, out, P,
+                          bias ? bias + g * Mg : nullptr, true);
+          continue;
+        }
+      }
       tg_gemm<T>(false, Mg, P, rows, w + g * Mg * rows, rows, src, P, out, P);
       if (bias)
         for (int64_t m = 0; m < Mg; ++m) {

@@ -125,7 +125,8 @@ bool isElementwiseOp(Operation *op) {
              tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp, tg::RoundOp, tg::NotOp, tg::GeluOp,
              tg::MathOp, tg::IsNanOp, tg::CastOp, tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp,
              tg::MaxOp, tg::MinOp, tg::ModOp, tg::EqualOp, tg::LessOp, tg::LessEqualOp,
-             tg::GreaterOp, tg::GreaterEqualOp, tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp>(op);
+             tg::GreaterOp, tg::GreaterEqualOp, tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp,
+             tg::BitwiseOp, tg::BitwiseNotOp>(op);
 }
 
 int64_t tensorBytes(Type type) {

@@ -252,6 +252,25 @@ LogicalResult MathOp::verify() {
   return success();
 }
 
+LogicalResult BitwiseOp::verify() {
+  static const char *const kFns[] = {"and", "or", "xor", "shift_left", "shift_right"};
+  if (std::find(std::begin(kFns), std::end(kFns), getFn()) == std::end(kFns))
+    return emitOpError("unknown function '") << getFn() << "'";
+  auto it = elemOf(getLhs()).dyn_cast<IntegerType>();
+  if (!it || it.getWidth() == 1)
+    return emitOpError("needs an integer element type (not i1)");
+  if (getFn().startswith("shift_") && !it.isUnsigned())
+    return emitOpError("shifts need an unsigned integer element type");
+  return verifyBroadcast(*this, ValueRange{getLhs(), getRhs()}, getResult(), false);
+}
+
+LogicalResult BitwiseNotOp::verify() {
+  auto it = elemOf(getInput()).dyn_cast<IntegerType>();
+  if (!it || it.getWidth() == 1)
+    return emitOpError("needs an integer element type (not i1)");
+  return success();
+}
+
 LogicalResult PoolOp::verify() {
   if (failed(allStatic(*this)))
     return failure();

@@ -132,6 +132,29 @@ def TG_AndOp : TG_BinaryOp<"and", "a && b (i1)">;
 def TG_OrOp : TG_BinaryOp<"or", "a || b (i1)">;
 def TG_XorOp : TG_BinaryOp<"xor", "a != b (i1)">;
 
+def TG_BitwiseOp : TG_Op<"bitwise"> {
+  let summary = "bitwise and, or, xor, shift_left or shift_right of integers, named by `fn`";
+  let description = [{
+    One op for the five bitwise functions (as tg.math: no rewrite rule looks at them). Operands
+    broadcast numpy-style and share one integer element type (not i1); the shifts need an
+    unsigned one (ONNX BitShift's domain) and shift by the rhs element: a shift by the bit width
+    or more gives 0 (both directions), in the interpreter and both preludes alike.
+  }];
+  let arguments = (ins TG_Tensor:$lhs, TG_Tensor:$rhs, StrAttr:$fn);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat =
+      "$fn $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_BitwiseNotOp : TG_Op<"bitwise_not", [SameOperandsAndResultType]> {
+  let summary = "~x of an integer tensor (not i1)";
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def TG_WhereOp : TG_Op<"where"> {
   let summary = "cond ? a : b, broadcasting all three";
   let arguments = (ins TG_Tensor:$cond, TG_Tensor:$lhs, TG_Tensor:$rhs);

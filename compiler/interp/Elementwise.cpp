@@ -49,6 +49,7 @@ double unaryF64(Unary k, double x) {
   case Unary::Asinh: return std::asinh(x);
   case Unary::Acosh: return std::acosh(x);
   case Unary::Atanh: return std::atanh(x);
+  case Unary::BitNot: break; // integers only (unaryI64)
   }
   return x;
 }
@@ -63,6 +64,7 @@ bool unaryI64(Unary k, int64_t x, int64_t &r) {
   case Unary::Not: r = x == 0; return true;
   case Unary::Floor: case Unary::Ceil: case Unary::Round: r = x; return true;
   case Unary::IsNan: r = 0; return true;
+  case Unary::BitNot: r = ~x; return true; // the low bits are the narrower type's ~x
   default: return false;
   }
 }
@@ -85,6 +87,7 @@ double binaryF64(Binary k, double a, double b) {
   case Binary::And: return a != 0 && b != 0;
   case Binary::Or: return a != 0 || b != 0;
   case Binary::Xor: return (a != 0) != (b != 0);
+  default: break; // the bitwise ops: integers only (binaryI64)
   }
   return 0;
 }
@@ -115,6 +118,15 @@ int64_t binaryI64(Binary k, int64_t a, int64_t b) {
   case Binary::And: return a != 0 && b != 0;
   case Binary::Or: return a != 0 || b != 0;
   case Binary::Xor: return (a != 0) != (b != 0);
+  // Bitwise: operands are sign- (signed) or zero-extended (unsigned, u64 as its bits), so the
+  // low bits of the int64 result are the narrower type's; the store keeps them. Shifts are on
+  // unsigned types only: by 64 or more gives 0, and by the type's width or more leaves 0 in its
+  // low bits, as the preludes define it.
+  case Binary::BitAnd: return a & b;
+  case Binary::BitOr: return a | b;
+  case Binary::BitXor: return a ^ b;
+  case Binary::ShiftLeft: return uint64_t(b) >= 64 ? 0 : wrap(uint64_t(a) << uint64_t(b));
+  case Binary::ShiftRight: return uint64_t(b) >= 64 ? 0 : wrap(uint64_t(a) >> uint64_t(b));
   case Binary::Pow: break;
   }
   return 0;

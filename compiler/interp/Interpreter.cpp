@@ -132,6 +132,7 @@ std::optional<Unary> unaryKind(Operation *op) {
             .Case("acosh", Unary::Acosh).Case("atanh", Unary::Atanh)
             .Default(std::nullopt);
       })
+      .Case([](tg::BitwiseNotOp) { return Unary::BitNot; })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -153,6 +154,12 @@ std::optional<Binary> binaryKind(Operation *op) {
       .Case([](tg::AndOp) { return Binary::And; })
       .Case([](tg::OrOp) { return Binary::Or; })
       .Case([](tg::XorOp) { return Binary::Xor; })
+      .Case([](tg::BitwiseOp b) -> std::optional<Binary> {
+        return llvm::StringSwitch<std::optional<Binary>>(b.getFn())
+            .Case("and", Binary::BitAnd).Case("or", Binary::BitOr).Case("xor", Binary::BitXor)
+            .Case("shift_left", Binary::ShiftLeft).Case("shift_right", Binary::ShiftRight)
+            .Default(std::nullopt);
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -86,11 +86,13 @@ llvm::Error kernelError(const llvm::Twine &msg);
 enum class Unary {
   Neg, Abs, Sign, Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sigmoid, Erf, Relu, Silu,
   Sin, Cos, Floor, Ceil, Round, Not, Gelu, GeluTanh, IsNan,
-  Acos, Asin, Atan, Sinh, Cosh, Asinh, Acosh, Atanh // tg.math
+  Acos, Asin, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, // tg.math
+  BitNot // tg.bitwise_not (integers only)
 };
 enum class Binary {
   Add, Sub, Mul, Div, Pow, Max, Min, Mod, Equal, Less, LessEqual, Greater, GreaterEqual,
-  And, Or, Xor
+  And, Or, Xor,
+  BitAnd, BitOr, BitXor, ShiftLeft, ShiftRight // tg.bitwise (integers only)
 };
 
 /// Applies `kind` elementwise; the result has `outType` (bool for not/isnan, else the input's).

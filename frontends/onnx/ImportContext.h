@@ -55,6 +55,10 @@ using OpHandler =
 using OpTable = std::map<std::string, OpHandler>;
 
 void registerElementwiseOps(OpTable &table);
+void registerBitwiseOps(OpTable &table);
+/// The ops of `g` (default domain) whose definition at opset 7 is newer than `opset` (below 7):
+/// ", "-separated, empty when the model means the same at opset 7 (OldOpsets.cpp).
+std::string oldOpsetBlockers(const onnx::GraphProto &g, int64_t opset);
 void registerShapeOps(OpTable &table);
 void registerNNOps(OpTable &table);
 void registerResizeOps(OpTable &table);

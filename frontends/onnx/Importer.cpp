@@ -31,6 +31,7 @@ const OpTable &opTable() {
   static const OpTable table = [] {
     OpTable t;
     registerElementwiseOps(t);
+    registerBitwiseOps(t);
     registerShapeOps(t);
     registerNNOps(t);
     registerResizeOps(t);
@@ -67,6 +68,11 @@ const std::map<std::string, std::string> &opNotes() {
       {"SoftmaxCrossEntropyLoss", "opset 12+; weight, ignore_index, every reduction, log_prob "
                                   "output; by LogSoftmax and GatherElements"},
       {"BatchNormalization", "inference only (training_mode and its outputs refused)"},
+      {"BitShift", "unsigned integers; a shift by the bit width or more gives 0"},
+      {"BitwiseAnd", "integer types (not bool)"},
+      {"BitwiseNot", "integer types (not bool)"},
+      {"BitwiseOr", "integer types (not bool)"},
+      {"BitwiseXor", "integer types (not bool)"},
       {"DequantizeLinear", "int8, uint8, int16, uint16, int32; per tensor, per axis, blocked (no "
                            "4-bit or float8)"},
       {"Dropout", "inference only (training_mode=true refused)"},
@@ -180,6 +186,17 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
   // Ops change meaning between opsets: refuse versions outside what the op table was written
   // against (7 .. ONNX 1.17's opset 22) rather than import them with the wrong semantics.
   constexpr int64_t kMinOpset = kMinOnnxOpset, kMaxOpset = kMaxOnnxOpset;
+  // Below opset 7, a model whose every op kept its opset-7 definition imports as opset 7
+  // (OldOpsets.cpp); the refusal names the ops that changed.
+  if (opset >= 1 && opset < kMinOpset) {
+    const std::string blockers = oldOpsetBlockers(model.graph(), opset);
+    if (!blockers.empty())
+      return err("opset " + std::to_string(opset) + " is too old (tgc supports opsets " +
+                 std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                 "; below 7 only ops defined as at opset 7, and these are not: " + blockers +
+                 ")");
+    opset = kMinOpset;
+  }
   if (opset < kMinOpset || opset > kMaxOpset)
     return err("opset " + std::to_string(opset) + " is " + (opset < kMinOpset ? "too old" : "newer than tgc knows") +
                " (tgc supports opsets " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");

@@ -124,7 +124,8 @@ bool isPointwiseOp(mlir::Operation *op) {
                    tg::RoundOp, tg::NotOp, tg::GeluOp, tg::MathOp, tg::IsNanOp, tg::CastOp, tg::AddOp,
                    tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp, tg::MaxOp, tg::MinOp, tg::ModOp,
                    tg::EqualOp, tg::LessOp, tg::LessEqualOp, tg::GreaterOp, tg::GreaterEqualOp,
-                   tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp, tg::ExpandOp>(op);
+                   tg::AndOp, tg::OrOp, tg::XorOp, tg::WhereOp, tg::ExpandOp, tg::BitwiseOp,
+                   tg::BitwiseNotOp>(op);
 }
 
 std::unique_ptr<mlir::Pass> createFormKernelsPass() {

@@ -607,4 +607,37 @@ TEST_F(InterpTest, TopkTiesAndNaN) {
   expectNear(r[3], {1, 3, 3, 0});
 }
 
+
+// tg.bitwise / tg.bitwise_not: the low bits of the element type (i8 sign-extended, u8 and u64
+// as their bits); shifts by the bit width or more give 0 in both directions.
+TEST_F(InterpTest, BitwiseOpsAndShiftsPastTheWidth) {
+  auto r = run(R"(
+    func.func @main(%a: tensor<4xi8>, %b: tensor<4xi8>, %u: tensor<5xui8>, %s: tensor<5xui8>, %w: tensor<3xui64>, %k: tensor<3xui64>) -> (tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<5xui8>, tensor<5xui8>, tensor<3xui64>, tensor<3xui64>) {
+      %0 = tg.bitwise "and" %a, %b : tensor<4xi8>, tensor<4xi8> -> tensor<4xi8>
+      %1 = tg.bitwise "or" %a, %b : tensor<4xi8>, tensor<4xi8> -> tensor<4xi8>
+      %2 = tg.bitwise "xor" %a, %b : tensor<4xi8>, tensor<4xi8> -> tensor<4xi8>
+      %3 = tg.bitwise_not %a : tensor<4xi8>
+      %4 = tg.bitwise "shift_left" %u, %s : tensor<5xui8>, tensor<5xui8> -> tensor<5xui8>
+      %5 = tg.bitwise "shift_right" %u, %s : tensor<5xui8>, tensor<5xui8> -> tensor<5xui8>
+      %6 = tg.bitwise "shift_left" %w, %k : tensor<3xui64>, tensor<3xui64> -> tensor<3xui64>
+      %7 = tg.bitwise "shift_right" %w, %k : tensor<3xui64>, tensor<3xui64> -> tensor<3xui64>
+      return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<5xui8>, tensor<5xui8>, tensor<3xui64>, tensor<3xui64>
+    })",
+               {make(DType::I8, {4}, {-1, -128, 85, 0}), make(DType::I8, {4}, {15, 127, -86, -1}),
+                make(DType::U8, {5}, {255, 255, 1, 129, 200}),
+                make(DType::U8, {5}, {1, 7, 8, 9, 200}), make(DType::U64, {3}, {1, 3, 1}),
+                make(DType::U64, {3}, {63, 64, 200})});
+  ASSERT_EQ(r.size(), 8u);
+  expectNear(r[0], {15, 0, 0, 0});
+  expectNear(r[1], {-1, -1, -1, -1});
+  expectNear(r[2], {-16, -1, -1, -1});
+  expectNear(r[3], {0, 127, -86, -1});
+  expectNear(r[4], {254, 128, 0, 0, 0});
+  expectNear(r[5], {127, 1, 0, 0, 0});
+  EXPECT_EQ(r[6].as<uint64_t>()[0], uint64_t(1) << 63);
+  EXPECT_EQ(r[6].as<uint64_t>()[1], 0u);
+  EXPECT_EQ(r[6].as<uint64_t>()[2], 0u);
+  expectNear(r[7], {0, 0, 0});
+}
+
 } // namespace

@@ -230,3 +230,43 @@ func.func @topk_index_type(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2x
   %0:2 = tg.topk %x {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x2xi32>
   return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x2xi32>
 }
+
+// -----
+
+func.func @bitwise_unknown_fn(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{unknown function 'nand'}}
+  %0 = tg.bitwise "nand" %a, %a : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @bitwise_float(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{needs an integer element type (not i1)}}
+  %0 = tg.bitwise "and" %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bitwise_shift_signed(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{shifts need an unsigned integer element type}}
+  %0 = tg.bitwise "shift_left" %a, %a : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @bitwise_no_broadcast(%a: tensor<2x3xui8>, %b: tensor<2xui8>) -> tensor<2x3xui8> {
+  // expected-error @+1 {{operand shapes 2x3 and 2 do not broadcast}}
+  %0 = tg.bitwise "or" %a, %b : tensor<2x3xui8>, tensor<2xui8> -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
+
+// -----
+
+func.func @bitwise_not_bool(%a: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{needs an integer element type (not i1)}}
+  %0 = tg.bitwise_not %a : tensor<4xi1>
+  return %0 : tensor<4xi1>
+}

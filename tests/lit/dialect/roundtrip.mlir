@@ -134,3 +134,16 @@ func.func @indexing(%x: tensor<2x3xf32>, %d: tensor<4x3xf32>, %i: tensor<2x3xi64
   %2:2 = tg.topk %x {axis = 1 : i64, largest = false} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
   return %0, %1, %2#0, %2#1 : tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x2xf32>, tensor<2x2xi64>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @bitwise
+// CHECK: tg.bitwise "xor" %{{.*}}, %{{.*}} : tensor<2x3xi8>, tensor<3xi8> -> tensor<2x3xi8>
+// CHECK: tg.bitwise "shift_right" %{{.*}}, %{{.*}} : tensor<4xui32>, tensor<4xui32> -> tensor<4xui32>
+// CHECK: tg.bitwise_not %{{.*}} : tensor<2x3xi8>
+func.func @bitwise(%a: tensor<2x3xi8>, %b: tensor<3xi8>, %u: tensor<4xui32>) -> (tensor<2x3xi8>, tensor<4xui32>, tensor<2x3xi8>) {
+  %0 = tg.bitwise "xor" %a, %b : tensor<2x3xi8>, tensor<3xi8> -> tensor<2x3xi8>
+  %1 = tg.bitwise "shift_right" %u, %u : tensor<4xui32>, tensor<4xui32> -> tensor<4xui32>
+  %2 = tg.bitwise_not %a : tensor<2x3xi8>
+  return %0, %1, %2 : tensor<2x3xi8>, tensor<4xui32>, tensor<2x3xi8>
+}
