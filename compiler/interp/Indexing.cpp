@@ -33,10 +33,16 @@ llvm::Error checkAxisIn(int64_t axis, const Shape &s) {
   return llvm::Error::success();
 }
 
-/// Runs `f` over values read as double (floats) or int64 (integers), then stores them back.
+/// Runs `f` over values read as double (floats), int64 (integers) or uint64 (u64, for its
+/// unsigned order), then stores them back.
 template <typename F> HostTensor numeric(const HostTensor &x, F &&f) {
   HostTensor out = HostTensor::zeros(x.dtype, x.shape);
-  if (isIntegerLike(x.dtype)) {
+  if (x.dtype == DType::U64) {
+    std::vector<int64_t> bits = toI64(x);
+    std::vector<uint64_t> v(bits.begin(), bits.end());
+    f(v);
+    storeI64(out, std::vector<int64_t>(v.begin(), v.end()));
+  } else if (isIntegerLike(x.dtype)) {
     std::vector<int64_t> v = toI64(x);
     f(v);
     storeI64(out, v);
@@ -126,9 +132,12 @@ llvm::Expected<HostTensor> scatterElements(const HostTensor &data, const HostTen
     }
   };
   return numeric(data, [&](auto &v) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<int64_t>>)
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<int64_t>>) {
       apply(v, toI64(updates));
-    else
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<uint64_t>>) {
+      const std::vector<int64_t> bits = toI64(updates);
+      apply(v, std::vector<uint64_t>(bits.begin(), bits.end()));
+    } else
       apply(v, toF64(updates));
   });
 }
@@ -161,7 +170,12 @@ llvm::Expected<std::vector<HostTensor>> topk(const HostTensor &x, int64_t axis, 
         }
       }
   };
-  if (isIntegerLike(x.dtype)) {
+  if (x.dtype == DType::U64) { // unsigned order
+    const std::vector<int64_t> bits = toI64(x);
+    std::vector<uint64_t> r(product(os));
+    select(std::vector<uint64_t>(bits.begin(), bits.end()), r);
+    storeI64(out[0], std::vector<int64_t>(r.begin(), r.end()));
+  } else if (isIntegerLike(x.dtype)) {
     std::vector<int64_t> r(product(os));
     select(toI64(x), r);
     storeI64(out[0], r);

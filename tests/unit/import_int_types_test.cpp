@@ -244,6 +244,22 @@ TEST_F(InterpIntTypes, ReductionsArgMaxAndUnaryAreUnsigned) {
   EXPECT_EQ(bitsOf(r[7]), (std::vector<uint64_t>{kU64Max, 0, k2p63}));
 }
 
+TEST_F(InterpIntTypes, TopKAndScatterMaxOrderU64Unsigned) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<4xui64>, %i: tensor<2xi64>, %u: tensor<2xui64>)
+        -> (tensor<2xui64>, tensor<2xi64>, tensor<4xui64>) {
+      %0:2 = tg.topk %x {axis = 0 : i64, largest = true} : tensor<4xui64> -> tensor<2xui64>, tensor<2xi64>
+      %1 = tg.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "max"} : tensor<4xui64>, tensor<2xi64>, tensor<2xui64> -> tensor<4xui64>
+      return %0#0, %0#1, %1 : tensor<2xui64>, tensor<2xi64>, tensor<4xui64>
+    })",
+               {ints(DType::U64, {4}, {5, kU64Max, 7, k2p63}), ints(DType::I64, {2}, {0, 2}),
+                ints(DType::U64, {2}, {k2p63, 3})});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(bitsOf(r[0]), (std::vector<uint64_t>{kU64Max, k2p63}));
+  EXPECT_EQ(bitsOf(r[1]), (std::vector<uint64_t>{1, 3}));
+  EXPECT_EQ(bitsOf(r[2]), (std::vector<uint64_t>{k2p63, kU64Max, 7, k2p63}));
+}
+
 TEST_F(InterpIntTypes, ConstantsKeepTheirBits) {
   auto r = run(R"(
     func.func @main() -> (tensor<2xui64>, tensor<2xi16>, tensor<ui32>) {
