@@ -26,7 +26,44 @@ std::string nodeLabel(const onnx::NodeProto &n, size_t index) {
   return n.op_type() + " #" + std::to_string(index);
 }
 
-llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g) {
+namespace {
+/// Adds the names a graph reads from enclosing scopes: inputs of its nodes (and of nodes of
+/// graphs nested in them) and its outputs that it does not define itself.
+void outerReads(const onnx::GraphProto &g, std::set<std::string> &out) {
+  std::set<std::string> defined;
+  for (const auto &t : g.initializer())
+    defined.insert(t.name());
+  for (const auto &in : g.input())
+    defined.insert(in.name());
+  for (const auto &node : g.node())
+    for (const auto &o : node.output())
+      defined.insert(o);
+  std::set<std::string> reads;
+  for (const auto &node : g.node()) {
+    for (const auto &in : node.input())
+      if (!in.empty())
+        reads.insert(in);
+    subgraphReads(node, reads);
+  }
+  for (const auto &o : g.output())
+    reads.insert(o.name());
+  for (const auto &r : reads)
+    if (!defined.count(r))
+      out.insert(r);
+}
+} // namespace
+
+void subgraphReads(const onnx::NodeProto &node, std::set<std::string> &out) {
+  for (const auto &a : node.attribute()) {
+    if (a.has_g())
+      outerReads(a.g(), out);
+    for (const auto &sg : a.graphs())
+      outerReads(sg, out);
+  }
+}
+
+llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g,
+                                               const std::set<std::string> *outer) {
   // Where each name is defined: -1 for graph inputs and initializers, else the node index.
   std::unordered_map<std::string, int64_t> producer;
   for (const auto &t : g.initializer()) {
@@ -63,12 +100,21 @@ llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g) {
   for (size_t i = 0; i < n; ++i) {
     const auto &node = g.node((int)i);
     std::set<int64_t> preds;
-    for (const auto &in : node.input()) {
+    // A node's subgraphs (If branches, Loop/Scan bodies) may read names of this scope: those
+    // are inputs of the node too.
+    std::set<std::string> implicit;
+    subgraphReads(node, implicit);
+    std::vector<std::string> ins(node.input().begin(), node.input().end());
+    ins.insert(ins.end(), implicit.begin(), implicit.end());
+    for (const auto &in : ins) {
       if (in.empty())
         continue; // absent optional input
       auto it = producer.find(in);
-      if (it == producer.end())
+      if (it == producer.end()) {
+        if (outer && outer->count(in))
+          continue; // defined in an enclosing graph
         return err(nodeLabel(node, i) + ": input '" + in + "' is not defined");
+      }
       if (it->second >= 0)
         preds.insert(it->second);
     }
@@ -80,7 +126,7 @@ llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g) {
   for (const auto &out : g.output()) {
     if (out.name().empty())
       return err("a graph output has no name");
-    if (!producer.count(out.name()))
+    if (!producer.count(out.name()) && !(outer && outer->count(out.name())))
       return err("graph output '" + out.name() + "' is not defined");
   }
   // Kahn's algorithm, taking ready nodes in file order.

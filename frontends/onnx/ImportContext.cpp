@@ -7,6 +7,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "runtime/Text.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
 
 namespace tgc::onnx_import {
 
@@ -108,15 +111,48 @@ llvm::Expected<std::vector<int64_t>> ImportContext::axesAttr(const NodeView &n, 
   return axes;
 }
 
-std::string ImportContext::bindHint(Value v) {
+/// The graph input named by a block argument of the main function, or null.
+static StringAttr graphInputName(Value v) {
   auto arg = v ? v.dyn_cast<BlockArgument>() : BlockArgument();
   auto fn = arg ? dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
-  auto name = fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tg.name") : StringAttr();
-  if (!name)
+  return fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tg.name") : StringAttr();
+}
+
+std::string ImportContext::bindHint(Value v) {
+  if (StringAttr name = graphInputName(v)) {
+    const std::string n = escapeText(name.getValue().str());
+    return " (graph input '" + n + "': bind its value at compile time with --bind-input " + n +
+           "=FILE.pb)";
+  }
+  // A value computed from graph inputs (shape arithmetic on a `shape` input, say): name the
+  // inputs it depends on, found by walking its operands (bounded; the graph is acyclic).
+  std::vector<std::string> inputs;
+  llvm::SmallVector<Value, 16> work{v};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!work.empty() && seen.size() < 512) {
+    Value x = work.pop_back_val();
+    if (!x)
+      continue;
+    if (StringAttr name = graphInputName(x)) {
+      std::string n = escapeText(name.getValue().str());
+      if (std::find(inputs.begin(), inputs.end(), n) == inputs.end())
+        inputs.push_back(n);
+    } else if (Operation *op = x.getDefiningOp(); op && seen.insert(op).second) {
+      for (Value operand : op->getOperands())
+        work.push_back(operand);
+    }
+  }
+  if (inputs.empty())
     return "";
-  const std::string n = escapeText(name.getValue().str());
-  return " (graph input '" + n + "': bind its value at compile time with --bind-input " + n +
-         "=FILE.pb)";
+  std::sort(inputs.begin(), inputs.end());
+  std::string names, flags;
+  for (const auto &n : inputs) {
+    names += (names.empty() ? "'" : ", '") + n + "'";
+    flags += " --bind-input " + n + "=FILE.pb";
+  }
+  return " (it is computed from graph input" + std::string(inputs.size() > 1 ? "s " : " ") +
+         names + ": bind " + (inputs.size() > 1 ? "their values" : "its value") +
+         " at compile time with" + flags + ")";
 }
 
 llvm::Error ImportContext::error(const NodeView &n, const llvm::Twine &msg) {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,8 @@ void registerLossOps(OpTable &table);
 void registerSignalOps(OpTable &table);
 void registerConvTransposeOps(OpTable &table);
 void registerSamplingOps(OpTable &table);
+void registerRecurrentOps(OpTable &table);
+void registerControlFlowOps(OpTable &table);
 
 /// The MLIR element type of a DType (ui8/ui16/ui32/ui64 are unsigned IntegerTypes, the signed
 /// ones signless, bool is i1).
@@ -84,6 +87,12 @@ public:
 
   mlir::MLIRContext *ctx;
   mlir::OpBuilder &b;
+  /// Imports a subgraph (an If branch, a Loop or Scan body) inline where the builder stands:
+  /// its inputs bound to `args` in order, the names of the enclosing scopes visible; returns
+  /// its outputs. Set by the import driver.
+  std::function<llvm::Expected<std::vector<mlir::Value>>(const onnx::GraphProto &,
+                                                         const std::vector<mlir::Value> &)>
+      importSubgraph;
   /// Label of the node being imported, used in recorded errors.
   std::string currentLabel;
   /// Diagnostics captured while verifying emitted ops.
@@ -92,7 +101,8 @@ public:
   /// "label: msg" as an error.
   static llvm::Error error(const NodeView &n, const llvm::Twine &msg);
   /// When `v` is a graph input: " (graph input 'x': bind its value at compile time with
-  /// --bind-input x=FILE.pb)", the way out of a "must be constant" refusal; else "".
+  /// --bind-input x=FILE.pb)", the way out of a "must be constant" refusal; when it is computed
+  /// from graph inputs, the same naming each of them; else "".
   static std::string bindHint(mlir::Value v);
   /// The node's `axes` attribute normalized to [0, rank) (every axis, in order, when absent);
   /// an axis out of range is refused.
@@ -182,7 +192,13 @@ std::string nodeLabel(const onnx::NodeProto &n, size_t index);
 
 /// Checks the graph's names (inputs of nodes and graph outputs defined, every name defined
 /// once) and returns the nodes in a topological order; a cycle is an error naming its nodes.
-llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g);
+/// A subgraph's check passes the names its enclosing scopes define as `outer`. Names a node's
+/// own subgraphs read from this scope count as inputs of the node.
+llvm::Expected<std::vector<size_t>> checkGraph(const onnx::GraphProto &g,
+                                               const std::set<std::string> *outer = nullptr);
+
+/// Adds the names the subgraphs of `node` read from the scope the node is in.
+void subgraphReads(const onnx::NodeProto &node, std::set<std::string> &out);
 
 /// Checks what lies around the main graph: subgraphs (If/Loop/Scan bodies, graph attributes)
 /// nested at most kMaxSubgraphDepth deep, and model-local functions that do not call themselves

@@ -45,6 +45,8 @@ const OpTable &opTable() {
     registerSignalOps(t);
     registerConvTransposeOps(t);
     registerSamplingOps(t);
+    registerRecurrentOps(t);
+    registerControlFlowOps(t);
     return t;
   }();
   return table;
@@ -58,13 +60,25 @@ const std::map<std::string, std::string> &opNotes() {
       {"BlackmanWindow", "size constant (a constant result); output_datatype, periodic"},
       {"DFT", "opset 17/20; axis and dft_length constant; a MatMul with a constant cos/sin matrix "
               "(O(n^2): no FFT); onesided, inverse, real or complex input"},
+      {"GRU", "unrolled over the sequence (up to 4096 steps); every direction, layout, activation, "
+              "clip, sequence_lens (a graph input too), linear_before_reset"},
       {"HammingWindow", "size constant (a constant result); output_datatype, periodic"},
       {"HannWindow", "size constant (a constant result); output_datatype, periodic"},
+      {"If", "the condition known at compile time (folded, or bound with --bind-input); the "
+             "chosen branch is inlined"},
+      {"LSTM", "unrolled over the sequence (up to 4096 steps); every direction, layout, activation, "
+               "clip, sequence_lens (a graph input too), peepholes, input_forget"},
+      {"Loop", "trip count, initial condition and the body's condition known at compile time; "
+               "unrolled (up to 4096 iterations)"},
       {"MelWeightMatrix", "every input constant (a constant result)"},
       {"NegativeLogLikelihoodLoss", "opset 12+; weight, ignore_index, every reduction; a target "
                                     "out of range is clamped (by GatherElements)"},
+      {"RNN", "unrolled over the sequence (up to 4096 steps); every direction, layout, activation, "
+              "clip, sequence_lens (a graph input too)"},
       {"STFT", "frame_step and frame_length constant; window length = frame_length; framed by "
                "Gather, then a MatMul with a constant cos/sin matrix (O(n^2): no FFT)"},
+      {"Scan", "unrolled over the scan axis (up to 4096 steps), both directions; opset 8: per "
+               "batch element, sequence_lens constant and equal to the length"},
       {"SoftmaxCrossEntropyLoss", "opset 12+; weight, ignore_index, every reduction, log_prob "
                                   "output; by LogSoftmax and GatherElements"},
       {"BatchNormalization", "inference only (training_mode and its outputs refused)"},
@@ -171,6 +185,114 @@ llvm::Expected<RankedTensorType> inputType(MLIRContext &ctx, const onnx::ValueIn
   return RankedTensorType::get(shape, mlirElementType(*dtype, &ctx));
 }
 
+/// Imports the nodes of a graph, in the order checkGraph gave, where the builder stands: the
+/// main graph, or (through `subgraph`) an If branch or a Loop/Scan body inlined into it.
+struct NodeImporter {
+  ImportContext &ic;
+  const OpTable &table;
+  int64_t opset;
+  std::string baseDir;
+  /// Every name visible in the graph being imported (enclosing scopes included).
+  std::unordered_map<std::string, Value> *scope;
+
+  llvm::Error run(const onnx::GraphProto &g, const std::vector<size_t> &order) {
+    OpBuilder &b = ic.b;
+    std::unordered_map<std::string, Value> &values = *scope;
+    // Which outputs are consumed (by nodes, the subgraphs in them, or the graph's outputs).
+    std::set<std::string> consumed;
+    for (const auto &n : g.node()) {
+      for (const auto &in : n.input())
+        consumed.insert(in);
+      subgraphReads(n, consumed);
+    }
+    for (const auto &o : g.output())
+      consumed.insert(o.name());
+    for (size_t idx : order) {
+      const auto &node = g.node((int)idx);
+      std::string label = nodeLabel(node, idx);
+      Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? label : node.name()));
+      NodeView nv{node, label, loc, {}, {}, opset};
+      for (const auto &in : node.input()) {
+        if (in.empty()) {
+          nv.inputs.push_back(Value());
+          continue;
+        }
+        auto it = values.find(in);
+        if (it == values.end())
+          return err(label + ": input '" + in + "' is an output its producer does not provide");
+        nv.inputs.push_back(it->second);
+      }
+      for (const auto &out : node.output())
+        nv.outputUsed.push_back(!out.empty() && consumed.count(out));
+      ic.currentLabel = label;
+      // The main graph's ops were checked up front (all listed at once); a subgraph's here.
+      auto handler = table.find(node.op_type());
+      if (!isDefaultDomain(node.domain()) || handler == table.end())
+        return err(label + ": unsupported ONNX op " +
+                   (isDefaultDomain(node.domain()) ? "" : node.domain() + ".") + node.op_type() +
+                   " (opset " + std::to_string(opset) + ")");
+      auto outs = handler->second(ic, nv);
+      if (!outs)
+        return outs.takeError();
+      if (auto e = ic.takeError())
+        return std::move(e);
+      if (auto e = propagateExtents(ic, nv, *outs)) // data-dependent extents
+        return std::move(e);
+      for (int i = 0; i < node.output_size(); ++i) {
+        const std::string &name = node.output(i);
+        if (name.empty())
+          continue;
+        if ((size_t)i < outs->size())
+          values[name] = (*outs)[i];
+        else if (nv.used(i))
+          return err(label + ": output " + std::to_string(i) + " ('" + name + "') is not supported");
+      }
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<std::vector<Value>> subgraph(const onnx::GraphProto &sg,
+                                              const std::vector<Value> &args) {
+    const std::string what = "subgraph '" + sg.name() + "'";
+    if ((size_t)sg.input_size() != args.size())
+      return err(what + " has " + std::to_string(sg.input_size()) + " inputs; its node gives " +
+                 std::to_string(args.size()));
+    std::set<std::string> outerNames;
+    for (const auto &kv : *scope)
+      outerNames.insert(kv.first);
+    auto order = checkGraph(sg, &outerNames);
+    if (!order)
+      return err(what + ": " + llvm::toString(order.takeError()));
+    if (sg.sparse_initializer_size() > 0)
+      return err(what + ": sparse initializers are not supported");
+    std::unordered_map<std::string, Value> inner = *scope;
+    for (int i = 0; i < sg.input_size(); ++i)
+      inner[sg.input(i).name()] = args[i];
+    for (const auto &t : sg.initializer()) {
+      auto h = tensorFromProto(t, baseDir);
+      if (!h)
+        return h.takeError();
+      inner[t.name()] = ic.constant(NameLoc::get(ic.b.getStringAttr(t.name())), *h);
+    }
+    auto *outerScope = scope;
+    const std::string outerLabel = ic.currentLabel;
+    scope = &inner;
+    llvm::Error e = run(sg, *order);
+    scope = outerScope;
+    ic.currentLabel = outerLabel;
+    if (e)
+      return std::move(e);
+    std::vector<Value> outs;
+    for (const auto &o : sg.output()) {
+      auto it = inner.find(o.name());
+      if (it == inner.end())
+        return err(what + ": output '" + o.name() + "' is not produced");
+      outs.push_back(it->second);
+    }
+    return outs;
+  }
+};
+
 llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::ModelProto &model,
                                                   const std::string &baseDir,
                                                   const ImportOptions &opts) {
@@ -227,14 +349,6 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
   if (g.sparse_initializer_size() > 0)
     return err("sparse initializer '" + g.sparse_initializer(0).values().name() +
                "' is not supported");
-
-  // Which outputs are consumed.
-  std::set<std::string> consumed;
-  for (const auto &n : g.node())
-    for (const auto &in : n.input())
-      consumed.insert(in);
-  for (const auto &o : g.output())
-    consumed.insert(o.name());
 
   // Inputs that are not initializers become arguments.
   std::set<std::string> initNames;
@@ -312,39 +426,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
     values[in.name()] = ic.constant(NameLoc::get(b.getStringAttr(in.name())), *h);
   }
 
-  for (size_t idx : *order) {
-    const auto &node = g.node((int)idx);
-    std::string label = nodeLabel(node, idx);
-    Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? label : node.name()));
-    NodeView nv{node, label, loc, {}, {}, opset};
-    for (const auto &in : node.input()) {
-      if (in.empty()) {
-        nv.inputs.push_back(Value());
-        continue;
-      }
-      auto it = values.find(in);
-      if (it == values.end())
-        return err(label + ": input '" + in + "' is an output its producer does not provide");
-      nv.inputs.push_back(it->second);
-    }
-    for (const auto &out : node.output())
-      nv.outputUsed.push_back(!out.empty() && consumed.count(out));
-    ic.currentLabel = label;
-    auto outs = table.at(node.op_type())(ic, nv);
-    if (!outs)
-      return outs.takeError();
-    if (auto e = ic.takeError())
-      return std::move(e);
-    for (int i = 0; i < node.output_size(); ++i) {
-      const std::string &name = node.output(i);
-      if (name.empty())
-        continue;
-      if ((size_t)i < outs->size())
-        values[name] = (*outs)[i];
-      else if (nv.used(i))
-        return err(label + ": output " + std::to_string(i) + " ('" + name + "') is not supported");
-    }
-  }
+  NodeImporter importer{ic, table, opset, baseDir, &values};
+  ic.importSubgraph = [&](const onnx::GraphProto &sg, const std::vector<Value> &args) {
+    return importer.subgraph(sg, args);
+  };
+  if (auto e = importer.run(g, *order))
+    return std::move(e);
 
   std::vector<Value> results;
   std::vector<Type> resultTypes;

@@ -71,8 +71,64 @@ def recurrent(op, hidden, inp, batch, steps, direction="forward", seq_lens=None,
     return model, feeds
 
 
-def cases():
+def control_flow():
+    """If on a condition computed from shapes, Loop with carried values and scan outputs, Scan
+    over axis 1 in reverse: resolved at compile time (the condition folds; loops unroll)."""
+    rng = np.random.default_rng(20)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    T = TensorProto
+    vi = helper.make_tensor_value_info
     c = {}
+    # If: the branch taken when x's first dim exceeds 2, reading an outer-scope value.
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "x"], ["t"])], "then", [],
+                               [vi("t", T.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [vi("e", T.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["d0"], axis=0),
+             helper.make_node("Greater", ["d0", "two"], ["cond"]),
+             helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)]
+    for rows, name in ((3, "if_shape_condition_then"), (2, "if_shape_condition_else")):
+        g = helper.make_graph(nodes, "if_case", [vi("x", T.FLOAT, [rows, 4])],
+                              [vi("y", T.FLOAT, None)],
+                              [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+                               numpy_helper.from_array(np.array(2, np.int64), "two")])
+        c[name] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+                   {"x": f32(rows, 4)})
+    # Loop: 4 iterations of acc = acc * w + i, each acc also a scan output.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+         helper.make_node("Mul", ["acc", "w"], ["m"]),
+         helper.make_node("Add", ["m", "fi"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [3])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [3]), vi("scan_out", T.FLOAT, [3])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "a0"], ["a", "scans"], body=body)], "loop_case",
+        [vi("a0", T.FLOAT, [3]), vi("w", T.FLOAT, [3])],
+        [vi("a", T.FLOAT, None), vi("scans", T.FLOAT, None)],
+        [numpy_helper.from_array(np.array(4, np.int64), "M")])
+    c["loop_carried_and_scan"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+                                  {"a0": f32(3), "w": f32(3)})
+    # Scan: running sum over axis 1, input read in reverse, output stacked on axis 1.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         helper.make_node("Tanh", ["s_out"], ["y_t"])], "body",
+        [vi("s_in", T.FLOAT, [2]), vi("x_t", T.FLOAT, [2])],
+        [vi("s_out", T.FLOAT, [2]), vi("y_t", T.FLOAT, [2])])
+    g = helper.make_graph(
+        [helper.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1,
+                          scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1])],
+        "scan_case", [vi("s0", T.FLOAT, [2]), vi("xs", T.FLOAT, [2, 5])],
+        [vi("s", T.FLOAT, None), vi("ys", T.FLOAT, None)])
+    c["scan_reverse_axis1"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+                               {"s0": f32(2), "xs": f32(2, 5)})
+    return c
+
+
+def cases():
+    c = control_flow()
     c["lstm_bidirectional_seq_lens"] = recurrent(
         "LSTM", 5, 3, 3, 6, "bidirectional", seq_lens=[6, 2, 4], peep=True, seed=1)
     c["lstm_reverse_seq_lens"] = recurrent("LSTM", 4, 3, 3, 5, "reverse", seq_lens=[1, 5, 3],
