@@ -252,13 +252,18 @@ Result importSTFT(ImportContext &c, const NodeView &n) {
   if (n.opset < 17)
     return c.error(n, "STFT needs opset 17 or later");
   TGC_ASSIGN(x, c.need(n, 0));
-  const Shape xs = c.shapeOf(x);
   const Type elem = c.elemOf(x);
   if (!c.isFloat(elem))
     return c.error(n, "signal must be floating point");
+  // torch.onnx exports a real signal as [batch, length]; ONNX Runtime reads that as real, and
+  // so does tgc.
+  if (c.rankOf(x) == 2)
+    x = c.reshape(n.loc, x, {c.shapeOf(x)[0], c.shapeOf(x)[1], 1});
+  const Shape xs = c.shapeOf(x);
   if (xs.size() != 3 || (xs[2] != 1 && xs[2] != 2))
     return c.error(n, "signal " + shapeToString(xs) +
-                          " must be [batch, length, 1] (real) or [batch, length, 2] (complex)");
+                          " must be [batch, length] or [batch, length, 1] (real), or [batch, "
+                          "length, 2] (complex)");
   const int64_t batch = xs[0], S = xs[1], cin = xs[2];
   TGC_ASSIGN(step, scalarInt(c, n, 1, "frame_step"));
   if (step < 1)
