@@ -398,6 +398,25 @@ TEST(HalfCpu, Bf16OpFamiliesAgreeWithTheInterpreter) {
   compareWithInterpreter(familiesIr("bf16"), "families_bf16.tgpkg", 1e-2, {0});
 }
 
+// The indexing family (codegen/common/IndexEmit) on f16 and bf16.
+TEST(HalfCpu, IndexingOpsAgreeWithTheInterpreter) {
+  for (const std::string T : {"f16", "bf16"}) {
+    std::string ir = R"(
+func.func @main(%x: tensor<2x3xT>, %d: tensor<4x3xT>, %i: tensor<2x3xi64>) -> (tensor<2x3xT>, tensor<4x3xT>, tensor<4x3xT>, tensor<2x2xT>, tensor<2x2xi64>) {
+  %0 = tg.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x3xT>
+  %1 = tg.scatter_elements %d, %i, %x {axis = 0 : i64, reduction = "max"} : tensor<4x3xT>, tensor<2x3xi64>, tensor<2x3xT> -> tensor<4x3xT>
+  %2 = tg.scatter_elements %d, %i, %x {axis = 0 : i64, reduction = "add"} : tensor<4x3xT>, tensor<2x3xi64>, tensor<2x3xT> -> tensor<4x3xT>
+  %3:2 = tg.topk %x {axis = 1 : i64, largest = false} : tensor<2x3xT> -> tensor<2x2xT>, tensor<2x2xi64>
+  return %0, %1, %2, %3#0, %3#1 : tensor<2x3xT>, tensor<4x3xT>, tensor<4x3xT>, tensor<2x2xT>, tensor<2x2xi64>
+}
+)";
+    std::string out;
+    for (char ch : ir)
+      out += ch == 'T' ? T : std::string(1, ch);
+    compareWithInterpreter(out, "indexing_" + T + ".tgpkg", 0.0);
+  }
+}
+
 // A runtime input of the other 16-bit float type is refused with both specs named.
 TEST(HalfCpu, RuntimeRefusesBf16ForAnF16Input) {
   auto s = castModel(onnx::TensorProto::FLOAT16, onnx::TensorProto::FLOAT, 3, "f16_input_check");
