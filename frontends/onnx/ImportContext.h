@@ -75,6 +75,7 @@ void registerConvTransposeOps(OpTable &table);
 void registerSamplingOps(OpTable &table);
 void registerRecurrentOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
+void registerMiscOps(OpTable &table);
 
 /// The MLIR element type of a DType (ui8/ui16/ui32/ui64 are unsigned IntegerTypes, the signed
 /// ones signless, bool is i1).

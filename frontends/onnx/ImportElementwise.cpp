@@ -296,10 +296,21 @@ Result importIdentity(ImportContext &c, const NodeView &n) {
 
 Result importDropout(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(x, c.need(n, 0));
-  if (auto training = c.constInts(n.input(2)); training && !training->empty() && (*training)[0])
-    return c.error(n, "training_mode=true is not supported (inference only)");
   if (n.input(2) && !c.isConstant(n.input(2)))
     return c.error(n, "training_mode input must be constant" + c.bindHint(n.input(2)));
+  if (auto training = c.constInts(n.input(2)); training && !training->empty() && (*training)[0]) {
+    // Training: only ratio 0 is deterministic (y = x, an all-true mask). A ratio > 0 draws a
+    // random mask, which no compiled model can reproduce (ONNX's reference seeds numpy's
+    // generator), so it is refused.
+    if (n.input(1) && !c.isConstant(n.input(1)))
+      return c.error(n, "ratio input must be constant in training mode" + c.bindHint(n.input(1)));
+    auto ratio = c.constDoubles(n.input(1));
+    const double r = !n.input(1) ? 0.5 : (ratio && !ratio->empty() ? (*ratio)[0] : 0.5);
+    if (r != 0)
+      return c.error(n, "training_mode=true with ratio " + std::to_string(r) +
+                            " draws a random mask, which is not supported (only ratio 0, the "
+                            "identity, is)");
+  }
   Values out{x};
   if (n.used(1))
     out.push_back(c.splat(n.loc, 1, c.i1(), c.shapeOf(x)));

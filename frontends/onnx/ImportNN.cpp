@@ -7,6 +7,7 @@
 #include "frontends/onnx/ImportContext.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tgc::onnx_import {
 
@@ -163,8 +164,80 @@ Result importConv(ImportContext &c, const NodeView &n) {
                                    c.b.getI64ArrayAttr(win.dilations), (uint64_t)group)};
 }
 
+/// MaxPool's Indices output by decomposition (no second result on tg.pool): X as [N*C, S] with
+/// one more column holding the type's lowest value, a constant table [O, K] of each window's
+/// flat tap positions (that column for a tap in the pads), one tg.gather of the windows, then
+/// tg.argmax over the taps (the first maximum, as the reference's strict '>' scan keeps) and a
+/// second tg.gather mapping (output, tap) to the input's flat index: row-major spatial
+/// (storage_order 0) or column-major (1), plus (n * C + c) * S as ONNX counts it.
+llvm::Expected<Value> maxPoolIndices(ImportContext &c, const NodeView &n, Value x,
+                                     const Shape &kernel, const Window &win, int64_t storageOrder) {
+  const Shape xs = c.shapeOf(x);
+  const size_t sp = xs.size() - 2;
+  const Shape in(xs.begin() + 2, xs.end());
+  auto S = numElements(in), O = numElements(win.out), K = numElements(kernel);
+  auto taps = numElements(Shape{xs[0], xs[1], O.value_or(0), K.value_or(0)});
+  if (!S || !O || !K || !taps || *taps > (int64_t(1) << 31))
+    return c.error(n, "the Indices output needs N*C*output*kernel gathered taps; more than 2^31");
+  const Type elem = c.elemOf(x);
+  double lowest = -INFINITY;
+  if (auto it = elem.dyn_cast<IntegerType>())
+    lowest = it.isUnsigned() || it.getWidth() == 1 ? 0.0 : -std::ldexp(1.0, it.getWidth() - 1);
+  else if (!c.isFloat(elem))
+    return c.error(n, "the Indices output needs a float or integer input");
+  HostTensor table = HostTensor::zeros(DType::I64, {*O, *K});
+  HostTensor index = HostTensor::zeros(DType::I64, {*O * *K});
+  std::vector<int64_t> o(sp, 0), k(sp, 0);
+  for (int64_t oi = 0; oi < *O; ++oi) {
+    for (int64_t r = oi, d = (int64_t)sp - 1; d >= 0; --d) {
+      o[d] = r % win.out[d];
+      r /= win.out[d];
+    }
+    for (int64_t ki = 0; ki < *K; ++ki) {
+      for (int64_t r = ki, d = (int64_t)sp - 1; d >= 0; --d) {
+        k[d] = r % kernel[d];
+        r /= kernel[d];
+      }
+      int64_t flat = 0, colMajor = 0, stride = 1;
+      bool inside = true;
+      for (size_t d = 0; d < sp; ++d) {
+        const int64_t pos = o[d] * win.strides[d] - win.pads[d] + k[d] * win.dilations[d];
+        inside = inside && pos >= 0 && pos < in[d];
+        flat = flat * in[d] + pos;
+        colMajor += pos * stride;
+        stride *= in[d];
+      }
+      table.as<int64_t>()[oi * *K + ki] = inside ? flat : *S;
+      index.as<int64_t>()[oi * *K + ki] = inside ? (storageOrder ? colMajor : flat) : 0;
+    }
+  }
+  const Location loc = n.loc;
+  const int64_t NC = xs[0] * xs[1];
+  Value xf = c.reshape(loc, x, {NC, *S});
+  Value padded = c.emit<tg::ConcatOp>(loc, c.type({NC, *S + 1}, elem),
+                                      ValueRange{xf, c.splat(loc, lowest, elem, {NC, 1})},
+                                      (uint64_t)1);
+  Value windows = c.emit<tg::GatherOp>(loc, c.type({NC, *O, *K}, elem), padded,
+                                       c.constant(loc, table), (uint64_t)1);
+  Value am = c.emit<tg::ArgMaxOp>(loc, c.type({NC, *O}, c.i64()), windows, (uint64_t)2, false,
+                                  false);
+  HostTensor rowBase = HostTensor::zeros(DType::I64, {1, *O});
+  for (int64_t oi = 0; oi < *O; ++oi)
+    rowBase.as<int64_t>()[oi] = oi * *K;
+  Value sel = c.binary<tg::AddOp>(loc, am, c.constant(loc, rowBase));
+  Value idx = c.emit<tg::GatherOp>(loc, c.type({NC, *O}, c.i64()), c.constant(loc, index), sel,
+                                   (uint64_t)0);
+  HostTensor chanBase = HostTensor::zeros(DType::I64, {NC, 1});
+  for (int64_t i = 0; i < NC; ++i)
+    chanBase.as<int64_t>()[i] = i * *S;
+  idx = c.binary<tg::AddOp>(loc, idx, c.constant(loc, chanBase));
+  Shape out{xs[0], xs[1]};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  return c.reshape(loc, idx, out);
+}
+
 /// MaxPool / AveragePool: kernel_shape, the window attributes (slidingWindow, with ceil_mode),
-/// count_include_pad. MaxPool's optional indices output is refused by name (not supported yet).
+/// count_include_pad; MaxPool's Indices output (maxPoolIndices).
 /// MaxPool, AveragePool, and LpPool as (avg pool of |x|^p with the pads counted × kernel
 /// volume)^(1/p): the zeros of the pads add nothing to the sum, as in the reference.
 Result importPool(ImportContext &c, const NodeView &n, bool max, bool lp = false) {
@@ -172,8 +245,9 @@ Result importPool(ImportContext &c, const NodeView &n, bool max, bool lp = false
   Shape xs = c.shapeOf(x);
   if (xs.size() < 3)
     return c.error(n, "input " + shapeToString(xs) + " must have rank >= 3 (N, C, spatial...)");
-  if (max && n.used(1))
-    return c.error(n, "MaxPool's Indices output is not supported");
+  const int64_t storageOrder = n.attrInt("storage_order", 0);
+  if (max && storageOrder != 0 && storageOrder != 1)
+    return c.error(n, "storage_order " + std::to_string(storageOrder) + " is not 0 or 1");
   const size_t sp = xs.size() - 2;
   auto kernel = n.attrInts("kernel_shape");
   if (!kernel || kernel->size() != sp)
@@ -201,6 +275,10 @@ Result importPool(ImportContext &c, const NodeView &n, bool max, bool lp = false
                                c.b.getI64ArrayAttr(*kernel), c.b.getI64ArrayAttr(win.strides),
                                c.b.getI64ArrayAttr(win.pads), c.b.getI64ArrayAttr(win.dilations),
                                c.b.getBoolAttr(countPad));
+  if (max && n.used(1)) {
+    TGC_ASSIGN(idx, maxPoolIndices(c, n, x, *kernel, win, storageOrder));
+    return Values{y, idx};
+  }
   if (!lp)
     return Values{y};
   double volume = 1;
@@ -330,8 +408,11 @@ Result importBatchNorm(ImportContext &c, const NodeView &n) {
     in[i] = v;
   }
   Value x = in[0];
-  if (n.attrInt("training_mode", 0) != 0 || n.used(1) || n.used(2) || n.used(3) || n.used(4))
-    return c.error(n, "training mode is not supported (inference only)");
+  const bool training = n.opset >= 14 && n.attrInt("training_mode", 0) != 0;
+  if (n.opset < 14 && (n.used(1) || n.used(2) || n.used(3) || n.used(4)))
+    return c.error(n, "training mode before opset 14 is not supported (inference only)");
+  if (!training && (n.used(1) || n.used(2)))
+    return c.error(n, "running_mean/running_var outputs need training_mode=1");
   Shape xs = c.shapeOf(x);
   if (xs.size() < 2)
     return c.error(n, "input must have rank >= 2");
@@ -341,12 +422,37 @@ Result importBatchNorm(ImportContext &c, const NodeView &n) {
                             "] of the input's element type");
   int64_t r = (int64_t)xs.size();
   Location loc = n.loc;
+  Values running;
+  if (training) {
+    // Training (opset 14+), as the ONNX reference: normalize by the batch statistics (mean and
+    // population variance over every axis but 1); running = input * momentum + batch * (1 -
+    // momentum).
+    if (!c.isFloat(c.elemOf(x)))
+      return c.error(n, "input must be a float tensor");
+    std::vector<int64_t> axes{0};
+    for (int64_t d = 2; d < r; ++d)
+      axes.push_back(d);
+    Value mean = reduceOp<tg::ReduceMeanOp>(c, loc, x, axes, false);
+    Value d = c.binary<tg::SubOp>(loc, x, channelParam(c, loc, mean, r));
+    Value bvar = reduceOp<tg::ReduceMeanOp>(c, loc, c.binary<tg::MulOp>(loc, d, d), axes, false);
+    const double m = n.attrFloat("momentum", 0.9f);
+    auto blend = [&](Value input, Value batch) {
+      return c.binary<tg::AddOp>(
+          loc, c.binary<tg::MulOp>(loc, input, scalarLike(c, loc, x, m)),
+          c.binary<tg::MulOp>(loc, batch, scalarLike(c, loc, x, 1.0 - m)));
+    };
+    running = {blend(in[3], mean), blend(in[4], bvar)};
+    in[3] = mean;
+    in[4] = bvar;
+  }
   // y = x * a + (B - mean * a), a = scale / sqrt(var + eps)
   Value var = c.binary<tg::AddOp>(loc, in[4], scalarLike(c, loc, x, n.attrFloat("epsilon", 1e-5f)));
   Value a = c.binary<tg::DivOp>(loc, in[1], c.unary<tg::SqrtOp>(loc, var));
   Value shift = c.binary<tg::SubOp>(loc, in[2], c.binary<tg::MulOp>(loc, in[3], a));
   Value y = c.binary<tg::MulOp>(loc, x, channelParam(c, loc, a, r));
-  return Values{c.binary<tg::AddOp>(loc, y, channelParam(c, loc, shift, r))};
+  Values out{c.binary<tg::AddOp>(loc, y, channelParam(c, loc, shift, r))};
+  out.insert(out.end(), running.begin(), running.end());
+  return out;
 }
 
 Result importInstanceNorm(ImportContext &c, const NodeView &n) {

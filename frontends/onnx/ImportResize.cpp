@@ -6,7 +6,9 @@
 // tg.gather with constant indices times a constant weight column, so Resize runs on every backend
 // through ops that exist there; the reference interpolates axis by axis too (innermost first),
 // which this reproduces exactly. Nearest (and any axis whose weights are one-hot) is one gather.
-// Antialias is refused by name.
+// Antialias (linear, cubic) widens the filter when downsampling: its support scaled by 1/scale
+// and the weights normalized to sum 1, as the reference's *_coeffs_antialias; the taps are
+// gathered the same way (more of them), so it needs no other op.
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/dialect/TgDialect.h"
@@ -27,7 +29,7 @@ using Result = llvm::Expected<std::vector<Value>>;
 struct ResizeMode {
   std::string mode, ctm, nearest;
   double cubicA = -0.75, extrapolation = 0;
-  bool excludeOutside = false;
+  bool excludeOutside = false, antialias = false;
 };
 
 /// One axis: for each output position, its taps (input indices, clamped) and their weights; an
@@ -38,8 +40,36 @@ struct AxisTable {
   std::vector<bool> outside;
 };
 
+/// The reference's antialiased coefficients (downsampling: the filter stretched by 1/scale).
+std::vector<double> antialiasCoefficients(const ResizeMode &m, double ratio, double scale) {
+  scale = std::min(scale, 1.0);
+  std::vector<double> w;
+  if (m.mode == "linear") {
+    const int64_t start = (int64_t)std::floor(-1 / scale) + 1, footprint = 2 - 2 * start;
+    for (int64_t i = start; i < start + footprint; ++i)
+      w.push_back(std::clamp(1 - std::fabs(((double)i - ratio) * scale), 0.0, 1.0));
+  } else {
+    const double A = m.cubicA;
+    const int64_t start = (int64_t)std::floor(-2 / scale) + 1, end = 2 - start;
+    for (int64_t i = start; i < end; ++i) {
+      const double x = std::fabs(scale * ((double)i - ratio)), x2 = x * x, x3 = x * x2;
+      w.push_back(x <= 1  ? (A + 2) * x3 - (A + 3) * x2 + 1
+                  : x < 2 ? A * x3 - 5 * A * x2 + 8 * A * x - 4 * A
+                          : 0.0);
+    }
+  }
+  double sum = 0;
+  for (double v : w)
+    sum += v;
+  for (double &v : w)
+    v /= sum;
+  return w;
+}
+
 /// The reference's coefficients for `ratio` in (0, 1].
-std::vector<double> coefficients(const ResizeMode &m, double ratio) {
+std::vector<double> coefficients(const ResizeMode &m, double ratio, double scale) {
+  if (m.antialias && m.mode != "nearest")
+    return antialiasCoefficients(m, ratio, scale);
   if (m.mode == "nearest") {
     if (ratio == std::floor(ratio))
       return {0, 1};
@@ -96,7 +126,7 @@ AxisTable axisTable(const ResizeMode &m, int64_t in, int64_t outInt, double scal
       continue;
     }
     const double ratio = xo == std::floor(xo) ? 1.0 : xo - std::floor(xo);
-    std::vector<double> w = coefficients(m, ratio);
+    std::vector<double> w = coefficients(m, ratio, scale);
     const int64_t n = (int64_t)w.size(), pad = (n + 1) / 2, limit = in + 2 * pad;
     // The n indices of the edge-padded input nearest to xo + pad, the smaller on ties.
     const double xp = xo + pad;
@@ -227,8 +257,9 @@ Result importResize(ImportContext &c, const NodeView &n) {
     return c.error(n, "nearest_mode '" + m.nearest + "' is not supported");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     return c.error(n, "keep_aspect_ratio_policy '" + policy + "' is not supported");
-  if (n.attrInt("antialias", 0) != 0)
-    return c.error(n, "antialias=1 is not supported");
+  m.antialias = n.attrInt("antialias", 0) != 0;
+  if (m.antialias && m.mode == "nearest")
+    return c.error(n, "antialias=1 needs mode linear or cubic, not nearest");
 
   // The resized axes (all by default) and their scales or sizes.
   TGC_ASSIGN(axes, c.axesAttr(n, r));

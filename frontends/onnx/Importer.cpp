@@ -47,6 +47,7 @@ const OpTable &opTable() {
     registerSamplingOps(t);
     registerRecurrentOps(t);
     registerControlFlowOps(t);
+    registerMiscOps(t);
     return t;
   }();
   return table;
@@ -81,7 +82,8 @@ const std::map<std::string, std::string> &opNotes() {
                "batch element, sequence_lens constant and equal to the length"},
       {"SoftmaxCrossEntropyLoss", "opset 12+; weight, ignore_index, every reduction, log_prob "
                                   "output; by LogSoftmax and GatherElements"},
-      {"BatchNormalization", "inference only (training_mode and its outputs refused)"},
+      {"BatchNormalization", "training_mode=1 (opset 14+): batch statistics, running mean/var "
+                             "outputs; before opset 14 inference only"},
       {"BitShift", "unsigned integers; a shift by the bit width or more gives 0"},
       {"BitwiseAnd", "integer types (not bool)"},
       {"BitwiseNot", "integer types (not bool)"},
@@ -89,7 +91,7 @@ const std::map<std::string, std::string> &opNotes() {
       {"BitwiseXor", "integer types (not bool)"},
       {"DequantizeLinear", "int8, uint8, int16, uint16, int32; per tensor, per axis, blocked (no "
                            "4-bit or float8)"},
-      {"Dropout", "inference only (training_mode=true refused)"},
+      {"Dropout", "training_mode=true only with ratio 0 (identity; a random mask is refused)"},
       {"DynamicQuantizeLinear", "float32 input"},
       {"AffineGrid", "opset 20, 2-D and 3-D; size must be constant (by MatMul with a constant "
                      "grid)"},
@@ -112,7 +114,11 @@ const std::map<std::string, std::string> &opNotes() {
       {"GatherND", "opset 11+, batch_dims; an index out of range is clamped per axis (by Gather)"},
       {"LayerNormalization", "Mean and InvStdDev outputs in float32 (stash_type 1)"},
       {"LpPool", "p >= 1, the pads counted as zeros"},
-      {"MaxPool", "the Indices output is refused"},
+      {"MaxPool", "all attributes; the Indices output (storage_order 0/1) by ArgMax over the "
+                  "gathered windows"},
+      {"DeformConv", "2-D; offset_group, group, mask, bias (bilinear taps by GatherElements, "
+                     "then MatMul)"},
+      {"Det", "matrices up to 16x16 (an unrolled LU with partial pivoting)"},
       {"MaxUnpool", "indices into the unpooled shape (N, C included); a larger output_shape pads "
                     "the end (by ScatterElements)"},
       {"Pad", "constant, reflect, edge, wrap"},
