@@ -155,13 +155,28 @@ public:
       result.append(std::move(a));
     }
     tgc::Status st;
+    std::vector<std::vector<int64_t>> shapes(out.size());
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
       st = session_->runRefs(in.data(), in.size(), out.data(), out.size());
+      for (size_t i = 0; i < out.size(); ++i)
+        shapes[i] = session_->outputShape(i);
     }
     if (!st.ok)
       throw TgcError(st.message);
+    // An output of data-dependent extent: its valid part, packed at the buffer's start, trimmed.
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (session_->outputs()[i].dynamicAxis < 0)
+        continue;
+      int64_t n = 1;
+      for (int64_t d : shapes[i])
+        n *= d;
+      py::object flat = result[i].attr("reshape")(-1);
+      result[i] = flat[py::slice(0, (py::ssize_t)n, 1)]
+                      .attr("reshape")(py::tuple(py::cast(shapes[i])))
+                      .attr("copy")();
+    }
     return result;
   }
 

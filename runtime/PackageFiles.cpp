@@ -85,6 +85,15 @@ Status checkOutputSources(
                            " bytes, the output needs " + std::to_string(outBytes[(size_t)i]));
     if (src.kind() == plan::OUTPUT && src.index() != i)
       return Status::error(where + ": source is another output");
+    if (p.outputs(i).has_count()) { // a data-dependent extent: an i64 count in the arena
+      const plan::BufferArg &c = p.outputs(i).count();
+      const int32_t axis = p.outputs(i).dynamic_axis();
+      if (c.kind() != plan::ARENA || c.bytes() != 8 || axis < 0 ||
+          axis >= p.outputs(i).shape_size())
+        return Status::error(where + ": its count is not 8 bytes in the arena for an axis of it");
+      if (!(st = checkArg(c, where + " count")).ok)
+        return st;
+    }
   }
   return Status::success();
 }

@@ -258,6 +258,12 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
       continue;
     std::memcpy(outputs[i].data, base(src) + src.offset(), (size_t)src.bytes());
   }
+  if (dynamic_.empty())
+    return;
+  std::vector<int64_t> counts(dynamic_.size());
+  for (size_t k = 0; k < dynamic_.size(); ++k) // checked at load: 8 bytes in the arena
+    std::memcpy(&counts[k], arena_.get() + plan_.outputs((int)dynamic_[k]).count().offset(), 8);
+  finishDynamic(outputs, counts.data());
 }
 
 Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
@@ -294,6 +300,7 @@ Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTe
     out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
               outputs[i].data.data(), outputs[i].data.size()};
   execute(in.data(), out.data());
+  trimOutputs(outputs);
   return Status::success();
 }
 

@@ -31,6 +31,9 @@ struct TensorSpec {
   bool indexBounded = false;
   int64_t indexLo = 0, indexHi = 0;
   std::string indexNode; ///< the node(s) it indexes, for the error ("Gather 'name'")
+  /// Outputs only: >= 0 when the output's extent along this axis depends on the data (NonZero,
+  /// Unique, ...): `shape` is its upper bound and outputShape() gives a run's actual shape.
+  int32_t dynamicAxis = -1;
 };
 
 /// A caller-owned tensor buffer, for running without copies (the C API uses this).
@@ -60,12 +63,18 @@ public:
   virtual const std::vector<TensorSpec> &inputs() const = 0;
   virtual const std::vector<TensorSpec> &outputs() const = 0;
   /// Runs once. `inputs` are matched by position and validated (dtype, rank, shape);
-  /// `outputs` is resized and filled.
+  /// `outputs` is resized and filled, each at its actual shape (outputShape()).
   virtual Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) = 0;
   /// Runs once on caller-owned buffers: inputs are validated (dtype, rank, shape, byte size) and
   /// read in place; each output's declared dtype/shape must match and its buffer be large enough.
   virtual Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                          size_t numOutputs) = 0;
+  /// Output `i`'s shape after the last run: its declared shape, except that an output with a
+  /// data-dependent extent (TensorSpec::dynamicAxis >= 0) has that dim cut to the run's count
+  /// (the declared upper bound before any run). run() returns such outputs trimmed; runRefs()
+  /// packs the valid part row-major at the start of the caller's buffer (the rest undefined).
+  /// Empty for `i` out of range.
+  virtual std::vector<int64_t> outputShape(size_t i) const = 0;
   /// Human-readable summary: target, kernels and their steps, arena and weight bytes.
   virtual std::string describe() const = 0;
   /// Times every step of the following runs (small overhead: one clock read per step).

@@ -5,6 +5,9 @@
 #include "runtime/PackageFiles.h"
 #include "runtime/Text.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace tgc {
 
 namespace {
@@ -54,11 +57,49 @@ Status SessionBase::readInterface(const plan::Plan &p, const std::string &pre) {
       if (b < 0)
         return Status::error(pre + what + " has an invalid shape " +
                              shapeString(s.shape.data(), s.shape.size()));
+      if (io == 1 && d.has_count()) {
+        s.dynamicAxis = d.dynamic_axis();
+        dynamic_.push_back(specs.size());
+      }
+      if (io == 1)
+        shapes_.push_back(s.shape);
       specs.push_back(std::move(s));
       sizes.push_back(b);
     }
   }
   return Status::success();
+}
+
+void SessionBase::finishDynamic(const TensorRef *outputs, const int64_t *counts) {
+  for (size_t k = 0; k < dynamic_.size(); ++k) {
+    const size_t i = dynamic_[k];
+    const TensorSpec &s = outputs_[i];
+    const size_t a = (size_t)s.dynamicAxis;
+    std::vector<int64_t> &shape = shapes_[i];
+    shape = s.shape;
+    shape[a] = std::max<int64_t>(0, std::min<int64_t>(counts[k], s.shape[a]));
+    // Rows of `inner` bytes: outer blocks of L rows, of which the first n are kept.
+    int64_t outer = 1, inner = bytesOf(s.dtype, {});
+    for (size_t d = 0; d < a; ++d)
+      outer *= s.shape[d];
+    for (size_t d = a + 1; d < s.shape.size(); ++d)
+      inner *= s.shape[d];
+    const int64_t L = s.shape[a], n = shape[a];
+    auto *base = static_cast<uint8_t *>(outputs[i].data);
+    if (n == L || !base)
+      continue;
+    for (int64_t o = 1; o < outer; ++o) // block 0 is in place; later ones move down
+      std::memmove(base + o * n * inner, base + o * L * inner, (size_t)(n * inner));
+  }
+}
+
+void SessionBase::trimOutputs(std::vector<HostTensor> &outputs) const {
+  for (size_t i : dynamic_) {
+    if (i >= outputs.size())
+      continue;
+    outputs[i].shape = shapes_[i];
+    outputs[i].data.resize((size_t)bytesOf(outputs[i].dtype, shapes_[i]));
+  }
 }
 
 Status SessionBase::checkSpecs(const TensorRef *refs, size_t n, bool isInput) const {

@@ -22,6 +22,9 @@ public:
   const std::vector<TensorSpec> &outputs() const override { return outputs_; }
   void setProfiling(bool on) override { profiling_ = on; }
   const std::vector<StepProfile> &lastProfile() const override { return profile_; }
+  std::vector<int64_t> outputShape(size_t i) const override {
+    return i < shapes_.size() ? shapes_[i] : std::vector<int64_t>();
+  }
   /// Refuses a concurrent run, checks both arrays (checkSpecs), then runs (executeRefs).
   Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                  size_t numOutputs) final;
@@ -37,7 +40,18 @@ protected:
   /// data pointer and byte size, and (inputs) the index bounds.
   Status checkSpecs(const TensorRef *refs, size_t n, bool isInput) const;
 
+  /// After a run wrote the outputs at their upper bounds: sets each data-dependent output's
+  /// shape from `counts` (one i64 per entry of dynamic_, in order) and packs its valid part at
+  /// the start of the caller's buffer (docs/design.md, "Data-dependent shapes").
+  void finishDynamic(const TensorRef *outputs, const int64_t *counts);
+  /// Trims the HostTensors run() returns to the shapes finishDynamic set.
+  void trimOutputs(std::vector<HostTensor> &outputs) const;
+
   std::vector<TensorSpec> inputs_, outputs_;
+  /// The outputs with a data-dependent extent (indices into outputs_), and each output's shape
+  /// after the last run.
+  std::vector<size_t> dynamic_;
+  std::vector<std::vector<int64_t>> shapes_;
   std::vector<int64_t> inBytes_, outBytes_;
   bool profiling_ = false;
   std::vector<StepProfile> profile_;

@@ -3,6 +3,7 @@
 
 #include "runtime/Session.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -114,6 +115,18 @@ int tgc_session_io(const tgc_session *s, int is_output, size_t index, const char
   if (dims)
     *dims = t.shape.data();
   return 0;
+}
+
+int tgc_session_output_shape(const tgc_session *s, size_t index, int64_t *dims, int32_t *axis) {
+  if (!s || index >= s->session->outputs().size())
+    return -1;
+  const std::vector<int64_t> shape = s->session->outputShape(index);
+  if (dims)
+    std::copy(shape.begin(), shape.end(), dims);
+  const int32_t a = s->session->outputs()[index].dynamicAxis;
+  if (axis)
+    *axis = a;
+  return a >= 0 ? 1 : 0;
 }
 
 int tgc_session_input_range(const tgc_session *s, size_t index, int64_t *lo, int64_t *hi) {

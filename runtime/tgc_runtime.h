@@ -29,7 +29,8 @@ typedef struct tgc_tensor {
 tgc_session *tgc_session_load(const char *path, int threads, char **err);
 
 /** Runs once. Inputs and outputs are matched by position; their dtype and shape must equal the
- *  package's (see tgc_session_io) and buffers must hold the bytes. 0 on success, -1 on error. */
+ *  package's (see tgc_session_io) and buffers must hold the bytes. 0 on success, -1 on error.
+ *  An output of data-dependent extent is then read at tgc_session_output_shape's shape. */
 int tgc_session_run(tgc_session *s, const tgc_tensor *inputs, size_t num_inputs,
                     const tgc_tensor *outputs, size_t num_outputs, char **err);
 
@@ -40,6 +41,16 @@ size_t tgc_session_num_io(const tgc_session *s, int is_output);
  *  0 on success, -1 when `index` is out of range. Any out-pointer may be NULL. */
 int tgc_session_io(const tgc_session *s, int is_output, size_t index, const char **name,
                    int32_t *dtype, int32_t *rank, const int64_t **dims);
+
+/** Shape of output `index` after the last tgc_session_run. An output whose extent along one
+ *  axis depends on the data (NonZero, Unique, NonMaxSuppression, Compress by a computed
+ *  condition) is declared (tgc_session_io) at its upper bound; a run writes its valid part
+ *  packed row-major at the start of the output buffer, and this gives that dim cut to the run's
+ *  count (before any run: the upper bound). Writes the output's rank dims to `dims` (room for the
+ *  rank tgc_session_io gives; may be NULL) and that axis to `*axis` (-1 when none; may be NULL).
+ *  1 for such an output, 0 for one of static shape (dims as declared), -1 for a NULL session or
+ *  an `index` out of range. */
+int tgc_session_output_shape(const tgc_session *s, size_t index, int64_t *dims, int32_t *axis);
 
 /** The values input `index` may hold when it indexes a Gather or GatherElements (tgc_session_run
  *  refuses any other): 1 with [*lo, *hi] set; 0 when the input has no such range; -1 for a NULL

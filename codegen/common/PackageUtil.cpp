@@ -4,6 +4,7 @@
 #include "codegen/common/EmitUtil.h"
 #include "runtime/Text.h"
 #include "runtime/schema/PlanUtil.h"
+#include "compiler/dialect/DynamicOutputs.h"
 #include "compiler/dialect/Shapes.h"
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -255,7 +256,14 @@ llvm::Error addOutputs(
     plan::Plan &p, mlir::func::FuncOp fn, const BufferPlan &buffers, const char *backend,
     const std::function<void(unsigned, plan::TensorDesc &, const BufferLoc &)> &source) {
   mlir::Operation *ret = fn.getBody().front().getTerminator();
-  for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
+  // Outputs with a data-dependent extent: their counts are the last results, not outputs.
+  bool ok = true;
+  const std::vector<DynamicOutput> dyn = dynamicOutputs(fn, ret->getNumOperands(), ok);
+  if (!ok)
+    return backendError(backend, "@main has a malformed " + llvm::Twine(kDynamicOutputsAttr));
+  const unsigned numOutputs = ret->getNumOperands() - (unsigned)dyn.size();
+  for (unsigned i = 0; i < numOutputs; ++i) {
+
     mlir::Value v = ret->getOperand(i);
     auto name = fn.getResultAttrOfType<mlir::StringAttr>(i, "tg.name");
     plan::TensorDesc *d = p.add_outputs();
@@ -266,6 +274,19 @@ llvm::Error addOutputs(
     if (it == buffers.locs.end() || it->second.kind == BufferLoc::Inline)
       return backendError(backend, "output " + llvm::Twine(i) + " has no buffer");
     source(i, *d, it->second);
+  }
+  for (const DynamicOutput &o : dyn) {
+    plan::TensorDesc &d = *p.mutable_outputs((int)o.output);
+    auto it = buffers.locs.find(ret->getOperand((unsigned)o.countResult));
+    if (o.axis >= d.shape_size() || it == buffers.locs.end() ||
+        it->second.kind != BufferLoc::Arena || it->second.bytes != 8)
+      return backendError(backend, "the count of output " + llvm::Twine(o.output) +
+                                       " is not an i64 in the arena");
+    d.set_dynamic_axis((int32_t)o.axis);
+    plan::BufferArg &c = *d.mutable_count();
+    c.set_kind(plan::ARENA);
+    c.set_offset(it->second.offset);
+    c.set_bytes(8);
   }
   return llvm::Error::success();
 }

@@ -7,6 +7,7 @@
 // the outermost loop runs under OpenMP when the work is large. GEMMs and convolutions call the
 // templates of the prelude (CpuPrelude.cpp), which use OpenBLAS for f32/f64.
 #include "codegen/cpu/CpuBuilder.h"
+#include "codegen/common/DynamicEmit.h"
 #include "codegen/common/IndexEmit.h"
 #include "codegen/common/ReduceEmit.h"
 
@@ -174,6 +175,8 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     return codegen::emitReduction(*this, op, *ct);
   if (codegen::isIndexOp(op))
     return codegen::emitIndexOp(*this, op, *ct);
+  if (codegen::isDynamicOp(op))
+    return codegen::emitDynamicOp(*this, op);
   if (isa<tg::TransposeOp, tg::SliceOp, tg::ExpandOp, tg::PadOp, tg::ConcatOp, tg::SplitOp, tg::GatherOp, tg::GatherElementsOp>(op))
     return emitMovement(op, &*ct);
 

@@ -8,6 +8,7 @@
 // f64 like the CPU backend.
 #include "codegen/cuda/CudaBuilder.h"
 
+#include "codegen/common/DynamicEmit.h"
 #include "codegen/common/IndexEmit.h"
 #include "codegen/common/PoolEmit.h"
 #include "codegen/common/ReduceEmit.h"
@@ -363,6 +364,13 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
       return e;
     if (items > 0)
       endKernel(code, gridFor(items), kBlock);
+    return llvm::Error::success();
+  }
+
+  if (codegen::isDynamicOp(op)) { // one item (codegen/common/DynamicEmit): always launched
+    if (auto e = codegen::emitDynamicOp(*this, op))
+      return e;
+    endKernel(code, gridFor(1), kBlock);
     return llvm::Error::success();
   }
 

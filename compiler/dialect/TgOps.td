@@ -442,6 +442,57 @@ def TG_TopkOp : TG_Op<"topk"> {
   let hasVerifier = 1;
 }
 
+// Data-dependent results (docs/design.md "Data-dependent shapes"): each op writes results of an
+// upper-bound shape, padded with zeros, and a last i64 scalar result `count`: how many entries
+// along the result's data-dependent axis are valid (the rest are padding).
+def TG_NonzeroOp : TG_Op<"nonzero"> {
+  let summary = "ONNX NonZero: the [rank, numel] coordinates of the nonzero elements, padded";
+  let description = [{
+    Column j < count holds the coordinates of the j-th nonzero element in row-major order;
+    columns from count on are 0. The input has rank >= 1.
+  }];
+  let arguments = (ins TG_Tensor:$input);
+  let results = (outs TG_Tensor:$indices, TG_Tensor:$count);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($indices) `,` type($count)";
+  let hasVerifier = 1;
+}
+
+def TG_UniqueOp : TG_Op<"unique"> {
+  let summary = "ONNX Unique along `axis` (a rank-1 input: its elements), padded to the input's size";
+  let description = [{
+    The input's slices along `axis` (elements when it is 1-D), deduplicated: y holds the count
+    distinct slices (sorted ascending, lexicographically, with `sorted`; else in order of first
+    occurrence) then zeros; indices the first occurrence of each, inverse (static: one per input
+    slice) the unique slice each equals, counts how often each occurs (indices and counts 0
+    past count). Equal means == element by element (so a NaN is unique).
+  }];
+  let arguments = (ins TG_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs TG_Tensor:$y, TG_Tensor:$indices, TG_Tensor:$inverse, TG_Tensor:$counts,
+                      TG_Tensor:$count);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($y) `,` type($indices) `,` "
+                       "type($inverse) `,` type($counts) `,` type($count)";
+  let hasVerifier = 1;
+}
+
+def TG_NmsOp : TG_Op<"nms"> {
+  let summary = "ONNX NonMaxSuppression: selected [batch, class, box] triples, padded";
+  let description = [{
+    boxes [B, N, 4], scores [B, C, N]. Per batch and class, the boxes whose score exceeds
+    `score_threshold` (all with `has_score_threshold` false) in decreasing score (lower index
+    first among equals) are taken greedily, each unless its IoU with one taken before exceeds
+    `iou_threshold`, at most `max_per_class` of them. Rows in (batch, class, order) hold the
+    triples; rows from count on are 0. The result has B·C·min(max_per_class, N) rows.
+  }];
+  let arguments = (ins TG_Tensor:$boxes, TG_Tensor:$scores, I64Attr:$max_per_class,
+                       F64Attr:$iou_threshold, F64Attr:$score_threshold,
+                       BoolAttr:$has_score_threshold, BoolAttr:$center_point_box);
+  let results = (outs TG_Tensor:$selected, TG_Tensor:$count);
+  let assemblyFormat = "$boxes `,` $scores attr-dict `:` type($boxes) `,` type($scores) `->` "
+                       "type($selected) `,` type($count)";
+  let hasVerifier = 1;
+}
+
 def TG_ExpandOp : TG_Op<"expand"> {
   let summary = "broadcast to the result shape";
   let arguments = (ins TG_Tensor:$input);

@@ -307,6 +307,19 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
           return axis.takeError();
         return interp::topk(*in[0], *axis, outShape[*axis], tk.getLargest());
       })
+      .Case([&](tg::NonzeroOp) { return interp::nonzero(*in[0]); })
+      .Case([&](tg::UniqueOp u) -> llvm::Expected<Results> {
+        auto axis = axisOf(u.getAxisAttr(), rank0);
+        if (!axis)
+          return axis.takeError();
+        return interp::unique(*in[0], *axis, u.getSorted());
+      })
+      .Case([&](tg::NmsOp n) {
+        interp::NmsParams p{n.getMaxPerClassAttr().getInt(), n.getIouThreshold().convertToDouble(),
+                            n.getScoreThreshold().convertToDouble(), n.getHasScoreThreshold(),
+                            n.getCenterPointBox()};
+        return interp::nms(*in[0], *in[1], p);
+      })
       .Case([&](tg::ExpandOp) { return one(interp::expand(*in[0], outShape)); })
       .Case([&](tg::PadOp p) {
         return one(interp::pad(*in[0], ints(p.getPads()), p.getValueAttr().getValueAsDouble(),

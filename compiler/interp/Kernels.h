@@ -206,6 +206,23 @@ llvm::Expected<HostTensor> scatterElements(const HostTensor &data, const HostTen
 llvm::Expected<std::vector<HostTensor>> topk(const HostTensor &x, int64_t axis, int64_t k,
                                              bool largest);
 
+//===----------------------------------------------------------------------===//
+// Data-dependent extents (Dynamic.cpp): results at their upper bound, zero-padded, then count
+//===----------------------------------------------------------------------===//
+
+/// tg.nonzero: [rank, numel] i64 coordinates of the nonzero elements (row-major), then count.
+llvm::Expected<std::vector<HostTensor>> nonzero(const HostTensor &x);
+/// tg.unique along `axis`: y, indices, inverse, counts, count (see TgOps.td).
+llvm::Expected<std::vector<HostTensor>> unique(const HostTensor &x, int64_t axis, bool sorted);
+struct NmsParams {
+  int64_t maxPerClass = 0;
+  double iouThreshold = 0, scoreThreshold = 0;
+  bool hasScoreThreshold = false, centerPointBox = false;
+};
+/// tg.nms: the selected [batch, class, box] rows, then count.
+llvm::Expected<std::vector<HostTensor>> nms(const HostTensor &boxes, const HostTensor &scores,
+                                            const NmsParams &p);
+
 } // namespace tgc::interp
 
 #endif // TGC_COMPILER_INTERP_KERNELS_H

@@ -14,6 +14,7 @@
 #include "frontends/onnx/onnx.pb.h"
 #include "mlir/IR/Builders.h"
 #include "runtime/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -75,11 +76,21 @@ void registerConvTransposeOps(OpTable &table);
 void registerSamplingOps(OpTable &table);
 void registerRecurrentOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
+void registerDynamicOps(OpTable &table);
 void registerMiscOps(OpTable &table);
 
 /// The MLIR element type of a DType (ui8/ui16/ui32/ui64 are unsigned IntegerTypes, the signed
 /// ones signless, bool is i1).
 mlir::Type mlirElementType(DType t, mlir::MLIRContext *ctx);
+
+/// A value whose extent along `axis` is known only at run time: `count` (tensor<i64>) entries
+/// are valid, the rest padding; `origin` names the node that decided it ("NonZero 'nz'").
+/// See DynamicExtent.cpp and docs/design.md, "Data-dependent shapes".
+struct DynamicExtent {
+  int64_t axis = 0;
+  mlir::Value count;
+  std::string origin;
+};
 
 /// Emission helpers shared by the op importers.
 class ImportContext {
@@ -98,6 +109,8 @@ public:
   std::string currentLabel;
   /// Diagnostics captured while verifying emitted ops.
   std::string diagnostics;
+  /// The values with a data-dependent extent (DynamicExtent.cpp).
+  llvm::DenseMap<mlir::Value, DynamicExtent> extents;
 
   /// "label: msg" as an error.
   static llvm::Error error(const NodeView &n, const llvm::Twine &msg);
@@ -187,6 +200,22 @@ public:
 private:
   std::optional<std::string> recorded;
 };
+
+/// `v` (a result of data-dependent op node `n`) has `count` valid entries along `axis`: recorded
+/// in c.extents, or, when `count` folded to a constant, `v` sliced to them (DynamicExtent.cpp).
+mlir::Value markDynamic(ImportContext &c, const NodeView &n, mlir::Value v, int64_t axis,
+                        mlir::Value count);
+/// After node `n` produced `outs`: the extents its outputs inherit from its inputs, or an error
+/// naming the node when it would mix or reduce along a data-dependent axis.
+llvm::Error propagateExtents(ImportContext &c, const NodeView &n,
+                             const std::vector<mlir::Value> &outs);
+/// Appends to `results` (and `types`) the count of every output with a data-dependent extent;
+/// returns the [output, axis] pairs for @main's tg.dynamic_outputs (empty: none).
+std::vector<int64_t> appendOutputCounts(ImportContext &c, std::vector<mlir::Value> &results,
+                                        std::vector<mlir::Type> &types);
+/// Compress of `x` by a condition known only at run time (ImportDynamic.cpp); `axis` < 0: flat.
+llvm::Expected<mlir::Value> compressDynamic(ImportContext &c, const NodeView &n, mlir::Value x,
+                                            mlir::Value cond, int64_t axis);
 
 /// Label of node `index` in messages: "Op 'name'", or "Op #index" when unnamed.
 std::string nodeLabel(const onnx::NodeProto &n, size_t index);

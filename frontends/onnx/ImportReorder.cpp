@@ -4,8 +4,9 @@
 //   ReverseSequence: each batch entry's first sequence_lens[b] time steps reversed (the index
 //                    computed at run time from the lengths: they may be a graph input);
 //   CenterCropPad:   each listed axis cropped or zero-padded to a size, centred.
-// Compress's condition and CenterCropPad's shape decide the result's shape: they must be
-// constants (or bound with --bind-input).
+// CenterCropPad's shape decides the result's shape: it must be constant (or bound with
+// --bind-input); a Compress condition known only at run time gives a data-dependent extent
+// (compressDynamic, ImportDynamic.cpp).
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/dialect/TgDialect.h"
@@ -23,8 +24,15 @@ Result importCompress(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(x, c.need(n, 0));
   TGC_ASSIGN(cond, c.need(n, 1));
   auto keep = c.constDoubles(cond);
-  if (!keep)
-    return c.error(n, "condition input must be constant" + c.bindHint(cond));
+  if (!keep) { // known at run time: a data-dependent extent (ImportDynamic.cpp)
+    const int64_t r = c.rankOf(x);
+    int64_t axis = n.attr("axis") ? n.attrInt("axis", 0) : -1;
+    if (n.attr("axis") && (axis < -r || axis >= r))
+      return c.error(n, "axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(r));
+    TGC_ASSIGN(out, compressDynamic(c, n, x, cond, axis < 0 && n.attr("axis") ? axis + r : axis));
+    return Values{out};
+  }
   if (c.rankOf(cond) != 1)
     return c.error(n, "condition must be 1-D");
   int64_t axis = 0;

@@ -8,6 +8,7 @@
 #include "frontends/onnx/TensorIO.h"
 
 #include "frontends/onnx/ImportContext.h"
+#include "compiler/dialect/DynamicOutputs.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -47,6 +48,7 @@ const OpTable &opTable() {
     registerSamplingOps(t);
     registerRecurrentOps(t);
     registerControlFlowOps(t);
+    registerDynamicOps(t);
     registerMiscOps(t);
     return t;
   }();
@@ -105,6 +107,14 @@ const std::map<std::string, std::string> &opNotes() {
                           "are refused)"},
       {"ScatterND", "every reduction (by ScatterElements on the data seen as [rows, slice]); an "
                     "index out of range writes nothing (constant ones are refused)"},
+      {"Compress", "a condition known at compile time gives a static shape; else a data-dependent "
+                   "extent (docs/design.md)"},
+      {"NonMaxSuppression", "max_output_boxes_per_class, iou_threshold, score_threshold constant "
+                            "(a graph input may be bound); a data-dependent number of rows "
+                            "(one-thread kernel)"},
+      {"NonZero", "rank >= 1; a data-dependent number of columns (one-thread kernel)"},
+      {"Unique", "with or without axis, sorted or not; a data-dependent length (one-thread "
+                 "kernel, O(n^2) compares)"},
       {"TopK", "k constant (a graph input may be bound); ties by lower index, NaN largest; "
                "sorted=0 still sorts"},
       {"Einsum", "opset 12+, float inputs; '...', diagonals and sums (by Transpose, Gather, "
@@ -448,11 +458,15 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
     results.push_back(it->second);
     resultTypes.push_back(it->second.getType());
   }
+  // Outputs with a data-dependent extent: their counts as extra results (DynamicExtent.cpp).
+  const std::vector<int64_t> dynamicOutputs = appendOutputCounts(ic, results, resultTypes);
   b.setInsertionPointToEnd(entry);
   b.create<func::ReturnOp>(unknown, results);
   fn.setType(b.getFunctionType(argTypes, resultTypes));
   for (int i = 0; i < g.output_size(); ++i)
     fn.setResultAttr(i, "tg.name", b.getStringAttr(g.output(i).name()));
+  if (!dynamicOutputs.empty())
+    fn->setAttr(kDynamicOutputsAttr, b.getI64ArrayAttr(dynamicOutputs));
 
   // Drop ops left dead by folding and aliasing (users precede producers in reverse order).
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))

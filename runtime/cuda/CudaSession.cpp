@@ -116,11 +116,21 @@ Status CudaSession::execute(const TensorRef *inputs, size_t numInputs, const Ten
                  "cuMemcpyDtoHAsync(output)")).empty())
       return fail(e);
   }
+  // Data-dependent extents: each count (8 bytes in the arena, written by the graph's last
+  // kernels) comes back with the outputs, on the same stream after the one graph.
+  std::vector<int64_t> counts(dynamic_.size(), 0);
+  for (size_t k = 0; k < dynamic_.size(); ++k)
+    if (!(e = ck(d_->cuMemcpyDtoHAsync(&counts[k], ptrOf(plan_.outputs((int)dynamic_[k]).count()),
+                                       8, stream_),
+                 "cuMemcpyDtoHAsync(count)")).empty())
+      return fail(e);
   if (!(e = ck(d_->cuStreamSynchronize(stream_), "cuStreamSynchronize")).empty())
     return fail(e + " (a kernel failed; rerun with TGC_CUDA_GRAPH=0 to find it)");
   if (staging)
     for (size_t i = 0; i < numOutputs; ++i)
       std::memcpy(outputs[i].data, staging + outOffsets_[i], (size_t)outBytes_[i]);
+  if (!dynamic_.empty())
+    finishDynamic(outputs, counts.data());
   float ms = 0;
   deviceMicros_ = d_->cuEventElapsedTime(&ms, runStart_, runEnd_) == CUDA_SUCCESS ? ms * 1e3 : -1;
   if (profiling_) {
@@ -173,7 +183,10 @@ Status CudaSession::run(const std::vector<HostTensor> &inputs, std::vector<HostT
   for (size_t i = 0; i < outputs.size(); ++i)
     out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
               outputs[i].data.data(), outputs[i].data.size()};
-  return execute(in.data(), in.size(), out.data(), out.size());
+  st = execute(in.data(), in.size(), out.data(), out.size());
+  if (st.ok)
+    trimOutputs(outputs);
+  return st;
 }
 
 std::string CudaSession::describe() const {
