@@ -607,6 +607,34 @@ TEST_F(InterpTest, TopkTiesAndNaN) {
   expectNear(r[3], {1, 3, 3, 0});
 }
 
+// Data-dependent extents: results at their upper bound, zero past the count. nonzero's
+// coordinates in row-major order; unique sorted (the inverse follows the sort) and by first
+// occurrence; nms keeps box 0, suppresses box 1 (IoU 0.81 > 0.5) and keeps box 2.
+TEST_F(InterpTest, NonzeroUniqueNmsPadAndCount) {
+  auto r = run(R"(
+    func.func @main(%x: tensor<2x3xf32>, %u: tensor<5xf32>, %b: tensor<1x3x4xf32>, %s: tensor<1x1x3xf32>) -> (tensor<2x6xi64>, tensor<i64>, tensor<5xf32>, tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<i64>, tensor<5xf32>, tensor<3x3xi64>, tensor<i64>) {
+      %0:2 = tg.nonzero %x : tensor<2x3xf32> -> tensor<2x6xi64>, tensor<i64>
+      %1:5 = tg.unique %u {axis = 0 : i64} : tensor<5xf32> -> tensor<5xf32>, tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<i64>
+      %2:5 = tg.unique %u {axis = 0 : i64, sorted = false} : tensor<5xf32> -> tensor<5xf32>, tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<i64>
+      %3:2 = tg.nms %b, %s {center_point_box = false, has_score_threshold = false, iou_threshold = 0.5 : f64, max_per_class = 3 : i64, score_threshold = 0.0 : f64} : tensor<1x3x4xf32>, tensor<1x1x3xf32> -> tensor<3x3xi64>, tensor<i64>
+      return %0#0, %0#1, %1#0, %1#1, %1#2, %1#3, %1#4, %2#0, %3#0, %3#1 : tensor<2x6xi64>, tensor<i64>, tensor<5xf32>, tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<i64>, tensor<5xf32>, tensor<3x3xi64>, tensor<i64>
+    })",
+               {f32({2, 3}, {0, 1, 0, 2, 0, 3}), f32({5}, {2, 1, 2, 3, 1}),
+                f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3}),
+                f32({1, 1, 3}, {0.9f, 0.8f, 0.7f})});
+  ASSERT_EQ(r.size(), 10u);
+  expectNear(r[0], {0, 1, 1, 0, 0, 0, 1, 0, 2, 0, 0, 0});
+  expectNear(r[1], {3});
+  expectNear(r[2], {1, 2, 3, 0, 0});
+  expectNear(r[3], {1, 0, 3, 0, 0});
+  expectNear(r[4], {1, 0, 1, 2, 0});
+  expectNear(r[5], {2, 2, 1, 0, 0});
+  expectNear(r[6], {3});
+  expectNear(r[7], {2, 1, 3, 0, 0});
+  expectNear(r[8], {0, 0, 0, 0, 0, 2, 0, 0, 0});
+  expectNear(r[9], {2});
+}
+
 
 // tg.bitwise / tg.bitwise_not: the low bits of the element type (i8 sign-extended, u8 and u64
 // as their bits); shifts by the bit width or more give 0 in both directions.

@@ -270,3 +270,43 @@ func.func @bitwise_not_bool(%a: tensor<4xi1>) -> tensor<4xi1> {
   %0 = tg.bitwise_not %a : tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+func.func @nonzero_bound(%x: tensor<2x3xf32>) -> tensor<2x5xi64> {
+  // expected-error @+1 {{indices must be i64 of shape 2x6}}
+  %0:2 = tg.nonzero %x : tensor<2x3xf32> -> tensor<2x5xi64>, tensor<i64>
+  return %0#0 : tensor<2x5xi64>
+}
+
+// -----
+
+func.func @nonzero_count(%x: tensor<2x3xf32>) -> tensor<2x6xi64> {
+  // expected-error @+1 {{count must be a tensor<i64> scalar}}
+  %0:2 = tg.nonzero %x : tensor<2x3xf32> -> tensor<2x6xi64>, tensor<1xi64>
+  return %0#0 : tensor<2x6xi64>
+}
+
+// -----
+
+func.func @unique_counts(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{indices, inverse and counts must be i64 of shape 4}}
+  %0:5 = tg.unique %x {axis = 0 : i64} : tensor<4xf32> -> tensor<4xf32>, tensor<4xi64>, tensor<3xi64>, tensor<4xi64>, tensor<i64>
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @nms_rows(%b: tensor<1x3x4xf32>, %s: tensor<1x2x3xf32>) -> tensor<6x3xi64> {
+  // expected-error @+1 {{selected must be i64 of shape 4x3}}
+  %0:2 = tg.nms %b, %s {center_point_box = false, has_score_threshold = false, iou_threshold = 0.5 : f64, max_per_class = 2 : i64, score_threshold = 0.0 : f64} : tensor<1x3x4xf32>, tensor<1x2x3xf32> -> tensor<6x3xi64>, tensor<i64>
+  return %0#0 : tensor<6x3xi64>
+}
+
+// -----
+
+func.func @nms_boxes(%b: tensor<1x3x5xf32>, %s: tensor<1x2x3xf32>) -> tensor<4x3xi64> {
+  // expected-error @+1 {{boxes must be [B, N, 4] and scores [B, C, N]}}
+  %0:2 = tg.nms %b, %s {center_point_box = false, has_score_threshold = false, iou_threshold = 0.5 : f64, max_per_class = 2 : i64, score_threshold = 0.0 : f64} : tensor<1x3x5xf32>, tensor<1x2x3xf32> -> tensor<4x3xi64>, tensor<i64>
+  return %0#0 : tensor<4x3xi64>
+}

@@ -147,3 +147,16 @@ func.func @bitwise(%a: tensor<2x3xi8>, %b: tensor<3xi8>, %u: tensor<4xui32>) -> 
   %2 = tg.bitwise_not %a : tensor<2x3xi8>
   return %0, %1, %2 : tensor<2x3xi8>, tensor<4xui32>, tensor<2x3xi8>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_extent
+// CHECK: tg.nonzero %{{.*}} : tensor<2x3xf32> -> tensor<2x6xi64>, tensor<i64>
+// CHECK: tg.unique %{{.*}} {axis = 0 : i64, sorted = false} : tensor<2x3xf32> -> tensor<2x3xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<i64>
+// CHECK: tg.nms %{{.*}}, %{{.*}} {center_point_box = false, has_score_threshold = true, iou_threshold = 5.000000e-01 : f64, max_per_class = 2 : i64, score_threshold = 0.000000e+00 : f64} : tensor<1x3x4xf32>, tensor<1x2x3xf32> -> tensor<4x3xi64>, tensor<i64>
+func.func @dynamic_extent(%x: tensor<2x3xf32>, %b: tensor<1x3x4xf32>, %s: tensor<1x2x3xf32>) -> (tensor<2x6xi64>, tensor<2x3xf32>, tensor<4x3xi64>, tensor<i64>) {
+  %0:2 = tg.nonzero %x : tensor<2x3xf32> -> tensor<2x6xi64>, tensor<i64>
+  %1:5 = tg.unique %x {axis = 0 : i64, sorted = false} : tensor<2x3xf32> -> tensor<2x3xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<i64>
+  %2:2 = tg.nms %b, %s {center_point_box = false, has_score_threshold = true, iou_threshold = 0.5 : f64, max_per_class = 2 : i64, score_threshold = 0.0 : f64} : tensor<1x3x4xf32>, tensor<1x2x3xf32> -> tensor<4x3xi64>, tensor<i64>
+  return %0#0, %1#0, %2#0, %2#1 : tensor<2x6xi64>, tensor<2x3xf32>, tensor<4x3xi64>, tensor<i64>
+}
