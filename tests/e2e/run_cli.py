@@ -559,6 +559,28 @@ r = tgc("run", pkg, "--test-data", data("bert_tiny"), "--profile", os.path.join(
 check("run --profile trace.json stays a Chrome trace", r.returncode == 0 and
       "traceEvents" in json.load(open(os.path.join(TMP, "trace.json"))), r.stderr)
 
+# A data-dependent output shape (NonZero): --output-dir writes the run's actual shape (the bound
+# is [2, 6]), and --test-data compares against it.
+dyn = os.path.join(TMP, "nonzero")
+os.makedirs(os.path.join(dyn, "test_data_set_0"), exist_ok=True)
+g = helper.make_graph([helper.make_node("NonZero", ["x"], ["y"], name="nz")], "nz",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+          os.path.join(dyn, "model.onnx"))
+xv = np.array([[0, 1, 0], [2, 0, 3]], np.float32)
+for name, arr in (("input_0", xv), ("output_0", np.array(np.nonzero(xv), np.int64))):
+    with open(os.path.join(dyn, "test_data_set_0", name + ".pb"), "wb") as f:
+        f.write(numpy_helper.from_array(arr, "x" if name == "input_0" else "y").SerializeToString())
+r = tgc("compile", os.path.join(dyn, "model.onnx"), "-o", os.path.join(dyn, "p.tgpkg"))
+outd = os.path.join(dyn, "out")
+r2 = tgc("run", os.path.join(dyn, "p.tgpkg"), "--test-data", os.path.join(dyn, "test_data_set_0"),
+         "--output-dir", outd) if r.returncode == 0 else r
+got = np.load(os.path.join(outd, "y.npy")) if r2.returncode == 0 else None
+check("run --output-dir writes a data-dependent output at its actual shape",
+      got is not None and got.shape == (2, 3) and got.tolist() == [[0, 1, 1], [1, 0, 2]]
+      and "[2, 3]" in r2.stdout and "PASS" in r2.stdout, r.stderr + r2.stdout + r2.stderr)
+
 # Progress: never on a pipe; on a terminal, `[k/N] stage ...` rewritten with \r and cleared.
 r = tgc("compile", model("bert_tiny"), "-o", os.path.join(TMP, "p1"), "--no-cache")
 check("no progress line when stderr is a pipe", r.returncode == 0 and "\r" not in r.stderr
