@@ -135,6 +135,12 @@ struct KernelBuilder : codegen::CKernel {
   /// the planner placed one stride apart (returned in `strideBytes`), clear of `lin`'s operands:
   /// the GEMM then writes every part (emitSplitGemm) and the split emits nothing. Null otherwise.
   tg::SplitOp splitWrittenBy(tg::LinearOp lin, int64_t *strideBytes = nullptr) const;
+  /// Kernels of a GEMM whose type no GEMM step takes (integers, f64; libraryGemm false), as
+  /// loops (codegen/common/LoopGemmEmit): a standalone linear/matmul (`parts` null) as one
+  /// kernel; a "gemm" tg.fused (`parts` its parts, the kernel begun) as the GEMM into its output
+  /// or the scratch area, then, when it has an epilogue, a second kernel applying it
+  /// (CudaLoopGemm.cpp).
+  llvm::Error emitLoopGemmKernels(mlir::Operation *gemm, FusedParts *parts, std::string &code);
   llvm::Error emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
                             const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);
@@ -188,6 +194,13 @@ struct KernelBuilder : codegen::CKernel {
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,
                             bool &handled);
 };
+
+/// Whether GEMM `op` (linear/matmul) runs as a GEMM step (cuBLASLt, tgc's tensor-core kernels,
+/// CUTLASS): its result is f32, f16 or bf16. Integer and f64 GEMMs run as generated loops.
+inline bool libraryGemm(mlir::Operation *op) {
+  mlir::Type et = op->getResult(0).getType().cast<mlir::RankedTensorType>().getElementType();
+  return et.isF32() || et.isF16() || et.isBF16();
+}
 
 /// A transpose that swaps the first two of three dims ([B, S, D] -> [S, B, D]).
 inline bool isBatchRowTranspose(tg::TransposeOp t) {

@@ -32,6 +32,8 @@ bool KernelBuilder::gemmReadsThrough(tg::TransposeOp t) const {
   } else if (!mm || mm.getLhs() != t.getResult()) {
     return false;
   }
+  if (!mm || !libraryGemm(mm)) // the loop GEMM reads its operands dense
+    return false;
   // One strided-batch GEMM: the rhs has the lhs's batch or none.
   Shape a = shapeOf(mm.getLhs()), b = shapeOf(mm.getRhs());
   if (!(b.size() == 2 || (b.size() == 3 && b[0] == a[0])))
@@ -193,6 +195,8 @@ llvm::Error KernelBuilder::emitGemm(Operation *op, const std::vector<StepArg> &a
 }
 
 tg::SplitOp KernelBuilder::splitWrittenBy(tg::LinearOp lin, int64_t *strideBytes) const {
+  if (!libraryGemm(lin))
+    return nullptr; // a loop GEMM writes its result dense; the split copies the parts
   Value y = lin.getResult();
   while (y.hasOneUse() && isa<tg::ReshapeOp>(*y.getUsers().begin())) // views: same bytes
     y = y.getUsers().begin()->getResult(0);

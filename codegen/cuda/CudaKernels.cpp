@@ -339,6 +339,8 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
     endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
     return llvm::Error::success();
   }
+  if (!libraryGemm(gemm))
+    return emitLoopGemmKernels(gemm, &*parts, code);
   std::vector<StepArg> gargs;
   for (unsigned a : parts->gemmArgs)
     gargs.push_back(StepArg{op->getOperand(a)});
@@ -466,6 +468,8 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
     if (inPtr[i].empty())
       return opError(op, "operand " + std::to_string(i) + " was inlined but the op needs a buffer");
+  if (isa<tg::LinearOp, tg::MatmulOp>(op) && !libraryGemm(op))
+    return emitLoopGemmKernels(op, nullptr, code);
   if (isa<tg::LinearOp, tg::MatmulOp>(op)) {
     std::vector<StepArg> args;
     for (Value v : op->getOperands())

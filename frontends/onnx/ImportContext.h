@@ -65,6 +65,7 @@ void registerShapeOps(OpTable &table);
 void registerNNOps(OpTable &table);
 void registerResizeOps(OpTable &table);
 void registerQuantizeOps(OpTable &table);
+void registerQLinearOps(OpTable &table);
 void registerOneHotOps(OpTable &table);
 void registerReorderOps(OpTable &table);
 void registerGatherNDOps(OpTable &table);

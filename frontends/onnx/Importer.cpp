@@ -37,6 +37,7 @@ const OpTable &opTable() {
     registerNNOps(t);
     registerResizeOps(t);
     registerQuantizeOps(t);
+    registerQLinearOps(t);
     registerOneHotOps(t);
     registerReorderOps(t);
     registerGatherNDOps(t);
@@ -128,6 +129,14 @@ const std::map<std::string, std::string> &opNotes() {
                   "gathered windows"},
       {"DeformConv", "2-D; offset_group, group, mask, bias (bilinear taps by GatherElements, "
                      "then MatMul)"},
+      {"ConvInteger", "int8/uint8; x_zero_point per tensor, w_zero_point per tensor or per output "
+                      "channel (an exact int32 conv)"},
+      {"MatMulInteger", "int8/uint8; zero points per tensor, per row of A, per column of B (an "
+                        "exact int32 GEMM)"},
+      {"QLinearConv", "int8/uint8; x, y per tensor, w per tensor or per output channel (exact int32 "
+                      "conv, requantized in float)"},
+      {"QLinearMatMul", "int8/uint8; a, y per tensor or per row, b per tensor or per column "
+                        "(exact int32 GEMM, requantized in float; float16 scales)"},
       {"Det", "matrices up to 16x16 (an unrolled LU with partial pivoting)"},
       {"MaxUnpool", "indices into the unpooled shape (N, C included); a larger output_shape pads "
                     "the end (by ScatterElements)"},
