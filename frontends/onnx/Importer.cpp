@@ -145,7 +145,8 @@ const std::map<std::string, std::string> &opNotes() {
                          "or float8)"},
       {"RoiAlign", "sampling_ratio 1 to 64 (0, adaptive, refused); avg, max; half_pixel, "
                    "output_half_pixel (by Gather of the bilinear taps)"},
-      {"Resize", "opset 11+; nearest, linear, cubic, every coordinate mode; antialias refused"},
+      {"Resize", "opset 11+; nearest, linear, cubic, every coordinate mode; antialias (linear, "
+                 "cubic)"},
       {"Upsample", "opset 7-9; nearest, linear; scales constant (as Resize, asymmetric, floor)"},
   };
   return notes;
