@@ -55,12 +55,12 @@ llvm::Error unique(CKernel &kb, tg::UniqueOp op) {
   const Shape x = shapeOf(op.getInput());
   const int64_t axis = *tgc::normalizeAxis(op.getAxis(), x.size());
   const int64_t O = product(x, 0, axis), L = x[axis], I = product(x, axis + 1), S = O * I;
-  const std::string &X = kb.inPtr[0], &Y = kb.outPtr[0], &first = kb.outPtr[1],
-                    &inv = kb.outPtr[2], &cnt = kb.outPtr[3];
+  const std::string &X = kb.inPtr[0], &Y = kb.outPtr[0], &first = kb.outPtr[1], &inv = kb.outPtr[2],
+                    &cnt = kb.outPtr[3];
   // Element k of slice s.
   auto at = [&](const std::string &s, const std::string &k) {
-    return "(" + k + " / " + str(I) + ") * " + str(L * I) + " + " + s + " * " + str(I) + " + " +
-           k + " % " + str(I);
+    return "(" + k + " / " + str(I) + ") * " + str(L * I) + " + " + s + " * " + str(I) + " + " + k +
+           " % " + str(I);
   };
   auto val = [&](const std::string &s) { return ct->ld(X + "[" + at(s, "k") + "]"); };
   // `flag` = slices a and b are equal, element by element.
@@ -122,8 +122,8 @@ llvm::Error unique(CKernel &kb, tg::UniqueOp op) {
   }
   c.open("for (int64_t p = 0; p < " + str(L) + "; ++p)");
   c.open("for (int64_t k = 0; k < " + str(S) + "; ++k)");
-  c.line(Y + "[" + at("p", "k") + "] = p < u ? " + X + "[" + at(first + "[p]", "k") + "] : " +
-         zeroOf(kb, *ct) + ";");
+  c.line(Y + "[" + at("p", "k") + "] = p < u ? " + X + "[" + at(first + "[p]", "k") +
+         "] : " + zeroOf(kb, *ct) + ";");
   c.close();
   c.open("if (p >= u)");
   c.line(first + "[p] = 0;");

@@ -123,8 +123,7 @@ llvm::Expected<std::vector<HostTensor>> unique(const HostTensor &x, int64_t axis
 namespace {
 
 /// Whether box a suppresses box b: IoU > threshold, computed in T as the ONNX reference does.
-template <typename T>
-bool suppresses(const T *a, const T *b, bool center, T threshold) {
+template <typename T> bool suppresses(const T *a, const T *b, bool center, T threshold) {
   T ax0, ax1, ay0, ay1, bx0, bx1, by0, by1;
   if (!center) {
     ax0 = std::min(a[1], a[3]), ax1 = std::max(a[1], a[3]);

@@ -22,6 +22,7 @@ namespace {
 using Extent = DynamicExtent;
 
 const std::set<std::string> &elementwiseOps() {
+  // clang-format off
   static const std::set<std::string> ops = {
       "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift",
       "BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "CastLike", "Ceil", "Celu",
@@ -31,13 +32,16 @@ const std::set<std::string> &elementwiseOps() {
       "Pow", "PRelu", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin",
       "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
       "Where", "Xor"};
+  // clang-format on
   return ops;
 }
 
 const std::set<std::string> &reduceOps() {
+  // clang-format off
   static const std::set<std::string> ops = {
       "ReduceL1",  "ReduceL2",  "ReduceLogSum",  "ReduceLogSumExp", "ReduceMax",
       "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",       "ReduceSumSquare"};
+  // clang-format on
   return ops;
 }
 
@@ -150,8 +154,7 @@ llvm::Error propagateExtents(ImportContext &c, const NodeView &n, const std::vec
       return refuse(carried.front().first, e0, "gathers along");
     axes[0] = e0.axis;
   } else if (op == "GatherND") {
-    if (!onlyInput(1) || e0.axis >= rankOf(n.inputs[1]) - 1 ||
-        e0.axis < n.attrInt("batch_dims", 0))
+    if (!onlyInput(1) || e0.axis >= rankOf(n.inputs[1]) - 1 || e0.axis < n.attrInt("batch_dims", 0))
       return refuse(carried.front().first, e0, "gathers along");
     axes[0] = e0.axis;
   } else if (op == "Slice") {
@@ -159,8 +162,10 @@ llvm::Error propagateExtents(ImportContext &c, const NodeView &n, const std::vec
       return refuse(carried.front().first, e0, "slices along");
     const Shape s = shapeOf(n.inputs[0]);
     auto starts = ImportContext::constInts(n.input(1)), ends = ImportContext::constInts(n.input(2));
-    auto ax = n.input(3) ? ImportContext::constInts(n.input(3)) : std::optional<std::vector<int64_t>>();
-    auto st = n.input(4) ? ImportContext::constInts(n.input(4)) : std::optional<std::vector<int64_t>>();
+    auto ax =
+        n.input(3) ? ImportContext::constInts(n.input(3)) : std::optional<std::vector<int64_t>>();
+    auto st =
+        n.input(4) ? ImportContext::constInts(n.input(4)) : std::optional<std::vector<int64_t>>();
     if (n.opset < 10 || !starts || !ends || (n.input(3) && !ax) || (n.input(4) && !st))
       return refuse(0, e0, "may slice");
     for (size_t k = 0; k < starts->size(); ++k) {

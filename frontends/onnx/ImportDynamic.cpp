@@ -85,7 +85,8 @@ Result importNonMaxSuppression(ImportContext &c, const NodeView &n) {
   const Shape b = c.shapeOf(boxes), s = c.shapeOf(scores);
   if (b.size() != 3 || b[2] != 4 || s.size() != 3 || s[0] != b[0] || s[2] != b[1])
     return c.error(n, "boxes must be [batches, boxes, 4] and scores [batches, classes, boxes]; "
-                      "got " + shapeToString(b) + " and " + shapeToString(s));
+                      "got " +
+                          shapeToString(b) + " and " + shapeToString(s));
   if (!ImportContext::isFloat(c.elemOf(boxes)) || c.elemOf(scores) != c.elemOf(boxes))
     return c.error(n, "boxes and scores must share one float type");
   const int64_t center = n.attrInt("center_point_box", 0);
@@ -97,8 +98,8 @@ Result importNonMaxSuppression(ImportContext &c, const NodeView &n) {
   const int64_t maxPer = std::max<int64_t>(0, (int64_t)maxOut.value_or(0));
   const int64_t rows = b[0] * s[1] * std::min(maxPer, b[1]);
   auto r = c.emitAll<tg::NmsOp>(n.loc, c.type({rows, 3}, c.i64()), c.type({}, c.i64()), boxes,
-                                scores, (uint64_t)maxPer, llvm::APFloat(iou.value_or(0.0)), llvm::APFloat(score.value_or(0.0)),
-                                score.has_value(), center != 0);
+                                scores, (uint64_t)maxPer, llvm::APFloat(iou.value_or(0.0)),
+                                llvm::APFloat(score.value_or(0.0)), score.has_value(), center != 0);
   return Values{markDynamic(c, n, r[0], 0, r[1])};
 }
 

@@ -128,9 +128,14 @@ std::string formatPlan(const Plan &p) {
     os << "\n";
   }
   os << "outputs:\n";
-  for (int i = 0; i < p.outputs_size(); ++i)
+  for (int i = 0; i < p.outputs_size(); ++i) {
     os << "  [" << i << "] " << formatDesc(p.outputs(i)) << " <- "
-       << formatArg(p.outputs(i).source()) << "\n";
+       << formatArg(p.outputs(i).source());
+    if (p.outputs(i).has_count()) // a data-dependent extent: the shape is its upper bound
+      os << ", dim " << p.outputs(i).dynamic_axis() << " data-dependent (count at "
+         << formatArg(p.outputs(i).count()) << ")";
+    os << "\n";
+  }
   os << "steps: " << p.steps_size() << "\n";
   for (int i = 0; i < p.steps_size(); ++i) {
     const Step &s = p.steps(i);

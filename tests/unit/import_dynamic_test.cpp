@@ -202,8 +202,9 @@ TEST(ImportDynamic, NonMaxSuppressionRows) {
   ASSERT_TRUE(s);
   EXPECT_EQ(s->outputs()[0].shape, (Dims{4, 3}));
   // Box 1 overlaps box 0 (IoU 0.82); box 2 is apart.
-  auto out = run(*s, {tensor(DType::F32, {1, 3, 4}, {0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3}, "boxes"),
-                      tensor(DType::F32, {1, 2, 3}, {0.9, 0.8, 0.7, 0.1, 0.6, 0.2}, "scores")});
+  auto out =
+      run(*s, {tensor(DType::F32, {1, 3, 4}, {0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3}, "boxes"),
+               tensor(DType::F32, {1, 2, 3}, {0.9, 0.8, 0.7, 0.1, 0.6, 0.2}, "scores")});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].shape, (Dims{3, 3}));
   EXPECT_EQ(values(out[0]), (V{0, 0, 0, 0, 0, 2, 0, 1, 1}));

@@ -171,9 +171,8 @@ TEST(RuntimeDynamic, RefusesABadCountAtLoad) {
               p.mutable_outputs(0)->mutable_count()->set_bytes(4);
             }).find(want),
             std::string::npos);
-  const std::string outside = loadWith([&](plan::Plan &p) {
-    p.mutable_outputs(0)->mutable_count()->set_offset(p.arena_bytes());
-  });
+  const std::string outside = loadWith(
+      [&](plan::Plan &p) { p.mutable_outputs(0)->mutable_count()->set_offset(p.arena_bytes()); });
   EXPECT_NE(outside.find("output 'y' count"), std::string::npos) << outside;
 }
 
