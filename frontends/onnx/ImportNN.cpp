@@ -169,7 +169,9 @@ Result importConv(ImportContext &c, const NodeView &n) {
 /// flat tap positions (that column for a tap in the pads), one tg.gather of the windows, then
 /// tg.argmax over the taps (the first maximum, as the reference's strict '>' scan keeps) and a
 /// second tg.gather mapping (output, tap) to the input's flat index: row-major spatial
-/// (storage_order 0) or column-major (1), plus (n * C + c) * S as ONNX counts it.
+/// (storage_order 0) or column-major (1), plus (n * C + c) * S as ONNX counts it. A padded tap
+/// maps to its window's first tap inside (it can win only by a tie at the lowest value, where
+/// the reference, skipping pads, names that tap).
 llvm::Expected<Value> maxPoolIndices(ImportContext &c, const NodeView &n, Value x,
                                      const Shape &kernel, const Window &win, int64_t storageOrder) {
   const Shape xs = c.shapeOf(x);
@@ -208,8 +210,17 @@ llvm::Expected<Value> maxPoolIndices(ImportContext &c, const NodeView &n, Value 
         stride *= in[d];
       }
       table.as<int64_t>()[oi * *K + ki] = inside ? flat : *S;
-      index.as<int64_t>()[oi * *K + ki] = inside ? (storageOrder ? colMajor : flat) : 0;
+      index.as<int64_t>()[oi * *K + ki] = inside ? (storageOrder ? colMajor : flat) : -1;
     }
+    // A padded tap wins only when every tap inside holds the lowest value and it comes first;
+    // the reference then names the first tap inside, so the padded taps map to it.
+    int64_t first = 0;
+    for (int64_t ki = *K - 1; ki >= 0; --ki)
+      if (index.as<int64_t>()[oi * *K + ki] >= 0)
+        first = index.as<int64_t>()[oi * *K + ki];
+    for (int64_t ki = 0; ki < *K; ++ki)
+      if (index.as<int64_t>()[oi * *K + ki] < 0)
+        index.as<int64_t>()[oi * *K + ki] = first;
   }
   const Location loc = n.loc;
   const int64_t NC = xs[0] * xs[1];

@@ -118,6 +118,13 @@ TEST_F(ImportMisc, MaxPoolIndicesSkipPads) {
     EXPECT_EQ(got[0].as<float>()[i], -5.0f - i);
     EXPECT_EQ(got[1].as<int64_t>()[i], i);
   }
+  // -inf everywhere ties with the padded taps, which come first in each window: the reference
+  // (skipping pads) still names the one tap inside.
+  const float inf = INFINITY;
+  got = run(b, {f32({1, 1, 2, 2}, {-inf, -inf, -inf, -inf})});
+  ASSERT_EQ(got.size(), 2u);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(got[1].as<int64_t>()[i], i);
 }
 
 TEST_F(ImportMisc, MaxPoolBadStorageOrderRefused) {
