@@ -278,9 +278,10 @@ void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t l
 #pragma omp parallel for num_threads(tgk_nt()) if (M * N * K > 65536)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        int64_t acc = 0;
+        uint64_t acc = 0; // integers: exact modulo 2^64 (no signed overflow), kept modulo T's width
         for (int64_t k = 0; k < K; ++k)
-          acc += (int64_t)A[i * lda + k] * (int64_t)(transB ? B[j * ldb + k] : B[k * ldb + j]);
+          acc += (uint64_t)(int64_t)A[i * lda + k] *
+                 (uint64_t)(int64_t)(transB ? B[j * ldb + k] : B[k * ldb + j]);
         C[i * ldc + j] = (T)acc;
       }
   }

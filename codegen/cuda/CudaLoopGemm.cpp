@@ -36,8 +36,8 @@ llvm::Error KernelBuilder::emitLoopGemmKernels(Operation *gemm, FusedParts *part
   if (!gt)
     return gt.takeError();
   const int64_t bytes = tensorBytes(g.getType());
-  em.scratch_ = std::max(em.scratch_, (bytes + kBufferAlignment - 1) / kBufferAlignment *
-                                          kBufferAlignment);
+  em.scratch_ =
+      std::max(em.scratch_, (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment);
   const StepArg tmp{Value(), 0, bytes};
   const std::string epilogueGlobals = globals;
   globals.clear();

@@ -1,11 +1,14 @@
 // Contractions.cpp — matmul, linear, convolution and pooling kernels.
 //
-// Operands are read into double once; every dot product accumulates in double. Loop orders are the
+// Operands are read into double once; every dot product accumulates in double (integer operands:
+// their exact values, summed modulo 2^64 and stored modulo the type's width, as integer arithmetic
+// wraps and both backends compute). Loop orders are the
 // simple cache-friendly ones (i-k-j for matmul, row dots for linear, precomputed kernel offsets for
 // conv): fast enough to run small models in tests, and obviously correct.
 #include "compiler/interp/Kernels.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace tgc::interp {
@@ -17,6 +20,28 @@ llvm::Error checkOutSize(const Shape &want, const Shape &outShape) {
     return kernelError("result shape " + shapeToString(outShape) + " should hold " +
                        shapeToString(want));
   return llvm::Error::success();
+}
+
+/// The operands of a contraction: integer ones as their exact values (modulo 2^64), others in
+/// double.
+template <class A> std::vector<A> load(const HostTensor &t);
+template <> std::vector<double> load<double>(const HostTensor &t) { return toF64(t); }
+template <> std::vector<uint64_t> load<uint64_t>(const HostTensor &t) {
+  std::vector<uint64_t> v((size_t)t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    v[(size_t)i] = (uint64_t)t.getInt(i);
+  return v;
+}
+void store(HostTensor &t, const std::vector<double> &v) { storeF64(t, v); }
+void store(HostTensor &t, const std::vector<uint64_t> &v) { // the low bytes (little-endian)
+  const size_t es = dtypeSize(t.dtype);
+  for (size_t i = 0; i < v.size(); ++i)
+    std::memcpy(t.data.data() + i * es, &v[i], es);
+}
+
+/// Calls `f` with a zero of the accumulator type for `t`'s dtype (uint64_t or double).
+template <class F> auto byAccumulator(const HostTensor &t, F &&f) {
+  return isIntegerDType(t.dtype) ? f(uint64_t(0)) : f(0.0);
 }
 
 } // namespace
@@ -51,23 +76,26 @@ llvm::Expected<HostTensor> matmul(const HostTensor &a, const HostTensor &b, cons
     s *= m * k;
   for (int64_t &s : strides[1])
     s *= k * n;
-  std::vector<double> va = toF64(a), vb = toF64(b), r(product(outShape)), acc(n);
-  forEachIndex<2>(*batch, strides, {0, 0}, [&](int64_t bi, const std::array<int64_t, 2> &o) {
-    const double *pa = va.data() + o[0], *pb = vb.data() + o[1];
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t kk = 0; kk < k; ++kk) {
-        double x = pa[i * k + kk];
-        const double *row = pb + kk * n;
-        for (int64_t j = 0; j < n; ++j)
-          acc[j] += x * row[j];
+  return byAccumulator(a, [&](auto zero) -> llvm::Expected<HostTensor> {
+    using A = decltype(zero);
+    std::vector<A> va = load<A>(a), vb = load<A>(b), r(product(outShape)), acc(n);
+    forEachIndex<2>(*batch, strides, {0, 0}, [&](int64_t bi, const std::array<int64_t, 2> &o) {
+      const A *pa = va.data() + o[0], *pb = vb.data() + o[1];
+      for (int64_t i = 0; i < m; ++i) {
+        std::fill(acc.begin(), acc.end(), zero);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          A x = pa[i * k + kk];
+          const A *row = pb + kk * n;
+          for (int64_t j = 0; j < n; ++j)
+            acc[j] += x * row[j];
+        }
+        std::copy(acc.begin(), acc.end(), r.begin() + (bi * m + i) * n);
       }
-      std::copy(acc.begin(), acc.end(), r.begin() + (bi * m + i) * n);
-    }
+    });
+    HostTensor out = HostTensor::zeros(a.dtype, outShape);
+    store(out, r);
+    return std::move(out);
   });
-  HostTensor out = HostTensor::zeros(a.dtype, outShape);
-  storeF64(out, r);
-  return std::move(out);
 }
 
 llvm::Expected<HostTensor> linear(const HostTensor &x, const HostTensor &w, const HostTensor *bias,
@@ -83,21 +111,24 @@ llvm::Expected<HostTensor> linear(const HostTensor &x, const HostTensor &w, cons
   full.push_back(n);
   if (auto e = checkOutSize(full, outShape))
     return std::move(e);
-  std::vector<double> vx = toF64(x), vw = toF64(w), r(m * n, 0.0);
-  std::vector<double> vb = bias ? toF64(*bias) : std::vector<double>(n, 0.0);
-  for (int64_t i = 0; i < m; ++i) {
-    const double *xr = vx.data() + i * k;
-    for (int64_t j = 0; j < n; ++j) {
-      const double *wr = vw.data() + j * k;
-      double acc = 0;
-      for (int64_t kk = 0; kk < k; ++kk)
-        acc += xr[kk] * wr[kk];
-      r[i * n + j] = acc + vb[j];
+  return byAccumulator(x, [&](auto zero) -> llvm::Expected<HostTensor> {
+    using A = decltype(zero);
+    std::vector<A> vx = load<A>(x), vw = load<A>(w), r(m * n, zero);
+    std::vector<A> vb = bias ? load<A>(*bias) : std::vector<A>(n, zero);
+    for (int64_t i = 0; i < m; ++i) {
+      const A *xr = vx.data() + i * k;
+      for (int64_t j = 0; j < n; ++j) {
+        const A *wr = vw.data() + j * k;
+        A acc = zero;
+        for (int64_t kk = 0; kk < k; ++kk)
+          acc += xr[kk] * wr[kk];
+        r[i * n + j] = acc + vb[j];
+      }
     }
-  }
-  HostTensor out = HostTensor::zeros(x.dtype, outShape);
-  storeF64(out, r);
-  return std::move(out);
+    HostTensor out = HostTensor::zeros(x.dtype, outShape);
+    store(out, r);
+    return std::move(out);
+  });
 }
 
 /// The input offset of each tap of a sliding window (kernel `kSp`) at output position `oIdx`, or
@@ -138,32 +169,35 @@ llvm::Expected<HostTensor> conv(const HostTensor &x, const HostTensor &w, const 
   std::vector<int64_t> inStr = stridesOf(inSp);
   int64_t inVol = product(inSp), kVol = product(kSp), outVol = product(outSp), mPerG = mOut / g;
 
-  std::vector<double> vx = toF64(x), vw = toF64(w), r(product(outShape));
-  std::vector<double> vb = bias ? toF64(*bias) : std::vector<double>(mOut, 0.0);
-  std::vector<int64_t> offs(kVol), oIdx(sp), kIdx(sp);
-  for (int64_t op = 0; op < outVol; ++op) {
-    for (int64_t d = sp - 1, rem = op; d >= 0; --d) {
-      oIdx[d] = rem % outSp[d];
-      rem /= outSp[d];
-    }
-    tapOffsets(oIdx, inSp, inStr, kSp, p.strides, p.pads, p.dilations, offs);
-    for (int64_t nb = 0; nb < batch; ++nb)
-      for (int64_t m = 0; m < mOut; ++m) {
-        int64_t grp = m / mPerG;
-        double acc = vb[m];
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          const double *xs = vx.data() + (nb * c + grp * cg + ci) * inVol;
-          const double *ws = vw.data() + (m * cg + ci) * kVol;
-          for (int64_t kp = 0; kp < kVol; ++kp)
-            if (offs[kp] >= 0)
-              acc += xs[offs[kp]] * ws[kp];
-        }
-        r[(nb * mOut + m) * outVol + op] = acc;
+  return byAccumulator(x, [&](auto zero) -> llvm::Expected<HostTensor> {
+    using A = decltype(zero);
+    std::vector<A> vx = load<A>(x), vw = load<A>(w), r(product(outShape));
+    std::vector<A> vb = bias ? load<A>(*bias) : std::vector<A>(mOut, zero);
+    std::vector<int64_t> offs(kVol), oIdx(sp);
+    for (int64_t op = 0; op < outVol; ++op) {
+      for (int64_t d = sp - 1, rem = op; d >= 0; --d) {
+        oIdx[d] = rem % outSp[d];
+        rem /= outSp[d];
       }
-  }
-  HostTensor out = HostTensor::zeros(x.dtype, outShape);
-  storeF64(out, r);
-  return std::move(out);
+      tapOffsets(oIdx, inSp, inStr, kSp, p.strides, p.pads, p.dilations, offs);
+      for (int64_t nb = 0; nb < batch; ++nb)
+        for (int64_t m = 0; m < mOut; ++m) {
+          int64_t grp = m / mPerG;
+          A acc = vb[m];
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const A *xs = vx.data() + (nb * c + grp * cg + ci) * inVol;
+            const A *ws = vw.data() + (m * cg + ci) * kVol;
+            for (int64_t kp = 0; kp < kVol; ++kp)
+              if (offs[kp] >= 0)
+                acc += xs[offs[kp]] * ws[kp];
+          }
+          r[(nb * mOut + m) * outVol + op] = acc;
+        }
+    }
+    HostTensor out = HostTensor::zeros(x.dtype, outShape);
+    store(out, r);
+    return std::move(out);
+  });
 }
 
 llvm::Expected<HostTensor> pool(const HostTensor &x, const PoolParams &p, const Shape &outShape) {

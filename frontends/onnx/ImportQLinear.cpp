@@ -113,7 +113,8 @@ llvm::Expected<Value> integerMatMul(ImportContext &c, const NodeView &n, size_t 
                           " do not contract");
   // The zero points are read against A as [..., M, K] and B as [..., K, N] (a 1-D operand has
   // only K: then only a per-tensor zero point).
-  const Shape af = as.size() == 1 ? Shape{1, as[0]} : as, bf = bs.size() == 1 ? Shape{bs[0], 1} : bs;
+  const Shape af = as.size() == 1 ? Shape{1, as[0]} : as,
+              bf = bs.size() == 1 ? Shape{bs[0], 1} : bs;
   TGC_ASSIGN(za, iza ? zeroPoint(c, n, iza, a, "a_zero_point", af, (int64_t)af.size() - 2)
                      : llvm::Expected<Value>(Value()));
   TGC_ASSIGN(zb, izb ? zeroPoint(c, n, izb, b, "b_zero_point", bf, (int64_t)bf.size() - 1)
@@ -149,9 +150,8 @@ llvm::Expected<Value> integerConv(ImportContext &c, const NodeView &n, Value x, 
 
 /// x and w of a ConvInteger/QLinearConv widened to int32 minus their zero points: x's per
 /// tensor, w's per tensor or one per output channel.
-llvm::Expected<std::pair<Value, Value>> convOperands(ImportContext &c, const NodeView &n,
-                                                     size_t ix, size_t izx, size_t iw,
-                                                     size_t izw) {
+llvm::Expected<std::pair<Value, Value>> convOperands(ImportContext &c, const NodeView &n, size_t ix,
+                                                     size_t izx, size_t iw, size_t izw) {
   TGC_ASSIGN(x, c.need(n, ix));
   TGC_ASSIGN(w, c.need(n, iw));
   if (auto e = check8(c, n, x, "x"))
@@ -160,8 +160,8 @@ llvm::Expected<std::pair<Value, Value>> convOperands(ImportContext &c, const Nod
     return std::move(e);
   const Shape ws = c.shapeOf(w);
   if (ws.size() < 3 || c.rankOf(x) != (int64_t)ws.size())
-    return c.error(n, "input " + shapeToString(c.shapeOf(x)) + " and weight " +
-                          shapeToString(ws) + " must have the same rank >= 3");
+    return c.error(n, "input " + shapeToString(c.shapeOf(x)) + " and weight " + shapeToString(ws) +
+                          " must have the same rank >= 3");
   Value zx, zw;
   if (Value z = izx ? n.input(izx) : Value()) {
     if (c.elemOf(z) != c.elemOf(x))
@@ -201,8 +201,8 @@ llvm::Expected<Value> scaleInput(ImportContext &c, const NodeView &n, size_t i, 
 /// acc (int32) requantized: saturate(round(float(acc) * scale) + zp) in zp's type (`qt`).
 Value requantize(ImportContext &c, Location loc, Value acc, Value scale, Value zp, Type qt) {
   Type f32 = c.b.getF32Type();
-  Value y = c.unary<tg::RoundOp>(loc, c.binary<tg::MulOp>(loc, c.cast(loc, acc, f32),
-                                                          c.cast(loc, scale, f32)));
+  Value y = c.unary<tg::RoundOp>(
+      loc, c.binary<tg::MulOp>(loc, c.cast(loc, acc, f32), c.cast(loc, scale, f32)));
   if (zp)
     y = c.binary<tg::AddOp>(loc, y, c.cast(loc, zp, f32));
   const bool isSigned = !qt.isUnsignedInteger();
@@ -280,12 +280,14 @@ Result importQLinearConv(ImportContext &c, const NodeView &n) {
   }
   // w's scale per tensor or per output channel: [M, 1, ...] against y [N, M, spatial...].
   const Shape ys = c.shapeOf(acc);
-  TGC_ASSIGN(pw, shapeParam(c, n, sw, "w_scale", Shape(ys.begin() + 1, ys.end()), 0, "output channel"));
+  TGC_ASSIGN(pw,
+             shapeParam(c, n, sw, "w_scale", Shape(ys.begin() + 1, ys.end()), 0, "output channel"));
   const Type f32 = c.b.getF32Type();
-  Value scale = c.binary<tg::DivOp>(
-      n.loc,
-      c.binary<tg::MulOp>(n.loc, c.cast(n.loc, c.reshape(n.loc, sx, {}), f32), c.cast(n.loc, pw, f32)),
-      c.cast(n.loc, c.reshape(n.loc, sy, {}), f32));
+  Value scale =
+      c.binary<tg::DivOp>(n.loc,
+                          c.binary<tg::MulOp>(n.loc, c.cast(n.loc, c.reshape(n.loc, sx, {}), f32),
+                                              c.cast(n.loc, pw, f32)),
+                          c.cast(n.loc, c.reshape(n.loc, sy, {}), f32));
   return Values{requantize(c, n.loc, acc, scale, zy, qt)};
 }
 

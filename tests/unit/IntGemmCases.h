@@ -66,9 +66,9 @@ inline void addFloatInput(IntGemmCase &c, const std::string &name, DType t,
 }
 
 /// Exact batched matmul of A [B, M, K] and B [B or 1, K, N] (values already minus zero points).
-inline std::vector<int64_t> exactMatMul(const std::vector<int64_t> &a, const std::vector<int64_t> &b,
-                                        int64_t batches, bool bBatched, int64_t M, int64_t K,
-                                        int64_t N) {
+inline std::vector<int64_t> exactMatMul(const std::vector<int64_t> &a,
+                                        const std::vector<int64_t> &b, int64_t batches,
+                                        bool bBatched, int64_t M, int64_t K, int64_t N) {
   std::vector<int64_t> y((size_t)(batches * M * N), 0);
   for (int64_t q = 0; q < batches; ++q)
     for (int64_t i = 0; i < M; ++i)
@@ -248,8 +248,8 @@ inline IntGemmCase qlinearMatMulPerRowColumn() {
   const int64_t Bt = 2, M = 3, K = 17, N = 5;
   auto a = intValues(Bt * M * K, 21, 0, 255), b = intValues(K * N, 22, -128, 127);
   auto az = intValues(M, 23, 100, 150), bz = intValues(N, 24, -10, 10);
-  const std::vector<float> as = {0.02f, 0.013f, 0.031f}, bs = {0.011f, 0.007f, 0.019f, 0.003f,
-                                                               0.023f};
+  const std::vector<float> as = {0.02f, 0.013f, 0.031f},
+                           bs = {0.011f, 0.007f, 0.019f, 0.003f, 0.023f};
   const float ys = 0.37f;
   const int64_t yz = -7;
   addInput(c, "a", DType::U8, {Bt, M, K}, a);
@@ -297,8 +297,8 @@ inline IntGemmCase qlinearConvPerChannel() {
   addFloatInput(c, "ys", DType::F32, {}, {ys});
   addInput(c, "yz", DType::U8, {}, {yz});
   addInput(c, "B", DType::I32, {M}, bias);
-  auto *n = c.model.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"},
-                         {"y"}, "qconv");
+  auto *n = c.model.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"}, {"y"},
+                         "qconv");
   attrInts(n, "pads", {1, 1, 1, 1});
   c.model.output("y");
   for (auto &v : x)
@@ -316,6 +316,46 @@ inline IntGemmCase qlinearConvPerChannel() {
   return c;
 }
 
+/// int64 MatMul whose products and sums wrap modulo 2^64 (values up to 2^41 times 2^33);
+/// `constant`: A and B are initializers, so the importer folds the product (the reference
+/// interpreter computes it; no graph input).
+inline IntGemmCase i64WrappingMatMul(bool constant) {
+  IntGemmCase c;
+  c.name = constant ? "i64_matmul_wrap_folded" : "i64_matmul_wrap";
+  const int64_t M = 2, K = 3, N = 2;
+  const std::vector<int64_t> a = {int64_t(1) << 40, -5, 7, 3, int64_t(1) << 41, -1};
+  const std::vector<int64_t> b = {int64_t(1) << 30, 2, -3, 5, 11, int64_t(1) << 33};
+  auto add = [&](const std::string &name, const std::vector<int64_t> &shape,
+                 const std::vector<int64_t> &v) {
+    if (!constant) {
+      c.model.input(name, (int)DType::I64, shape);
+      HostTensor h = HostTensor::zeros(DType::I64, shape);
+      std::memcpy(h.data.data(), v.data(), v.size() * 8);
+      c.inputs.push_back(h);
+      return;
+    }
+    auto *t = c.model.g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : shape)
+      t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char *>(v.data()), v.size() * 8));
+  };
+  add("A", {M, K}, a);
+  add("B", {K, N}, b);
+  c.model.node("MatMul", {"A", "B"}, {"Y"}, "mm_i64");
+  c.model.output("Y");
+  c.want = HostTensor::zeros(DType::I64, {M, N});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      uint64_t s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += (uint64_t)a[(size_t)(i * K + k)] * (uint64_t)b[(size_t)(k * N + j)];
+      std::memcpy(&c.want.as<int64_t>()[i * N + j], &s, 8);
+    }
+  return c;
+}
+
 /// Every case above.
 inline std::vector<IntGemmCase> intGemmCases() {
   std::vector<IntGemmCase> v;
@@ -327,6 +367,7 @@ inline std::vector<IntGemmCase> intGemmCases() {
   v.push_back(qlinearMatMulTies(false));
   v.push_back(qlinearMatMulPerRowColumn());
   v.push_back(qlinearConvPerChannel());
+  v.push_back(i64WrappingMatMul(false));
   return v;
 }
 

@@ -72,7 +72,9 @@ TEST(CpuIntGemm, MatMulIntegerLargeKIsExact) { runCase(test::matMulIntegerLargeK
 TEST(CpuIntGemm, MatMulIntegerPerRowAndColumnZeroPoints) {
   runCase(test::matMulIntegerPerRowColumn());
 }
-TEST(CpuIntGemm, MatMulIntegerNdZeroPointsMixedSigns) { runCase(test::matMulIntegerNdZeroPoints()); }
+TEST(CpuIntGemm, MatMulIntegerNdZeroPointsMixedSigns) {
+  runCase(test::matMulIntegerNdZeroPoints());
+}
 TEST(CpuIntGemm, ConvIntegerPerChannelZeroPointAndPads) { runCase(test::convIntegerPerChannel()); }
 TEST(CpuIntGemm, QLinearMatMulRoundsTiesToEvenAndSaturatesInt8) {
   runCase(test::qlinearMatMulTies(true));
@@ -80,10 +82,12 @@ TEST(CpuIntGemm, QLinearMatMulRoundsTiesToEvenAndSaturatesInt8) {
 TEST(CpuIntGemm, QLinearMatMulRoundsTiesToEvenAndSaturatesUint8) {
   runCase(test::qlinearMatMulTies(false));
 }
-TEST(CpuIntGemm, QLinearMatMulPerRowAndColumnScales) {
-  runCase(test::qlinearMatMulPerRowColumn());
-}
+TEST(CpuIntGemm, QLinearMatMulPerRowAndColumnScales) { runCase(test::qlinearMatMulPerRowColumn()); }
 TEST(CpuIntGemm, QLinearConvPerChannelWithBias) { runCase(test::qlinearConvPerChannel()); }
+// int64: the products and sums wrap modulo 2^64 in the compiled GEMM and in the interpreter that
+// folds a product of constants (which sums integers exactly, not in double).
+TEST(CpuIntGemm, Int64MatMulWrapsModulo2To64) { runCase(test::i64WrappingMatMul(false)); }
+TEST(CpuIntGemm, Int64MatMulFoldedAtImportWraps) { runCase(test::i64WrappingMatMul(true)); }
 
 // float16 scales: each scale widened to float, the product a_scale * b_scale / y_scale computed
 // in float (one rounding per op, on every backend and inside fused kernels alike). With 0.05,
