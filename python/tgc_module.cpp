@@ -49,6 +49,10 @@ py::dtype numpyDType(tgc::DType t) {
   case tgc::DType::F16: return py::dtype("float16");
   case tgc::DType::F64: return py::dtype("float64");
   case tgc::DType::BF16: return py::dtype("uint16");
+  // float8 crosses as its bits, int4/uint4 one a byte (sign-extended / zero-extended)
+  case tgc::DType::F8E4M3FN: case tgc::DType::F8E4M3FNUZ: case tgc::DType::F8E5M2:
+  case tgc::DType::F8E5M2FNUZ: case tgc::DType::U4: return py::dtype("uint8");
+  case tgc::DType::I4: return py::dtype("int8");
   }
   throw TgcError("unknown element type " + std::to_string((int)t));
 }
@@ -132,6 +136,10 @@ public:
                                          : std::string()));
       if (*t == tgc::DType::U16 && i < specs.size() && specs[i].dtype == tgc::DType::BF16)
         t = tgc::DType::BF16; // bf16 crosses as its raw bits in uint16
+      if (i < specs.size() && ((*t == tgc::DType::U8 && (tgc::isFloat8DType(specs[i].dtype) ||
+                                                         specs[i].dtype == tgc::DType::U4)) ||
+                               (*t == tgc::DType::I8 && specs[i].dtype == tgc::DType::I4)))
+        t = specs[i].dtype; // float8 bits in uint8, int4/uint4 one a byte (range unchecked)
       dims[i].assign(a.shape(), a.shape() + a.ndim());
       in[i].dtype = *t;
       in[i].rank = (int32_t)a.ndim();

@@ -1,6 +1,8 @@
 // Tensor.cpp — host tensor helpers: element access, conversions and the rel-L2 metric.
 #include "runtime/Tensor.h"
 
+#include "runtime/Float8.h"
+
 #include <cmath>
 #include <limits>
 
@@ -10,6 +12,8 @@ size_t dtypeSize(DType t) {
   switch (t) {
   case DType::F32: case DType::I32: case DType::U32: return 4;
   case DType::U8: case DType::I8: case DType::Bool: return 1;
+  case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+  case DType::U4: case DType::I4: return 1;
   case DType::I64: case DType::F64: case DType::U64: return 8;
   case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
   }
@@ -31,6 +35,12 @@ const char *dtypeName(DType t) {
   case DType::F16: return "f16";
   case DType::F64: return "f64";
   case DType::BF16: return "bf16";
+  case DType::F8E4M3FN: return "f8e4m3fn";
+  case DType::F8E4M3FNUZ: return "f8e4m3fnuz";
+  case DType::F8E5M2: return "f8e5m2";
+  case DType::F8E5M2FNUZ: return "f8e5m2fnuz";
+  case DType::U4: return "u4";
+  case DType::I4: return "i4";
   }
   return "unknown";
 }
@@ -38,12 +48,18 @@ const char *dtypeName(DType t) {
 bool isKnownDType(int32_t v) { return dtypeSize(static_cast<DType>(v)) != 0; }
 
 bool isUnsignedDType(DType t) {
-  return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
+  return t == DType::U4 || t == DType::U8 || t == DType::U16 || t == DType::U32 ||
+         t == DType::U64;
 }
 
 bool isIntegerDType(DType t) {
-  return isUnsignedDType(t) || t == DType::I8 || t == DType::I16 || t == DType::I32 ||
-         t == DType::I64;
+  return isUnsignedDType(t) || t == DType::I4 || t == DType::I8 || t == DType::I16 ||
+         t == DType::I32 || t == DType::I64;
+}
+
+bool isFloat8DType(DType t) {
+  return t == DType::F8E4M3FN || t == DType::F8E4M3FNUZ || t == DType::F8E5M2 ||
+         t == DType::F8E5M2FNUZ;
 }
 
 int64_t HostTensor::numel() const {
@@ -133,6 +149,10 @@ double HostTensor::get(int64_t i) const {
   case DType::U32: return as<uint32_t>()[i];
   case DType::U64: return static_cast<double>(as<uint64_t>()[i]);
   case DType::Bool: return as<uint8_t>()[i] ? 1.0 : 0.0;
+  case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+    return f8::toFloat(as<uint8_t>()[i], static_cast<int>(dtype));
+  case DType::U4: return as<uint8_t>()[i];
+  case DType::I4: return as<int8_t>()[i];
   }
   return 0;
 }
@@ -148,6 +168,8 @@ int64_t HostTensor::getInt(int64_t i) const {
   case DType::U32: return as<uint32_t>()[i];
   case DType::U64: return static_cast<int64_t>(as<uint64_t>()[i]);
   case DType::Bool: return as<uint8_t>()[i] != 0;
+  case DType::U4: return as<uint8_t>()[i];
+  case DType::I4: return as<int8_t>()[i];
   default: return 0;
   }
 }
@@ -186,6 +208,15 @@ void HostTensor::set(int64_t i, double v) {
   case DType::U32: as<uint32_t>()[i] = static_cast<uint32_t>(wrappedBits(v)); return;
   case DType::U64: as<uint64_t>()[i] = wrappedBits(v); return;
   case DType::Bool: as<uint8_t>()[i] = v != 0.0; return;
+  // float8: through f32, rounded to nearest even, saturating (Cast's default).
+  case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+    as<uint8_t>()[i] = f8::fromFloat(static_cast<float>(v), static_cast<int>(dtype), true);
+    return;
+  // 4-bit: the low 4 bits (wrapping), sign-extended for i4.
+  case DType::U4: as<uint8_t>()[i] = static_cast<uint8_t>(wrappedBits(v) & 0xF); return;
+  case DType::I4:
+    as<int8_t>()[i] = static_cast<int8_t>(static_cast<uint8_t>(wrappedBits(v) << 4)) >> 4;
+    return;
   }
 }
 

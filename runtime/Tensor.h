@@ -27,6 +27,14 @@ enum class DType : int32_t {
   U32 = 12,
   U64 = 13,
   BF16 = 16,
+  // One byte per element in memory (runtime/Float8.h); int4/uint4 are packed two per byte only
+  // in ONNX tensors.
+  F8E4M3FN = 17,
+  F8E4M3FNUZ = 18,
+  F8E5M2 = 19,
+  F8E5M2FNUZ = 20,
+  U4 = 21,
+  I4 = 22,
 };
 
 /// Bytes per element; 0 for an unknown value.
@@ -35,10 +43,12 @@ size_t dtypeSize(DType t);
 const char *dtypeName(DType t);
 /// True when `v` is one of the DType enumerators.
 bool isKnownDType(int32_t v);
-/// True for the integer dtypes (signed and unsigned, 8 to 64 bits; not bool).
+/// True for the integer dtypes (signed and unsigned, 4 to 64 bits; not bool).
 bool isIntegerDType(DType t);
-/// True for the unsigned integer dtypes (u8, u16, u32, u64).
+/// True for the unsigned integer dtypes (u4, u8, u16, u32, u64).
 bool isUnsignedDType(DType t);
+/// True for the four float8 dtypes (17..20).
+bool isFloat8DType(DType t);
 
 /// A dense row-major tensor in host memory.
 struct HostTensor {

@@ -52,6 +52,8 @@ llvm::Expected<CType> ctypeOf(const CTarget &t, Type type, Operation *op) {
     return CType{"uint8_t", false, true};
   if (std::string n = integerCTypeName(type); !n.empty())
     return CType{n};
+  if (tg::isFloat8(type)) // its bits; only tg.cast computes with them (castExpr)
+    return CType{"uint8_t"};
   std::string s;
   llvm::raw_string_ostream os(s);
   os << type;
@@ -305,9 +307,22 @@ llvm::Expected<std::string> CKernel::elemExpr(Operation *op, const std::vector<s
   std::string args;
   for (size_t i = 0; i < a.size(); ++i)
     args += (i ? ", " : "") + a[i];
-  if (isa<tg::CastOp>(op))
-    return "tg_cast<" + rt->calc() + ", " + (rt->isBool ? "true" : "false") + ", " + t->calc() +
-           ">(" + args + ")";
+  if (auto c = dyn_cast<tg::CastOp>(op)) {
+    // float8 through f32: tg_f8_to_float decodes, tg_f8_from_float encodes (rounding to nearest
+    // even; `saturate` as the op's attribute), both in the preludes (ElementPrelude.cpp).
+    auto elem = [](Value v) { return v.getType().cast<ShapedType>().getElementType(); };
+    const int from = tg::float8Kind(elem(c.getInput())), to = tg::float8Kind(elem(c));
+    std::string src = t->calc();
+    if (from) {
+      args = "tg_f8_to_float(" + args + ", " + std::to_string(from) + ")";
+      src = "float";
+    }
+    if (to)
+      return "tg_f8_from_float(tg_cast<float, false, " + src + ">(" + args + "), " +
+             std::to_string(to) + ", " + (c.getSaturate().value_or(true) ? "true" : "false") + ")";
+    return "tg_cast<" + rt->calc() + ", " + (rt->isBool ? "true" : "false") + ", " + src + ">(" +
+           args + ")";
+  }
   return "tg_" + name + "<" + t->calc() + ">(" + args + ")";
 }
 

@@ -22,6 +22,7 @@ std::string integerCTypeName(mlir::Type t) {
     return "";
   const bool u = i.isUnsigned();
   switch (i.getWidth()) {
+  case 4: // one a byte, int4 sign-extended
   case 8: return u ? "uint8_t" : "int8_t";
   case 16: return u ? "uint16_t" : "int16_t";
   case 32: return u ? "uint32_t" : "int32_t";

@@ -39,6 +39,7 @@ int32_t onnxDType(mlir::Type t) {
     if (i.getWidth() == 64) return i.isUnsigned() ? 13 : 7;
   }
   return -1;
+  if (int k = tg::float8Kind(t)) return k; // 17..20, one byte
 }
 
 } // namespace
@@ -86,7 +87,7 @@ llvm::Error constantBytes(tg::ConstantOp c, std::string &blob, int64_t offset,
       out[i++] = b ? 1 : 0;
     return llvm::Error::success();
   }
-  size_t esize = e.getIntOrFloatBitWidth() / 8;
+  size_t esize = e.isInteger(4) ? 1 : e.getIntOrFloatBitWidth() / 8; // (i4: a byte each)
   llvm::ArrayRef<char> raw = dense.getRawData();
   if (dense.isSplat()) {
     if (raw.size() < esize)

@@ -135,7 +135,7 @@ int64_t tensorBytes(Type type) {
     return -1;
   Type e = t.getElementType();
   int64_t size;
-  if (e.isInteger(1))
+  if (e.isInteger(1) || e.isInteger(4) || tg::isFloat8(e)) // one a byte (i4/ui4, float8)
     size = 1;
   else if (e.isIntOrFloat() && e.getIntOrFloatBitWidth() % 8 == 0)
     size = e.getIntOrFloatBitWidth() / 8;

@@ -22,6 +22,25 @@ void TGDialect::initialize() {
       >();
 }
 
+Type TGDialect::parseType(DialectAsmParser &parser) const {
+  StringRef name;
+  const llvm::SMLoc loc = parser.getCurrentLocation();
+  if (failed(parser.parseKeyword(&name)))
+    return Type();
+  for (int k = 17; k <= 20; ++k)
+    if (auto t = float8Type(getContext(), k); t.cast<OpaqueType>().getTypeData() == name)
+      return t;
+  parser.emitError(loc, "unknown tg type '")
+      << name << "' (f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz)";
+  return Type();
+}
+
+void TGDialect::printType(Type type, DialectAsmPrinter &printer) const {
+  // (The float8 types are opaque types, which MLIR prints itself: !tg.f8e4m3fn.)
+  if (auto o = type.dyn_cast<OpaqueType>())
+    printer << o.getTypeData();
+}
+
 Operation *TGDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
                                           Location loc) {
   auto elements = value.dyn_cast<ElementsAttr>();

@@ -5,6 +5,7 @@
 #ifndef TGC_COMPILER_DIALECT_TGDIALECT_H
 #define TGC_COMPILER_DIALECT_TGDIALECT_H
 
+#include "compiler/dialect/Float8Types.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"

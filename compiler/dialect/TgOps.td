@@ -17,6 +17,11 @@ def TG_Dialect : Dialect {
   let cppNamespace = "::tgc::tg";
   let emitAccessorPrefix = kEmitAccessorPrefix_Prefixed;
   let hasConstantMaterializer = 1;
+  // Parses the float8 element types `!tg.f8e4m3fn` ... (opaque types: Float8Types.h).
+  let extraClassDeclaration = [{
+    ::mlir::Type parseType(::mlir::DialectAsmParser &parser) const override;
+    void printType(::mlir::Type type, ::mlir::DialectAsmPrinter &printer) const override;
+  }];
 }
 
 class TG_Op<string mnemonic, list<Trait> traits = []> :
@@ -100,8 +105,14 @@ def TG_IsNanOp : TG_Op<"isnan"> {
 
 def TG_CastOp : TG_Op<"cast"> {
   let summary = "element type conversion (same shape)";
-  let arguments = (ins TG_Tensor:$input);
+  // `saturate` (float8 results only; absent means true): values beyond the format's largest
+  // finite one, infinities included, become it; false: inf or NaN as the format allows (ONNX
+  // Cast-19). Float8 conversions go through f32 (compiler/dialect/Float8Types.h).
+  let arguments = (ins TG_Tensor:$input, OptionalAttr<BoolAttr>:$saturate);
   let results = (outs TG_Tensor:$result);
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input), [{
+    build($_builder, $_state, result, input, ::mlir::BoolAttr());
+  }]>];
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -5,6 +5,7 @@
 // are read element by element.
 #include "compiler/interp/Attributes.h"
 #include "compiler/interp/Interpreter.h"
+#include "compiler/dialect/Float8Types.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -29,6 +30,9 @@ llvm::Expected<DType> dtypeOf(Type t) {
   if (t.isUnsignedInteger(32)) return DType::U32;
   if (t.isUnsignedInteger(64)) return DType::U64;
   if (t.isSignlessInteger(1)) return DType::Bool;
+  if (t.isSignlessInteger(4)) return DType::I4;
+  if (t.isUnsignedInteger(4)) return DType::U4;
+  if (int k = tg::float8Kind(t)) return static_cast<DType>(k);
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "unsupported element type " << t;
@@ -50,6 +54,10 @@ Type elementTypeOf(DType t, MLIRContext *ctx) {
   case DType::U32: return IntegerType::get(ctx, 32, IntegerType::Unsigned);
   case DType::U64: return IntegerType::get(ctx, 64, IntegerType::Unsigned);
   case DType::Bool: return IntegerType::get(ctx, 1);
+  case DType::I4: return IntegerType::get(ctx, 4);
+  case DType::U4: return IntegerType::get(ctx, 4, IntegerType::Unsigned);
+  case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+    return tg::float8Type(ctx, static_cast<int>(t));
   }
   return Type();
 }
@@ -86,12 +94,18 @@ llvm::Expected<HostTensor> readConstant(ElementsAttr attr) {
     if (dense.isSplat() && raw.size() >= es) {
       for (size_t i = 0; i < n; ++i)
         std::memcpy(t.data.data() + i * es, raw.data(), es);
+      if (*dt == DType::I4)
+        for (uint8_t &b : t.data)
+          b = static_cast<uint8_t>(static_cast<int8_t>(static_cast<uint8_t>(b << 4)) >> 4);
       return std::move(t);
     }
     if (raw.size() != n * es)
       return fail("constant holds " + llvm::Twine(raw.size()) + " bytes, expected " +
                   llvm::Twine(n * es));
     std::memcpy(t.data.data(), raw.data(), n * es);
+    if (*dt == DType::I4) // MLIR keeps an i4's 4 bits in a byte: sign-extend them
+      for (uint8_t &b : t.data)
+        b = static_cast<uint8_t>(static_cast<int8_t>(static_cast<uint8_t>(b << 4)) >> 4);
     return std::move(t);
   }
 
@@ -139,6 +153,8 @@ DenseElementsAttr attrFromTensor(const HostTensor &t, RankedTensorType type) {
     return {};
   }
   size_t es = dtypeSize(t.dtype);
+  if (isFloat8DType(t.dtype)) // no dense attribute holds an opaque element type
+    return {};
   if (*dt != t.dtype || type.getNumElements() != t.numel() ||
       t.data.size() != static_cast<size_t>(t.numel()) * es)
     return {};

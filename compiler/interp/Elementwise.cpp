@@ -4,6 +4,7 @@
 // the ops where double would lose bits or C++ would be undefined (division by zero is an error,
 // INT64_MIN / -1 wraps, multiplication wraps like the hardware does).
 #include "compiler/interp/Kernels.h"
+#include "runtime/Float8.h"
 
 #include <cmath>
 #include <limits>
@@ -230,10 +231,15 @@ llvm::Expected<HostTensor> where(const HostTensor &cond, const HostTensor &a, co
   return std::move(out);
 }
 
-HostTensor cast(const HostTensor &x, DType to) {
+HostTensor cast(const HostTensor &x, DType to, bool saturate) {
   HostTensor out = HostTensor::zeros(to, x.shape);
   if (to == x.dtype) {
     out.data = x.data;
+  } else if (isFloat8DType(to)) { // through f32 (as ONNX's reference), rounded to nearest even
+    std::vector<double> v = toF64(x);
+    for (size_t i = 0; i < v.size(); ++i)
+      out.as<uint8_t>()[i] =
+          f8::fromFloat(static_cast<float>(v[i]), static_cast<int>(to), saturate);
   } else if (x.dtype == DType::U64 && !isIntegerLike(to)) {
     storeF64(out, toF64(x)); // u64 → float converts the unsigned value
   } else if (to == DType::U64 && !isIntegerLike(x.dtype)) {

@@ -83,6 +83,12 @@ std::vector<double> toF64(const HostTensor &t) {
   case DType::U32: readAll<uint32_t>(t, v, id); break;
   case DType::U64: readAll<uint64_t>(t, v, id); break;
   case DType::Bool: readAll<uint8_t>(t, v, [](uint8_t b) { return b ? 1.0 : 0.0; }); break;
+  case DType::I4: readAll<int8_t>(t, v, id); break;
+  case DType::U4: readAll<uint8_t>(t, v, id); break;
+  case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = t.get(static_cast<int64_t>(i)); // decoded (runtime/Float8.h)
+    break;
   }
   return v;
 }
@@ -100,6 +106,8 @@ std::vector<int64_t> toI64(const HostTensor &t) {
   case DType::U32: readAll<uint32_t>(t, v, id); break;
   case DType::U64: readAll<uint64_t>(t, v, id); break; // the bits: above INT64_MAX negative
   case DType::Bool: readAll<uint8_t>(t, v, [](uint8_t b) { return int64_t(b != 0); }); break;
+  case DType::I4: readAll<int8_t>(t, v, id); break;
+  case DType::U4: readAll<uint8_t>(t, v, id); break;
   default: {
     std::vector<double> d = toF64(t);
     for (size_t i = 0; i < d.size(); ++i)
@@ -133,6 +141,11 @@ void storeF64(HostTensor &t, const std::vector<double> &v) {
                                                               : static_cast<uint64_t>(v[i]);
     break;
   case DType::Bool: for (size_t i = 0; i < n; ++i) t.as<uint8_t>()[i] = v[i] != 0.0; break;
+  case DType::I4: for (size_t i = 0; i < n; ++i) t.as<int8_t>()[i] = saturate(v[i], -8, 7); break;
+  case DType::U4: for (size_t i = 0; i < n; ++i) t.as<uint8_t>()[i] = saturate(v[i], 0, 15); break;
+  default: // float8: through f32, saturating (tg.cast's own path honours saturate=false)
+    for (size_t i = 0; i < n; ++i)
+      t.set(static_cast<int64_t>(i), v[i]);
   }
 }
 

@@ -196,7 +196,9 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
   int64_t rank0 = in.empty() ? 0 : in[0]->shape.size();
   return llvm::TypeSwitch<Operation *, llvm::Expected<Results>>(op)
       .Case([&](tg::ConstantOp c) { return one(interp::readConstant(c.getValue())); })
-      .Case([&](tg::CastOp) { return one(interp::cast(*in[0], resultDType(op))); })
+      .Case([&](tg::CastOp c) {
+        return one(interp::cast(*in[0], resultDType(op), c.getSaturate().value_or(true)));
+      })
       .Case([&](tg::WhereOp) { return one(interp::where(*in[0], *in[1], *in[2], outShape)); })
       .Case([&](tg::MatmulOp) { return one(interp::matmul(*in[0], *in[1], outShape)); })
       .Case([&](tg::LinearOp) {

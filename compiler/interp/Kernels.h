@@ -104,7 +104,8 @@ llvm::Expected<HostTensor> binary(Binary kind, const HostTensor &a, const HostTe
 llvm::Expected<HostTensor> where(const HostTensor &cond, const HostTensor &a, const HostTensor &b,
                                  const Shape &outShape);
 /// Element type conversion (float→int truncates toward zero, →bool is != 0).
-HostTensor cast(const HostTensor &x, DType to);
+/// Element type conversion; `saturate` (float8 results) as tg.cast's attribute.
+HostTensor cast(const HostTensor &x, DType to, bool saturate = true);
 /// Rotary embedding (see tg.rotary): x * cos + rotate(x) * sin, cos/sin broadcast to x; rotate
 /// is rotate_half (-x2, x1) or, when `interleaved`, the pairwise (-x[2i+1], x[2i]).
 llvm::Expected<HostTensor> rotary(const HostTensor &x, const HostTensor &cos, const HostTensor &sin,

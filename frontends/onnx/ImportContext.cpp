@@ -2,6 +2,7 @@
 // constant folding through the reference interpreter, and constant construction/reading.
 #include "frontends/onnx/ImportContext.h"
 
+#include "compiler/dialect/Float8Types.h"
 #include "compiler/interp/Interpreter.h"
 #include "frontends/onnx/ModelLoader.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,6 +93,15 @@ Type mlirElementType(DType t, MLIRContext *ctx) {
     return IntegerType::get(ctx, 64, IntegerType::Unsigned);
   case DType::Bool:
     return IntegerType::get(ctx, 1);
+  case DType::I4:
+    return IntegerType::get(ctx, 4);
+  case DType::U4:
+    return IntegerType::get(ctx, 4, IntegerType::Unsigned);
+  case DType::F8E4M3FN:
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2:
+  case DType::F8E5M2FNUZ:
+    return tg::float8Type(ctx, (int)t);
   }
   return Float32Type::get(ctx);
 }
@@ -224,6 +234,9 @@ std::vector<Value> ImportContext::finish(Operation *op) {
   }
   if (isa<tg::ConstantOp>(op) || op->getNumOperands() == 0 || total > kMaxFoldElements)
     return results;
+  for (Value r : results)
+    if (tg::isFloat8(elemOf(r))) // no constant holds float8 (Float8Types.h): left to run
+      return results;
   std::vector<HostTensor> operands;
   for (Value v : op->getOperands()) {
     auto c = v.getDefiningOp<tg::ConstantOp>();
@@ -289,6 +302,15 @@ Value ImportContext::transpose(Location loc, Value v, const std::vector<int64_t>
 // --- constants ---
 
 Value ImportContext::constant(Location loc, const HostTensor &t) {
+  if (isFloat8DType(t.dtype)) {
+    // No dense attribute holds a float8 element: its values (exact in f32) as an f32 constant,
+    // cast back without saturation (inf stays inf; every other value encodes to itself).
+    HostTensor f = HostTensor::zeros(DType::F32, t.shape, t.name);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      f.set(i, t.get(i));
+    auto ty = type(t.shape, mlirElementType(t.dtype, ctx));
+    return emit<tg::CastOp>(loc, ty, constant(loc, f), b.getBoolAttr(false));
+  }
   auto ty = type(t.shape, mlirElementType(t.dtype, ctx));
   DenseElementsAttr attr;
   if (t.dtype == DType::Bool) {

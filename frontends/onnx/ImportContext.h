@@ -84,6 +84,13 @@ void registerMiscOps(OpTable &table);
 /// ones signless, bool is i1).
 mlir::Type mlirElementType(DType t, mlir::MLIRContext *ctx);
 
+class ImportContext;
+/// x converted to `to` as ONNX's Cast does: to int4/uint4 clipped to the range, then rounded half
+/// to even; to float8 through f32, `saturate` (Cast-19's attribute) choosing what values beyond the
+/// range become; otherwise c.cast (ImportQuantize.cpp).
+mlir::Value castOnnx(ImportContext &c, mlir::Location loc, mlir::Value x, mlir::Type to,
+                     bool saturate);
+
 /// A value whose extent along `axis` is known only at run time: `count` (tensor<i64>) entries
 /// are valid, the rest padding; `origin` names the node that decided it ("NonZero 'nz'").
 /// See DynamicExtent.cpp and docs/design.md, "Data-dependent shapes".

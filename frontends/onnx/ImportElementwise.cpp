@@ -74,13 +74,14 @@ Result importCast(ImportContext &c, const NodeView &n) {
   auto dtype = dtypeFromOnnx((int32_t)to->i(), n.label + ": cast target");
   if (!dtype)
     return dtype.takeError();
-  return Values{c.cast(n.loc, x, mlirElementType(*dtype, c.ctx))};
+  const bool saturate = n.attrInt("saturate", 1) != 0; // (float8 targets only)
+  return Values{castOnnx(c, n.loc, x, mlirElementType(*dtype, c.ctx), saturate)};
 }
 
 Result importCastLike(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(x, c.need(n, 0));
   TGC_ASSIGN(like, c.need(n, 1));
-  return Values{c.cast(n.loc, x, c.elemOf(like))};
+  return Values{castOnnx(c, n.loc, x, c.elemOf(like), n.attrInt("saturate", 1) != 0)};
 }
 
 Result importIsNaN(ImportContext &c, const NodeView &n) {

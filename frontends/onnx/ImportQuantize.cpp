@@ -1,14 +1,18 @@
 // ImportQuantize.cpp — QuantizeLinear and DequantizeLinear as elementwise arithmetic, so they run
 // and fuse on every backend like any pointwise chain:
-//   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)   ([u]int8 / [u]int16)
-//   DequantizeLinear: y = (x - zero_point) * scale               ([u]int8 / [u]int16 / int32)
+//   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)   ([u]int4/8/16)
+//                     y = float8(x / scale)       (float8: tg.cast, `saturate` as the node's)
+//   DequantizeLinear: y = (x - zero_point) * scale        ([u]int4/8/16, int32; float8: x * scale)
 // The scale (and zero point) is a scalar (per tensor), 1-D along `axis` (per axis) or, from opset
 // 21, blocked along `axis` (`block_size` consecutive elements share one), read as the ONNX
 // reference does. DynamicQuantizeLinear computes its uint8 scale and zero point from the tensor's
-// range first. 4-bit and float8 quantized types are refused by name.
+// range first. A float8 zero point must be zero (the reference ignores it; so does tgc).
+// Also here: castOnnx, Cast's conversions to float8 (saturate) and int4/uint4 (clip, then round
+// half to even, as onnx.subbyte.float32_to_4bit_unpacked).
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/dialect/TgDialect.h"
+#include "frontends/onnx/ModelLoader.h"
 
 using namespace mlir;
 
@@ -56,14 +60,17 @@ llvm::Expected<Value> broadcastParam(ImportContext &c, const NodeView &n, Value 
                               (uint64_t)axis);
 }
 
-/// [u]int8 or [u]int16 (the quantized types handled here), else an error naming the type.
+/// [u]int4, [u]int8, [u]int16 or float8 (the quantized types handled here), else an error
+/// naming the type.
 llvm::Error checkQuantizedType(ImportContext &c, const NodeView &n, Type t, bool int32Ok) {
-  if (t.isInteger(8) || t.isInteger(16) || (int32Ok && t.isInteger(32) && t.isSignlessInteger()))
+  if (t.isInteger(4) || t.isInteger(8) || t.isInteger(16) || tg::isFloat8(t) ||
+      (int32Ok && t.isInteger(32) && t.isSignlessInteger()))
     return llvm::Error::success();
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;
-  return c.error(n, "quantized type " + os.str() + " is not supported (int8, uint8, int16, uint16" +
+  return c.error(n, "quantized type " + os.str() +
+                        " is not supported (int4, uint4, int8, uint8, int16, uint16, float8" +
                         (int32Ok ? ", int32)" : ")"));
 }
 
@@ -77,23 +84,30 @@ Result importQuantize(ImportContext &c, const NodeView &n) {
   Type qt = zp ? c.elemOf(zp) : c.b.getIntegerType(8, /*isSigned=*/false);
   if (!zp && n.attrInt("output_dtype", 0) != 0) {
     const int64_t od = n.attrInt("output_dtype", 0);
-    if (od < 2 || od > 5) // UINT8, INT8, UINT16, INT16
+    // UINT8, INT8, UINT16, INT16, FLOAT8E4M3FN .. FLOAT8E5M2FNUZ, UINT4, INT4
+    if (od < 2 || (od > 5 && od < 17) || od > 22)
       return c.error(n, "output_dtype " + std::to_string(od) +
-                            " is not supported (int8, uint8, int16, uint16)");
-    const unsigned w = od <= 3 ? 8 : 16;
-    qt = od == 3 || od == 5 ? c.b.getIntegerType(w) : c.b.getIntegerType(w, /*isSigned=*/false);
+                            " is not supported (int4, uint4, int8, uint8, int16, uint16, float8)");
+    auto dt = dtypeFromOnnx((int32_t)od, n.label + ": output_dtype");
+    if (!dt)
+      return dt.takeError();
+    qt = mlirElementType(*dt, c.ctx);
   }
   if (auto e = checkQuantizedType(c, n, qt, false))
     return std::move(e);
   const Type ft = c.elemOf(x);
   TGC_ASSIGN(s, broadcastParam(c, n, c.cast(n.loc, scale, ft), x));
+  if (tg::isFloat8(qt)) { // x / scale to float8 (round to nearest even); the zero point is 0
+    Value q = c.binary<tg::DivOp>(n.loc, x, s);
+    return Values{castOnnx(c, n.loc, q, qt, n.attrInt("saturate", 1) != 0)};
+  }
   Value q = c.unary<tg::RoundOp>(n.loc, c.binary<tg::DivOp>(n.loc, x, s));
   if (zp) {
     TGC_ASSIGN(z, broadcastParam(c, n, zp, x));
     q = c.binary<tg::AddOp>(n.loc, q, c.cast(n.loc, z, ft));
   }
   const bool isSigned = !qt.isUnsignedInteger();
-  const double range = qt.isInteger(16) ? 65536 : 256;
+  const double range = qt.isInteger(16) ? 65536 : qt.isInteger(4) ? 16 : 256;
   q = c.binary<tg::MaxOp>(n.loc, q, c.splat(n.loc, isSigned ? -range / 2 : 0, ft));
   q = c.binary<tg::MinOp>(n.loc, q, c.splat(n.loc, isSigned ? range / 2 - 1 : range - 1, ft));
   return Values{c.cast(n.loc, q, qt)};
@@ -111,7 +125,7 @@ Result importDequantize(ImportContext &c, const NodeView &n) {
     return c.error(n, "zero point must have the input's type");
   const Type ft = c.elemOf(scale);
   Value y = c.cast(n.loc, x, ft);
-  if (zp) {
+  if (zp && !tg::isFloat8(c.elemOf(x))) { // (a float8 zero point must be 0)
     TGC_ASSIGN(z, broadcastParam(c, n, zp, x));
     y = c.binary<tg::SubOp>(n.loc, y, c.cast(n.loc, z, ft));
   }
@@ -151,6 +165,21 @@ Result importDynamicQuantize(ImportContext &c, const NodeView &n) {
 }
 
 } // namespace
+
+Value castOnnx(ImportContext &c, Location loc, Value x, Type to, bool saturate) {
+  if (auto it = to.dyn_cast<IntegerType>(); it && it.getWidth() == 4) {
+    // clip to the range, then round half to even (NaN stays NaN and converts as the cast does)
+    const Type f32 = c.b.getF32Type();
+    Value v = c.cast(loc, x, f32);
+    const bool u = it.isUnsigned();
+    v = c.binary<tg::MaxOp>(loc, v, c.splat(loc, u ? 0 : -8, f32));
+    v = c.binary<tg::MinOp>(loc, v, c.splat(loc, u ? 15 : 7, f32));
+    return c.cast(loc, c.unary<tg::RoundOp>(loc, v), to);
+  }
+  if (!tg::isFloat8(to) || saturate || c.elemOf(x) == to)
+    return c.cast(loc, x, to);
+  return c.emit<tg::CastOp>(loc, c.type(c.shapeOf(x), to), x, c.b.getBoolAttr(false));
+}
 
 void registerQuantizeOps(OpTable &t) {
   t["DynamicQuantizeLinear"] = importDynamicQuantize;

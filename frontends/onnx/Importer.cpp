@@ -92,8 +92,11 @@ const std::map<std::string, std::string> &opNotes() {
       {"BitwiseNot", "integer types (not bool)"},
       {"BitwiseOr", "integer types (not bool)"},
       {"BitwiseXor", "integer types (not bool)"},
-      {"DequantizeLinear", "int8, uint8, int16, uint16, int32; per tensor, per axis, blocked (no "
-                           "4-bit or float8)"},
+      {"Cast", "no strings; to float8 rounds to nearest even (saturate 0/1), to int4/uint4 clips "
+               "then rounds half to even, as ONNX's reference"},
+      {"CastLike", "as Cast"},
+      {"DequantizeLinear", "int4, uint4, int8, uint8, int16, uint16, int32, float8 (zero point "
+                           "taken as 0); per tensor, per axis, blocked"},
       {"Dropout", "training_mode=true only with ratio 0 (identity; a random mask is refused)"},
       {"DynamicQuantizeLinear", "float32 input"},
       {"AffineGrid", "opset 20, 2-D and 3-D; size must be constant (by MatMul with a constant "
@@ -141,8 +144,8 @@ const std::map<std::string, std::string> &opNotes() {
       {"MaxUnpool", "indices into the unpooled shape (N, C included); a larger output_shape pads "
                     "the end (by ScatterElements)"},
       {"Pad", "constant, reflect, edge, wrap"},
-      {"QuantizeLinear", "to int8, uint8, int16, uint16; per tensor, per axis, blocked (no 4-bit "
-                         "or float8)"},
+      {"QuantizeLinear", "to int4, uint4, int8, uint8, int16, uint16, float8 (saturate; zero "
+                         "point taken as 0); per tensor, per axis, blocked"},
       {"RoiAlign", "sampling_ratio 1 to 64 (0, adaptive, refused); avg, max; half_pixel, "
                    "output_half_pixel (by Gather of the bilinear taps)"},
       {"Resize", "opset 11+; nearest, linear, cubic, every coordinate mode; antialias (linear, "
@@ -257,6 +260,15 @@ struct NodeImporter {
         return err(label + ": unsupported ONNX op " +
                    (isDefaultDomain(node.domain()) ? "" : node.domain() + ".") + node.op_type() +
                    " (opset " + std::to_string(opset) + ")");
+      // float8 values are only converted (tg.cast) or passed on: any other op on one is refused.
+      static const std::set<std::string> kFloat8Ops = {"Cast", "CastLike", "Identity",
+                                                       "QuantizeLinear", "DequantizeLinear"};
+      if (!kFloat8Ops.count(node.op_type()))
+        for (Value v : nv.inputs)
+          if (v && tg::isFloat8(ic.elemOf(v)))
+            return err(label + ": " + node.op_type() +
+                       " of a float8 tensor is not supported (float8 is supported by Cast, "
+                       "CastLike, QuantizeLinear, DequantizeLinear, Identity)");
       auto outs = handler->second(ic, nv);
       if (!outs)
         return outs.takeError();

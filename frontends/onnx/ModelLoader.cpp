@@ -134,6 +134,19 @@ llvm::Expected<DType> dtypeFromOnnx(int32_t dataType, const std::string &what) {
     return DType::F64;
   case onnx::TensorProto::BFLOAT16:
     return DType::BF16;
+  // (onnx.proto of this build predates these: FLOAT8E4M3FN .. FLOAT8E5M2FNUZ, UINT4, INT4)
+  case 17:
+    return DType::F8E4M3FN;
+  case 18:
+    return DType::F8E4M3FNUZ;
+  case 19:
+    return DType::F8E5M2;
+  case 20:
+    return DType::F8E5M2FNUZ;
+  case 21:
+    return DType::U4;
+  case 22:
+    return DType::I4;
   default:
     break;
   }
@@ -141,8 +154,9 @@ llvm::Expected<DType> dtypeFromOnnx(int32_t dataType, const std::string &what) {
                          ? onnx::TensorProto::DataType_Name((onnx::TensorProto::DataType)dataType)
                          : "unknown (" + std::to_string(dataType) + ")";
   return err(what + ": unsupported element type " + name +
-             " (supported: float, double, float16, bfloat16, int64, int32, int16, int8, uint64, "
-             "uint32, uint16, uint8, bool)");
+             " (supported: float, double, float16, bfloat16, float8e4m3fn, float8e4m3fnuz, "
+             "float8e5m2, float8e5m2fnuz, int64, int32, int16, int8, int4, uint64, uint32, uint16, "
+             "uint8, uint4, bool)");
 }
 
 llvm::Expected<std::string> readExternalData(const onnx::TensorProto &t, const std::string &baseDir,
@@ -270,6 +284,43 @@ llvm::Error fromField(const Field &field, HostTensor &h, const std::string &what
   return llvm::Error::success();
 }
 
+/// An int4/uint4 tensor: ONNX packs two elements a byte, the first in the low nibble (an odd
+/// count leaves the last high nibble unused), in raw_data, external data or int32_data (one
+/// packed byte per value); tgc holds one element a byte (int4 sign-extended).
+llvm::Expected<HostTensor> readPacked4(const onnx::TensorProto &t, const std::string &baseDir,
+                                       HostTensor h, int64_t numel, const std::string &what) {
+  const size_t packed = (size_t)(numel + 1) / 2;
+  std::vector<uint8_t> bytes;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (t.has_raw_data())
+      return err(what + ": has both raw_data and external data");
+    auto data = readExternalData(t, baseDir, packed);
+    if (!data)
+      return data.takeError();
+    bytes.assign(data->begin(), data->end());
+  } else if (t.has_raw_data()) {
+    const std::string &raw = t.raw_data();
+    if (raw.size() != packed)
+      return err(what + ": raw_data is " + llvm::Twine((uint64_t)raw.size()) + " bytes but " +
+                 dtypeName(h.dtype) + " " + shapeToString(h.shape) + " needs " +
+                 llvm::Twine((uint64_t)packed) + " (two elements a byte)");
+    bytes.assign(raw.begin(), raw.end());
+  } else {
+    if ((size_t)t.int32_data_size() != packed)
+      return err(what + ": int32_data has " + llvm::Twine(t.int32_data_size()) +
+                 " values but the dims " + shapeToString(h.shape) + " need " +
+                 llvm::Twine((uint64_t)packed) + " (two elements a value)");
+    for (int32_t v : t.int32_data())
+      bytes.push_back((uint8_t)v);
+  }
+  h.data.assign((size_t)numel, 0);
+  for (int64_t i = 0; i < numel; ++i) {
+    const uint8_t nib = (bytes[i / 2] >> (4 * (i % 2))) & 0xF;
+    h.data[i] = h.dtype == DType::I4 ? (uint8_t)(nib >= 8 ? nib - 16 : nib) : nib;
+  }
+  return h;
+}
+
 } // namespace
 
 llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std::string &baseDir) {
@@ -298,6 +349,8 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
       (uint64_t)*numel * esize > (uint64_t)SIZE_MAX / 2)
     return err(what + ": dims " + shapeToString(h.shape) + " overflow");
   size_t bytes = (size_t)*numel * esize;
+  if (h.dtype == DType::I4 || h.dtype == DType::U4)
+    return readPacked4(t, baseDir, std::move(h), *numel, what);
 
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     if (t.has_raw_data())
@@ -416,6 +469,19 @@ llvm::Expected<HostTensor> tensorFromProto(const onnx::TensorProto &t, const std
                            [](HostTensor &h, int64_t i, uint64_t v) { h.as<uint64_t>()[i] = v; }))
       return std::move(e);
     break;
+  case DType::F8E4M3FN:
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2:
+  case DType::F8E5M2FNUZ:
+    // float8s are stored as their bit patterns in int32_data, one a value.
+    if (auto e = fromField(
+            t.int32_data(), h, what, "int32_data",
+            [](HostTensor &h, int64_t i, int32_t v) { h.as<uint8_t>()[i] = (uint8_t)v; }))
+      return std::move(e);
+    break;
+  case DType::I4:
+  case DType::U4:
+    break; // (readPacked4)
   case DType::F16:
   case DType::BF16:
     // 16-bit floats are stored as their bit patterns in int32_data.

@@ -38,7 +38,14 @@ llvm::Error writeTensorProtoFile(const HostTensor &t, const std::string &path) {
   proto.set_data_type((int32_t)t.dtype);
   for (int64_t d : t.shape)
     proto.add_dims(d);
-  proto.set_raw_data(std::string(t.data.begin(), t.data.end()));
+  if (t.dtype == DType::I4 || t.dtype == DType::U4) { // packed two a byte, low nibble first
+    std::string packed((t.data.size() + 1) / 2, '\0');
+    for (size_t i = 0; i < t.data.size(); ++i)
+      packed[i / 2] = (char)(packed[i / 2] | (t.data[i] & 0xF) << (4 * (i % 2)));
+    proto.set_raw_data(packed);
+  } else {
+    proto.set_raw_data(std::string(t.data.begin(), t.data.end()));
+  }
   std::string bytes;
   if (!proto.SerializeToString(&bytes))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

@@ -98,6 +98,7 @@ struct MergeDuplicateCasts : Rule<tg::CastOp> {
     for (mlir::Operation *user : op.getInput().getUsers()) {
       auto other = llvm::dyn_cast<tg::CastOp>(user);
       if (other && other != op && other.getType() == op.getType() &&
+          other->getAttrDictionary() == op->getAttrDictionary() && // (saturate)
           other->getBlock() == op->getBlock() && other->isBeforeInBlock(first))
         first = other;
     }

@@ -25,7 +25,8 @@ bool isFoldable(mlir::Operation *op, int64_t maxElements) {
       }))
     return false;
   return llvm::all_of(op->getResultTypes(), [&](mlir::Type t) {
-    return t.cast<mlir::RankedTensorType>().getNumElements() <= maxElements;
+    auto rt = t.cast<mlir::RankedTensorType>(); // (no constant holds a float8 element)
+    return rt.getNumElements() <= maxElements && !tg::isFloat8(rt.getElementType());
   });
 }
 

@@ -294,6 +294,21 @@ bool takeNamedInputs(const std::vector<std::string> &specs, const Session &s,
         b.set(k, t.get(k));
       t = std::move(b);
     }
+    // NumPy has no float8 or 4-bit types: a u8 array holds float8 bits, an i8/u8 array int4/uint4
+    // values (one a byte, in range).
+    if (t.dtype == DType::U8 && isFloat8DType(it->dtype))
+      t.dtype = it->dtype;
+    if ((t.dtype == DType::I8 && it->dtype == DType::I4) ||
+        (t.dtype == DType::U8 && it->dtype == DType::U4)) {
+      const bool s4 = it->dtype == DType::I4;
+      for (int64_t k = 0; k < t.numel(); ++k)
+        if (t.getInt(k) < (s4 ? -8 : 0) || t.getInt(k) > (s4 ? 7 : 15)) {
+          err = "--input " + escapeText(name) + ": '" + escapeText(path) + "' holds " +
+                std::to_string(t.getInt(k)) + ", outside " + dtypeName(it->dtype) + "'s range";
+          return false;
+        }
+      t.dtype = it->dtype;
+    }
     if (t.dtype != it->dtype || t.shape != it->shape) {
       err = "--input " + escapeText(name) + ": '" + escapeText(path) + "' holds " +
             dtypeName(t.dtype) + " " + shapeStr(t.shape) + ", the package expects " + expects(*it);

@@ -177,6 +177,10 @@ std::string descrOf(DType t) {
   case DType::I32: return "<i4";
   case DType::I64: return "<i8";
   case DType::Bool: return "|b1";
+  // NumPy has no float8 or 4-bit types: float8 as its bits, int4/uint4 one a byte.
+  case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+  case DType::U4: return "|u1";
+  case DType::I4: return "|i1";
   }
   return "<f4";
 }

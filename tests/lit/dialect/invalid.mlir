@@ -310,3 +310,10 @@ func.func @nms_boxes(%b: tensor<1x3x5xf32>, %s: tensor<1x2x3xf32>) -> tensor<4x3
   %0:2 = tg.nms %b, %s {center_point_box = false, has_score_threshold = false, iou_threshold = 0.5 : f64, max_per_class = 2 : i64, score_threshold = 0.0 : f64} : tensor<1x3x5xf32>, tensor<1x2x3xf32> -> tensor<4x3xi64>, tensor<i64>
   return %0#0 : tensor<4x3xi64>
 }
+
+// -----
+
+// expected-error @+1 {{unknown tg type 'f8e4m3'}}
+func.func @float8_unknown(%a: tensor<4x!tg.f8e4m3>) {
+  return
+}

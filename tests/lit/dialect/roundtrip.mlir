@@ -160,3 +160,20 @@ func.func @dynamic_extent(%x: tensor<2x3xf32>, %b: tensor<1x3x4xf32>, %s: tensor
   %2:2 = tg.nms %b, %s {center_point_box = false, has_score_threshold = true, iou_threshold = 0.5 : f64, max_per_class = 2 : i64, score_threshold = 0.0 : f64} : tensor<1x3x4xf32>, tensor<1x2x3xf32> -> tensor<4x3xi64>, tensor<i64>
   return %0#0, %1#0, %2#0, %2#1 : tensor<2x6xi64>, tensor<2x3xf32>, tensor<4x3xi64>, tensor<i64>
 }
+
+// -----
+
+// Float8 element types (opaque `!tg.*` types) and tg.cast's saturate attribute; int4 is i4/ui4.
+// CHECK-LABEL: func.func @float8_int4
+// CHECK: tg.cast %{{.+}} {saturate = false} : tensor<4xf32> -> tensor<4x!tg.f8e4m3fn>
+// CHECK: tg.cast %{{.+}} : tensor<4x!tg.f8e4m3fn> -> tensor<4x!tg.f8e5m2fnuz>
+// CHECK: tg.cast %{{.+}} : tensor<4x!tg.f8e5m2fnuz> -> tensor<4xi4>
+func.func @float8_int4(%a: tensor<4xf32>)
+    -> (tensor<4x!tg.f8e4m3fn>, tensor<4xi4>, tensor<4x!tg.f8e4m3fnuz>, tensor<4x!tg.f8e5m2>) {
+  %0 = tg.cast %a {saturate = false} : tensor<4xf32> -> tensor<4x!tg.f8e4m3fn>
+  %1 = tg.cast %0 : tensor<4x!tg.f8e4m3fn> -> tensor<4x!tg.f8e5m2fnuz>
+  %2 = tg.cast %1 : tensor<4x!tg.f8e5m2fnuz> -> tensor<4xi4>
+  %3 = tg.cast %a : tensor<4xf32> -> tensor<4x!tg.f8e4m3fnuz>
+  %4 = tg.cast %a : tensor<4xf32> -> tensor<4x!tg.f8e5m2>
+  return %0, %2, %3, %4 : tensor<4x!tg.f8e4m3fn>, tensor<4xi4>, tensor<4x!tg.f8e4m3fnuz>, tensor<4x!tg.f8e5m2>
+}
