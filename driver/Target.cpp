@@ -2,6 +2,7 @@
 #include "driver/Target.h"
 
 #include "codegen/cuda/CudaBackend.h"
+#include "runtime/CpuLevel.h"
 
 namespace tgc {
 
@@ -27,8 +28,22 @@ llvm::Expected<Precision> parsePrecision(llvm::StringRef text) {
 }
 
 llvm::Expected<Target> parseTarget(llvm::StringRef text) {
-  if (text == "cpu")
-    return Target{};
+  if (text == "cpu" || text.startswith("cpu:")) {
+    std::string level = text == "cpu" ? hostCpuLevel() : text.drop_front(4).str();
+    if (level.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--target=cpu: this machine is not x86-64 (the CPU backend "
+                                     "generates x86-64 code)");
+    if (level != "native" && !isCpuLevel(level)) {
+      std::string known;
+      for (const auto &l : cpuLevels())
+        known += "cpu:" + l + ", ";
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "unknown CPU target '%s' (use cpu, %scpu:native)",
+                                     text.str().c_str(), known.c_str());
+    }
+    return Target{Target::Kind::Cpu, level};
+  }
   auto arch = cudaArchOf(text.str());
   if (!arch)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

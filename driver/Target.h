@@ -24,15 +24,18 @@ llvm::Expected<Precision> parsePrecision(llvm::StringRef text);
 struct Target {
   enum class Kind { Cpu, Cuda };
   Kind kind = Kind::Cpu;
-  std::string arch; ///< CUDA: the SM architecture ("sm_90")
+  /// CUDA: the SM architecture ("sm_90"); CPU: the x86-64 level ("x86-64-v3", runtime/CpuLevel.h)
+  /// or "native". A default Target is the baseline CPU level, which runs anywhere.
+  std::string arch = "x86-64-v2";
 
   bool isCuda() const { return kind == Kind::Cuda; }
-  /// "cpu" or "cuda:<arch>".
-  std::string str() const { return isCuda() ? "cuda:" + arch : "cpu"; }
+  /// "cpu:<level>" or "cuda:<arch>" (as packages record it).
+  std::string str() const { return (isCuda() ? "cuda:" : "cpu:") + arch; }
 };
 
-/// "cpu" or "cuda:sm_XY" with an architecture the CUDA backend generates code for; anything
-/// else is refused, naming the value and the supported ones.
+/// "cpu" (the best x86-64 level of the compiling machine), "cpu:x86-64[-v2|-v3|-v4]",
+/// "cpu:native", or "cuda:sm_XY" with an architecture the CUDA backend generates code for;
+/// anything else is refused, naming the value and the supported ones.
 llvm::Expected<Target> parseTarget(llvm::StringRef text);
 
 } // namespace tgc

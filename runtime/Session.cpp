@@ -8,6 +8,7 @@
 // kernels.so is opened RTLD_LOCAL (packages never see each other's symbols) and RTLD_NODELETE
 // (OpenMP/OpenBLAS worker threads may outlive a session; the code must stay mapped).
 #include "runtime/Session.h"
+#include "runtime/CpuLevel.h"
 #include "runtime/SessionBase.h"
 #include "runtime/Text.h"
 
@@ -111,6 +112,8 @@ Status CpuSession::init(const std::string &path, int numThreads) {
     return Status::error(pre + st.message);
   if (plan_.target().rfind("cpu", 0) != 0)
     return Status::error(pre + "target '" + plan_.target() + "' cannot run on the CPU runtime");
+  if (std::string why = cpuTargetMismatch(plan_.target(), plan_.cpu_signature()); !why.empty())
+    return Status::error(pre + "cannot run on this CPU: " + why);
   if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes)
     return Status::error(pre + "arena size " + std::to_string(plan_.arena_bytes()) + " is invalid");
   if (plan_.weights_bytes() < 0 || plan_.weights_bytes() > kMaxBufferBytes)

@@ -8,6 +8,7 @@
 // (posix_spawn, no shell); its output goes to kernels.log in the package and is quoted in the
 // error when it fails.
 #include "codegen/cpu/CpuBackend.h"
+#include "runtime/CpuLevel.h"
 #include "runtime/Env.h"
 #include "runtime/Text.h"
 
@@ -40,10 +41,13 @@ using namespace codegen;
 constexpr const char *kBackend = "CPU backend";
 
 
-/// Flags the kernels are compiled with (part of the cache key).
-const std::vector<std::string> kCxxFlags = {"-std=c++17", "-O2",      "-march=x86-64-v2",
-                                            "-fPIC",      "-shared",  "-fopenmp",
-                                            "-fwrapv",    "-fno-math-errno"};
+/// Flags the kernels are compiled with (part of the cache key), for a target "cpu:<level>"
+/// (runtime/CpuLevel.h): -march=<level>, or -march=native for cpu:native.
+std::vector<std::string> cxxFlags(const std::string &target) {
+  const std::string level = target.rfind("cpu:", 0) == 0 ? target.substr(4) : "x86-64-v2";
+  return {"-std=c++17", "-O2",      "-march=" + level, "-fPIC",
+          "-shared",    "-fopenmp", "-fwrapv",         "-fno-math-errno"};
+}
 
 /// The compiler command: $TGC_CXX (split on spaces, e.g. "ccache g++"), else clang++ when
 /// installed (it vectorizes the kernels' float selects and polynomials, g++ 12 at -O2 does not:
@@ -115,6 +119,8 @@ llvm::Expected<CpuLowering> lower(ModuleOp module, const PackageInfo &info) {
   plan::Plan &p = start->plan;
   std::unique_ptr<BufferPlan> &plan = start->buffers;
   Block &body = fn.getBody().front();
+  if (p.target() == "cpu:native")
+    p.set_cpu_signature(cpuSignature()); // the only CPU such kernels are sure to run on
 
   std::string code = cpu::prelude();
   cpu::KernelEmitter emitter(*plan);
@@ -200,7 +206,8 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
   std::string key;
   for (const auto &a : cmd)
     key += a + "\n";
-  for (const auto &f : kCxxFlags)
+  const std::vector<std::string> flags = cxxFlags(p.target());
+  for (const auto &f : flags)
     key += f + "\n";
   key += code;
   std::string hash = hex64(plan::xxh3(key.data(), key.size()));
@@ -210,7 +217,7 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
     stats.kernelCacheHit = true;
   } else {
     std::vector<std::string> argv = cmd;
-    argv.insert(argv.end(), kCxxFlags.begin(), kCxxFlags.end());
+    argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {"-o", so, src, "-lopenblas"});
     if (auto e = runCompiler(argv, dir + "/kernels.log"))
       return std::move(e);

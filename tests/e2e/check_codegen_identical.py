@@ -20,7 +20,7 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MANIFEST = os.path.join(ROOT, "tests", "e2e", "codegen_manifest.txt")
-CONFIGS = [("cpu", "fp32", "kernels.cpp"), ("cuda:sm_90", "fp32", "kernels.cu"),
+CONFIGS = [("cpu:x86-64-v3", "fp32", "kernels.cpp"), ("cuda:sm_90", "fp32", "kernels.cu"),
            ("cuda:sm_90", "fp16", "kernels.cu")]
 
 

@@ -2,6 +2,7 @@
 // numerical checks against reference loops, and refusal of bad inputs and corrupt packages.
 #include "codegen/cpu/CpuBackend.h"
 #include "runtime/schema/PlanUtil.h"
+#include "runtime/CpuLevel.h"
 #include "runtime/Session.h"
 #include "runtime/tgc_runtime.h"
 
@@ -746,6 +747,46 @@ TEST_F(SmallPackage, RefusesAnOlderFormatVersion) {
       << e;
 }
 
+// A CPU package records the x86-64 level its kernels use (runtime/CpuLevel.h): the runtime
+// refuses a level this CPU lacks or does not know, and a cpu:native package compiled on another
+// CPU, naming why; the host's own level and signature load.
+TEST_F(SmallPackage, ChecksTheCpuTargetAgainstThisCpu) {
+  auto withTarget = [&](const std::string &name, const std::string &target,
+                        const std::string &signature) {
+    std::string d = copy(name);
+    auto p = readPlan(d);
+    p.set_target(target);
+    p.set_cpu_signature(signature);
+    writePlan(d, p);
+    return d;
+  };
+  const std::string here = tgc::cpuSignature(), level = tgc::hostCpuLevel();
+  ASSERT_FALSE(level.empty());
+  for (const auto &[target, sig] : {std::pair<std::string, std::string>{"cpu:" + level, ""},
+                                    {"cpu:native", here},
+                                    {"cpu", ""}}) {
+    tgc::Status st;
+    EXPECT_TRUE(tgc::Session::load(withTarget("cpuok.tgpkg", target, sig), st)) << st.message;
+  }
+  const std::string other = here.rfind("GenuineIntel", 0) == 0
+                                ? "AuthenticAMD family 25 model 1 stepping 1"
+                                : "GenuineIntel family 6 model 143 stepping 8";
+  std::string e = loadError(withTarget("cpunative.tgpkg", "cpu:native", other));
+  EXPECT_NE(e.find("cannot run on this CPU: its kernels were compiled with --target=cpu:native "
+                   "on a " + other + "; this CPU is a " + here),
+            std::string::npos)
+      << e;
+  e = loadError(withTarget("cpuv9.tgpkg", "cpu:x86-64-v9", ""));
+  EXPECT_NE(e.find("unknown CPU target 'cpu:x86-64-v9'"), std::string::npos) << e;
+  EXPECT_TRUE(tgc::missingCpuFeatures("x86-64").empty());
+  if (level != "x86-64-v4") { // a level above this CPU's: refused, naming a missing feature
+    e = loadError(withTarget("cpuv4.tgpkg", "cpu:x86-64-v4", ""));
+    EXPECT_NE(e.find("its kernels need x86-64-v4 instructions this CPU lacks (avx512"),
+              std::string::npos)
+        << e;
+  }
+}
+
 // XXH3 64 as xxHash defines it (the empty input's published value), and the streamed file
 // checksum equal to the one-shot one across several 64 KiB reads.
 TEST(PlanUtil, Xxh3MatchesTheReferenceAndStreamsFiles) {
@@ -950,7 +991,9 @@ TEST(PlanUtil, OneBlockPerSmPadsSharedMemoryWhenTheGridFits) {
   EXPECT_EQ(tgc::plan::launchSharedBytes(s, 96, 132, perSm, reserved, perBlock), 200000u);
 }
 
-TEST(CpuBackend, RefusesF16WithLocation) {
+// f16 on the CPU backend (storage type, float math): a package of Exp over f16 compiles, loads
+// and computes exp of each value rounded once to f16 (the CPU backend refused f16 before).
+TEST(CpuBackend, RunsF16Packages) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(R"(
@@ -961,11 +1004,24 @@ func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {
 )",
                                                         &ctx);
   ASSERT_TRUE(module);
-  auto r = tgc::writeCpuPackage(*module, tmpDir() + "/f16.tgpkg", {}, "");
-  ASSERT_FALSE(bool(r));
-  std::string e = llvm::toString(r.takeError());
-  EXPECT_NE(e.find("CPU backend: f16 not supported"), std::string::npos) << e;
-  EXPECT_NE(e.find("Exp_7"), std::string::npos) << e;
+  const std::string dir = tmpDir() + "/f16.tgpkg";
+  auto r = tgc::writeCpuPackage(*module, dir, {}, "");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  tgc::Status st;
+  auto s = tgc::Session::load(dir, st);
+  ASSERT_TRUE(s) << st.message;
+  tgc::HostTensor x = tgc::HostTensor::zeros(tgc::DType::F16, {4});
+  const float in[4] = {-1.5f, 0.0f, 0.5f, 3.0f};
+  for (int i = 0; i < 4; ++i)
+    x.as<uint16_t>()[i] = tgc::floatToHalf(in[i]);
+  std::vector<tgc::HostTensor> out;
+  st = s->run({x}, out);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].dtype, tgc::DType::F16);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(out[0].as<uint16_t>()[i], tgc::floatToHalf(std::exp(tgc::halfToFloat(x.as<uint16_t>()[i]))))
+        << "element " << i;
 }
 
 } // namespace
