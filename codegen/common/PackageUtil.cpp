@@ -37,9 +37,10 @@ int32_t onnxDType(mlir::Type t) {
     if (i.getWidth() == 16) return i.isUnsigned() ? 4 : 5;
     if (i.getWidth() == 32) return i.isUnsigned() ? 12 : 6;
     if (i.getWidth() == 64) return i.isUnsigned() ? 13 : 7;
+    if (i.getWidth() == 4) return i.isUnsigned() ? 21 : 22; // one a byte
   }
-  return -1;
   if (int k = tg::float8Kind(t)) return k; // 17..20, one byte
+  return -1;
 }
 
 } // namespace
