@@ -270,6 +270,24 @@ def inner(repo):
         return ok or f"output flags {out.flags} dtype {out.dtype}"
     check("outputs are fresh writable numpy arrays", output_arrays)
 
+    def data_dependent():
+        # NonZero's output is declared [2, 6] (its bound); run() returns each run's actual shape.
+        g = helper.make_graph([helper.make_node("NonZero", ["x"], ["y"])], "nz",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        r = tgc.compile(m.SerializeToString(), os.path.join(tmp, "nonzero.tgpkg"), cache_dir=cache)
+        s = tgc.Session(r.package)
+        if s.outputs[0].shape != (2, 6):
+            return f"declared {s.outputs[0].shape}, expected the bound (2, 6)"
+        for x in (np.array([[0, 1, 0], [2, 0, 3]], np.float32), np.zeros((2, 3), np.float32)):
+            y = s.run([x])["y"]
+            want = np.array(np.nonzero(x), np.int64)
+            if y.shape != want.shape or not np.array_equal(y, want) or not y.flags.writeable:
+                return f"got {y.shape} {y.tolist()}, expected {want.shape} {want.tolist()}"
+        return True
+    check("data-dependent output (NonZero): arrays at each run's actual shape", data_dependent)
+
     # ---- errors: tgc.Error naming what is wrong, never a crash
     missing_model = os.path.join(tmp, "no_such_model.onnx")
     check("error: bad model path", lambda: expect_error(
