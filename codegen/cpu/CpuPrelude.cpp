@@ -275,15 +275,27 @@ void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t l
   } else if constexpr (kLowp<T>) {
     tg_gemm_lowp<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, nullptr, false);
   } else {
+    // Integers: exact sums modulo 2^64 (no signed overflow), kept modulo T's width; B's rows
+    // read in order (a row of sums per row of A when B is [K, N]).
 #pragma omp parallel for num_threads(tgk_nt()) if (M * N * K > 65536)
-    for (int64_t i = 0; i < M; ++i)
+    for (int64_t i = 0; i < M; ++i) {
+      if (!transB) {
+        std::vector<uint64_t> acc((size_t)N, 0);
+        for (int64_t k = 0; k < K; ++k) {
+          const uint64_t a = (uint64_t)(int64_t)A[i * lda + k];
+          const T *b = B + k * ldb;
+          for (int64_t j = 0; j < N; ++j) acc[j] += a * (uint64_t)(int64_t)b[j];
+        }
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = (T)acc[j];
+        continue;
+      }
       for (int64_t j = 0; j < N; ++j) {
-        uint64_t acc = 0; // integers: exact modulo 2^64 (no signed overflow), kept modulo T's width
+        uint64_t acc = 0;
         for (int64_t k = 0; k < K; ++k)
-          acc += (uint64_t)(int64_t)A[i * lda + k] *
-                 (uint64_t)(int64_t)(transB ? B[j * ldb + k] : B[k * ldb + j]);
+          acc += (uint64_t)(int64_t)A[i * lda + k] * (uint64_t)(int64_t)B[j * ldb + k];
         C[i * ldc + j] = (T)acc;
       }
+    }
   }
 }
 
