@@ -6,6 +6,7 @@ Each check runs the real `tgc` binary. Prints PASS/FAIL per check and a last lin
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -409,6 +410,25 @@ got = np.load(os.path.join(bdir, "computed_out", "y.npy")) if r2.returncode == 0
 check("binding that input folds the computed axes", r.returncode == 0 and got is not None and
       np.array_equal(got, x.sum(axis=1)), r.stderr + r2.stderr)
 
+# CPU targets (issue 26): `cpu` is the compiling machine's best x86-64 level, recorded in the
+# package; levels and `native` explicit; an unknown level refused with the choices.
+r = tgc("compile", model("parallel_mlp"), "-o", os.path.join(TMP, "lvl_host"), "--target", "cpu")
+ri = tgc("inspect", os.path.join(TMP, "lvl_host"))
+check("--target=cpu records the host's x86-64 level", r.returncode == 0 and
+      re.search(r"target:\s+cpu:x86-64(-v[234])?\n", ri.stdout) is not None, r.stderr + ri.stdout)
+for t in ("cpu:x86-64-v2", "cpu:native"):
+    d = os.path.join(TMP, "lvl_" + t.replace(":", "_"))
+    r = tgc("compile", model("parallel_mlp"), "-o", d, "--target", t)
+    r2 = tgc("run", d, "--test-data", data("parallel_mlp"))
+    ri = tgc("inspect", d)
+    check(f"--target={t} compiles, runs here and is recorded", r.returncode == 0 and
+          r2.returncode == 0 and f"target:       {t}" in ri.stdout, r.stderr + r2.stderr + ri.stdout)
+r = tgc("compile", model("parallel_mlp"), "-o", os.path.join(TMP, "lvl_bad"), "--target",
+        "cpu:x86-64-v9")
+check("an unknown CPU level is refused with the choices", r.returncode == 1 and
+      "unknown CPU target 'cpu:x86-64-v9' (use cpu, cpu:x86-64, cpu:x86-64-v2, cpu:x86-64-v3, "
+      "cpu:x86-64-v4, cpu:native)" in r.stderr, r.stderr)
+
 # --- CLI conveniences (issue 27) ---------------------------------------------------------------
 import pty  # noqa: E402
 import select  # noqa: E402
@@ -504,7 +524,7 @@ try:
             "warmup", "target"}
     check("bench --json keys and p50 <= p90 <= p99", r.returncode == 0 and keys <= set(b)
           and b["min_us"] <= b["p50_us"] <= b["p90_us"] <= b["p99_us"] <= b["max_us"]
-          and b["iterations"] == 20 and b["warmup"] == 2 and b["target"] == "cpu"
+          and b["iterations"] == 20 and b["warmup"] == 2 and b["target"].startswith("cpu:x86-64")
           and "p50 " in r.stdout and "p99 " in r.stdout, json.dumps(b) + r.stdout)
 except Exception as e:  # noqa: BLE001
     check("bench --json keys and p50 <= p90 <= p99", False, repr(e) + r.stdout + r.stderr)
