@@ -65,6 +65,20 @@ inline void addFloatInput(IntGemmCase &c, const std::string &name, DType t,
   c.inputs.push_back(floatsOf(t, shape, v));
 }
 
+/// Adds initializer `name` of `t`/`shape` holding `v` (converted to t) to the case's model.
+inline void addInitializer(IntGemmCase &c, const std::string &name, DType t,
+                           const std::vector<int64_t> &shape, const std::vector<double> &v) {
+  HostTensor h = HostTensor::zeros(t, shape);
+  for (size_t i = 0; i < v.size(); ++i)
+    h.set((int64_t)i, v[i]);
+  auto *p = c.model.g->add_initializer();
+  p->set_name(name);
+  p->set_data_type((int)t);
+  for (int64_t d : shape)
+    p->add_dims(d);
+  p->set_raw_data(std::string(h.data.begin(), h.data.end()));
+}
+
 /// Exact batched matmul of A [B, M, K] and B [B or 1, K, N] (values already minus zero points).
 inline std::vector<int64_t> exactMatMul(const std::vector<int64_t> &a,
                                         const std::vector<int64_t> &b, int64_t batches,
@@ -316,6 +330,42 @@ inline IntGemmCase qlinearConvPerChannel() {
   return c;
 }
 
+/// QLinearMatMul with b, its per-column scale and zero point and y's as initializers (as in
+/// real quantized models): b minus its zero point folds to an int32 constant at import, and the
+/// per-column scale product to a constant array the requantization epilogue reads.
+inline IntGemmCase qlinearMatMulConstantB() {
+  IntGemmCase c;
+  c.name = "qlmm_constant_b";
+  const int64_t Bt = 3, M = 5, K = 64, N = 33;
+  auto a = intValues(Bt * M * K, 51, 0, 255), b = intValues(K * N, 52, 0, 255);
+  auto bz = intValues(N, 53, 100, 150);
+  std::vector<float> bs((size_t)N);
+  for (int64_t j = 0; j < N; ++j)
+    bs[(size_t)j] = 0.001f + 0.0007f * (float)j;
+  const float as = 0.03f, ys = 0.5f;
+  const int64_t az = 120, yz = 3;
+  addInput(c, "a", DType::U8, {Bt, M, K}, a);
+  addInitializer(c, "as", DType::F32, {}, {as});
+  addInitializer(c, "az", DType::U8, {}, {(double)az});
+  addInitializer(c, "b", DType::U8, {K, N}, std::vector<double>(b.begin(), b.end()));
+  addInitializer(c, "bs", DType::F32, {N}, std::vector<double>(bs.begin(), bs.end()));
+  addInitializer(c, "bz", DType::U8, {N}, std::vector<double>(bz.begin(), bz.end()));
+  addInitializer(c, "ys", DType::F32, {}, {ys});
+  addInitializer(c, "yz", DType::U8, {}, {(double)yz});
+  c.model.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "qmm");
+  c.model.output("y");
+  for (auto &v : a)
+    v -= az;
+  for (int64_t i = 0; i < K * N; ++i)
+    b[(size_t)i] -= bz[(size_t)(i % N)];
+  auto acc = exactMatMul(a, b, Bt, false, M, K, N);
+  std::vector<int64_t> y(acc.size());
+  for (size_t e = 0; e < acc.size(); ++e)
+    y[e] = requant(acc[e], as * bs[(size_t)(e % N)] / ys, yz, 0, 255);
+  c.want = tensorOf(DType::U8, {Bt, M, N}, y);
+  return c;
+}
+
 /// int64 MatMul whose products and sums wrap modulo 2^64 (values up to 2^41 times 2^33);
 /// `constant`: A and B are initializers, so the importer folds the product (the reference
 /// interpreter computes it; no graph input).
@@ -367,6 +417,7 @@ inline std::vector<IntGemmCase> intGemmCases() {
   v.push_back(qlinearMatMulTies(false));
   v.push_back(qlinearMatMulPerRowColumn());
   v.push_back(qlinearConvPerChannel());
+  v.push_back(qlinearMatMulConstantB());
   v.push_back(i64WrappingMatMul(false));
   return v;
 }

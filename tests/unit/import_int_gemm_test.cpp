@@ -84,6 +84,7 @@ TEST(CpuIntGemm, QLinearMatMulRoundsTiesToEvenAndSaturatesUint8) {
 }
 TEST(CpuIntGemm, QLinearMatMulPerRowAndColumnScales) { runCase(test::qlinearMatMulPerRowColumn()); }
 TEST(CpuIntGemm, QLinearConvPerChannelWithBias) { runCase(test::qlinearConvPerChannel()); }
+TEST(CpuIntGemm, QLinearMatMulConstantWeightsFold) { runCase(test::qlinearMatMulConstantB()); }
 // int64: the products and sums wrap modulo 2^64 in the compiled GEMM and in the interpreter that
 // folds a product of constants (which sums integers exactly, not in double).
 TEST(CpuIntGemm, Int64MatMulWrapsModulo2To64) { runCase(test::i64WrappingMatMul(false)); }
