@@ -24,6 +24,45 @@ llvm::Error nonzero(CKernel &kb, tg::NonzeroOp op) {
     return ct.takeError();
   const Shape x = shapeOf(op.getInput());
   const int64_t r = x.size(), n = product(x);
+  if (llvm::StringRef(kb.target.backend).startswith("CUDA")) {
+    // One block (the hook launches one): chunks of blockDim.x elements, a block-wide prefix sum
+    // giving each nonzero element its column, in order.
+    c.line(sourceComment("one block: per chunk of blockDim.x elements a block-wide prefix sum "
+                         "places each nonzero element's coordinates; then zeros; out1 = count"));
+    c.line("__shared__ int64_t tg_part[1024];");
+    c.line("const int64_t tid = threadIdx.x, nt = blockDim.x;");
+    c.line("int64_t n = 0;");
+    c.open("for (int64_t start = 0; start < " + str(n) + "; start += nt)");
+    c.line("const int64_t e = start + tid;");
+    c.line("const int64_t f = (e < " + str(n) + " && " + ct->ld(kb.inPtr[0] + "[e]") +
+           " != 0) ? 1 : 0;");
+    c.line("tg_part[tid] = f;");
+    c.line("__syncthreads();");
+    c.open("for (int64_t off = 1; off < nt; off <<= 1)");
+    c.line("const int64_t v = tid >= off ? tg_part[tid - off] : 0;");
+    c.line("__syncthreads();");
+    c.line("tg_part[tid] += v;");
+    c.line("__syncthreads();");
+    c.close();
+    c.open("if (f)");
+    c.line("const int64_t col = n + tg_part[tid] - 1;");
+    c.line("int64_t rem = e;");
+    for (int64_t d = r - 1; d >= 0; --d) {
+      c.line(kb.outPtr[0] + "[" + str(d * n) + " + col] = rem % " + str(x[d]) + ";");
+      c.line("rem /= " + str(x[d]) + ";");
+    }
+    c.close();
+    c.line("n += tg_part[nt - 1];");
+    c.line("__syncthreads();");
+    c.close();
+    c.open("for (int64_t j = n + tid; j < " + str(n) + "; j += nt)");
+    for (int64_t d = 0; d < r; ++d)
+      c.line(kb.outPtr[0] + "[" + str(d * n) + " + j] = 0;");
+    c.close();
+    c.line("if (tid == 0) " + kb.outPtr[1] + "[0] = n;");
+    kb.items = 1;
+    return llvm::Error::success();
+  }
   c.line(sourceComment("one item: the nonzero elements' coordinates in row-major order, then "
                        "zeros; out1 = their count"));
   kb.openParallel("t", 1, std::max<int64_t>(n * r, 1));

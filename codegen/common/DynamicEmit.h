@@ -4,10 +4,13 @@
 // Each kernel writes its results at their upper-bound shape, zero past the valid part, and the
 // count of valid entries into its last result, an i64 scalar the runtime reads after the run
 // (docs/design.md, "Data-dependent shapes"). Correctness first: each kernel is ONE item (one
-// thread on CUDA, one loop on the CPU) that scans in order, so the output order is the ONNX
-// reference's with no second pass, atomics or scratch buffer. These ops sit at the end of
-// detection heads on a few thousand elements; a parallel scan is future work (docs/decisions.md).
-//   nonzero: a scan in row-major order writing each nonzero element's coordinates.
+// thread on CUDA, one loop on the CPU; nonzero: one block on CUDA) that scans in order, so the
+// output order is the ONNX reference's with no second pass, atomics or scratch buffer. These ops
+// sit at the end of detection heads on a few thousand elements; a parallel scan is future work
+// (docs/decisions.md).
+//   nonzero: a scan in row-major order writing each nonzero element's coordinates; on CUDA one
+//            block instead, a block-wide prefix sum per chunk of blockDim.x elements placing
+//            them (the target's only difference here).
 //   unique:  first occurrences by comparing each slice with the distinct ones found so far,
 //            then (sorted) an insertion sort of them and the inverse recomputed. Work: L² · slice.
 //   nms:     per batch and class, the candidates in score order (each the best after the one
