@@ -660,9 +660,11 @@ TEST(BadInput, G10_NestingAndRecursion) {
     m.output("out" + std::to_string(depth));
     return m;
   };
-  // Within the cap the model gets as far as the op check (If is not supported yet).
+  // Within the cap the model gets as far as importing the If, whose condition is a graph input
+  // (If resolves its branch at compile time).
   std::string within = importError(nested(onnx_import::kMaxSubgraphDepth));
-  EXPECT_ERROR_HAS(within, "unsupported ONNX ops", "If (node 'if16')");
+  EXPECT_ERROR_HAS(within, "If 'if16': the condition must be known at compile time",
+                   "--bind-input cond=FILE.pb");
   EXPECT_FALSE(contains(within, "nested")) << within;
   std::string beyond = importError(nested(onnx_import::kMaxSubgraphDepth + 1));
   EXPECT_ERROR_HAS(beyond, "nested more than 16 levels deep", "If 'if17' attribute 'then_branch'");
@@ -946,13 +948,20 @@ TEST(BadInput, G14_UnsupportedOpsAndOpsets) {
   EXPECT_CLI_FAILS(compileCli(m, "unsupported"), "FancyOp (node 'first')", "OtherOp (node #2)",
                    "com.vendor.Custom (node 'vendor')");
   for (int opset : {1, 6, 23, 1000}) {
+    // Below 7, a model imports only when each op's opset-7 definition already held (Relu's did
+    // from opset 6; Add changed its broadcasting at 7).
     Model o(opset);
     o.input("x", onnx::TensorProto::FLOAT, {2});
-    o.node("Relu", {"x"}, {"y"});
+    o.node(opset == 6 ? "Add" : "Relu", {"x", "x"}, {"y"});
     o.output("y");
     EXPECT_ERROR_HAS(importError(o), ("opset " + std::to_string(opset)).c_str(),
                      "tgc supports opsets 7 to 22");
   }
+  Model six(6);
+  six.input("x", onnx::TensorProto::FLOAT, {2});
+  six.node("Relu", {"x"}, {"y"});
+  six.output("y");
+  EXPECT_EQ(importError(six), "") << "Relu at opset 6 means what it means at opset 7";
   Model none;
   none.model.mutable_opset_import(0)->set_domain("com.other");
   none.input("x", onnx::TensorProto::FLOAT, {2});
