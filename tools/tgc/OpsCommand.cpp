@@ -20,9 +20,13 @@ Command addOps(CLI::App &app) {
                       << "). The importer lowers every op onto tg ops both backends emit, so each\n"
                       << "runs on the CPU and on CUDA for the element types the backend takes: "
                       << "f32, f64,\nf16, bf16 (stored in 16 bits, computed in float) and "
-                      << "integers on the CPU; on CUDA the same, its\nGEMMs f32, f16 and bf16.\n"
+                      << "integers on the CPU; on CUDA the same (GEMMs in f32/f16/bf16 on tensor\n"
+                      << "cores, in f64 and integers as generated loops). float8 is taken by casts "
+                      << "and\n(De)QuantizeLinear only.\n"
                       << "Inputs that decide shapes must be constants or bound with\n"
-                      << "`tgc compile --bind-input`. " << table.size() << " ops.\n\n"
+                      << "`tgc compile --bind-input`; NonZero, Unique, NonMaxSuppression and Compress "
+                      << "give\noutputs whose length is known only at run time (docs/design.md). "
+                      << table.size() << " ops.\n\n"
                       << "| op | CPU | CUDA | notes |\n| --- | --- | --- | --- |\n";
             for (const SupportedOp &op : table)
               std::cout << "| " << op.name << " | yes | yes | " << op.note << " |\n";
