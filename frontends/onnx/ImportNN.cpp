@@ -641,6 +641,31 @@ Result importGlobalPool(ImportContext &c, const NodeView &n, bool isMax) {
   return Values{reduceOp<tg::ReduceMeanOp>(c, n.loc, x, axes, true)};
 }
 
+/// GlobalLpPool: (sum over the spatial dims of |x|^p)^(1/p), p an int >= 1 (default 2).
+Result importGlobalLpPool(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  const int64_t r = c.rankOf(x);
+  if (r < 3 || !c.isFloat(c.elemOf(x)))
+    return c.error(n, "input must be a float tensor of rank >= 3");
+  const int64_t p = n.attrInt("p", 2);
+  if (p < 1)
+    return c.error(n, "p must be >= 1, got " + std::to_string(p));
+  std::vector<int64_t> axes;
+  for (int64_t i = 2; i < r; ++i)
+    axes.push_back(i);
+  Location loc = n.loc;
+  Value a = c.unary<tg::AbsOp>(loc, x);
+  Value pw = p == 1   ? a
+             : p == 2 ? c.binary<tg::MulOp>(loc, a, a)
+                      : c.binary<tg::PowOp>(loc, a, c.splat(loc, (double)p, c.elemOf(x)));
+  Value s = reduceOp<tg::ReduceSumOp>(c, loc, pw, axes, true);
+  if (p == 1)
+    return Values{s};
+  if (p == 2)
+    return Values{c.unary<tg::SqrtOp>(loc, s)};
+  return Values{c.binary<tg::PowOp>(loc, s, c.splat(loc, 1.0 / (double)p, c.elemOf(x)))};
+}
+
 OpHandler reduceHandler(Reduce k) {
   return [k](ImportContext &c, const NodeView &n) { return importReduce(c, n, k); };
 }
@@ -654,6 +679,7 @@ void registerNNOps(OpTable &t) {
   t["LRN"] = importLrn;
   t["MeanVarianceNormalization"] = importMvn;
   t["LpPool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, false, true); };
+  t["GlobalLpPool"] = importGlobalLpPool;
   t["MaxPool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, true); };
   t["AveragePool"] = [](ImportContext &c, const NodeView &n) { return importPool(c, n, false); };
   t["LayerNormalization"] = importLayerNorm;

@@ -18,6 +18,7 @@
 #include "compiler/dialect/TgDialect.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -557,6 +558,109 @@ Result importMaxUnpool(ImportContext &c, const NodeView &n) {
                                   c.b.getF64FloatAttr(0.0))};
 }
 
+/// MaxRoiPool (Fast R-CNN's RoI max pooling), as ONNX Runtime computes it (ONNX has no
+/// reference): per roi [batch, x1, y1, x2, y2], corners scaled by spatial_scale and rounded
+/// half away from zero, an extent of at least 1, bins of extent/pooled size, bin b covering
+/// [floor(b*size), ceil((b+1)*size)) shifted by the roi's start and clamped to the input; the
+/// max over each bin, 0 for an empty bin. The rois may be a graph input: bins become masks over
+/// the input's rows and columns, reduced separably (over w per output column, then over h).
+Result importMaxRoiPool(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(x, c.need(n, 0));
+  TGC_ASSIGN(rois, c.need(n, 1));
+  const Shape xs = c.shapeOf(x), rs = c.shapeOf(rois);
+  const Type elem = c.elemOf(x);
+  if (!c.isFloat(elem) || c.elemOf(rois) != elem)
+    return c.error(n, "X and rois must be float tensors of one type");
+  if (xs.size() != 4 || rs.size() != 2 || rs[1] != 5)
+    return c.error(n, "X " + shapeToString(xs) + " must be [N, C, H, W] and rois " +
+                          shapeToString(rs) + " [num_rois, 5]");
+  auto pooled = n.attrInts("pooled_shape");
+  if (!pooled || pooled->size() != 2 || (*pooled)[0] < 1 || (*pooled)[1] < 1)
+    return c.error(n, "pooled_shape must be two positive ints");
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = rs[0];
+  const int64_t PH = (*pooled)[0], PW = (*pooled)[1];
+  const double scale = n.attrFloat("spatial_scale", 1.0f);
+  constexpr int64_t kMaxElements = int64_t(1) << 28;
+  if (R * C * H * PW * W > kMaxElements || R * C * PH * PW * H > kMaxElements)
+    return c.error(n, "rois x channels x the input's area is too large for the masked max this "
+                      "lowers to (more than 2^28 elements)");
+  Location loc = n.loc;
+  // Coordinates in float (f64 for f64 inputs), like the runtime it follows.
+  const Type ct = elem.isF64() ? elem : c.b.getF32Type();
+  auto k = [&](double v) { return c.splat(loc, v, ct); };
+  auto col = [&](int64_t j) {
+    Value v = c.emit<tg::SliceOp>(loc, c.type({R, 1}, elem), rois,
+                                  c.b.getI64ArrayAttr({0, j}), c.b.getI64ArrayAttr({1, 1}));
+    return c.cast(loc, v, ct);
+  };
+  auto roundAway = [&](Value v) { // std::round: half away from zero
+    Value up = c.unary<tg::FloorOp>(loc, c.binary<tg::AddOp>(loc, v, k(0.5)));
+    Value down = c.unary<tg::NegOp>(
+        loc, c.unary<tg::FloorOp>(loc, c.binary<tg::AddOp>(loc, c.unary<tg::NegOp>(loc, v), k(0.5))));
+    return c.emit<tg::WhereOp>(loc, v.getType(), c.binary<tg::LessOp>(loc, v, k(0), true), down, up);
+  };
+  auto scaled = [&](int64_t j) { return roundAway(c.binary<tg::MulOp>(loc, col(j), k(scale))); };
+  Value sw = scaled(1), sh = scaled(2), ew = scaled(3), eh = scaled(4);
+  auto extent = [&](Value start, Value end) {
+    return c.binary<tg::MaxOp>(loc, c.binary<tg::AddOp>(loc, c.binary<tg::SubOp>(loc, end, start), k(1)),
+                               k(1));
+  };
+  // Per roi and bin: [start, end) along one axis, clamped to [0, dim].
+  auto bins = [&](Value start, Value size, int64_t count, int64_t dim) {
+    HostTensor t = HostTensor::zeros(elem.isF64() ? DType::F64 : DType::F32, {1, count});
+    for (int64_t b = 0; b < count; ++b)
+      t.set(b, (double)b);
+    Value b = c.constant(loc, t);
+    auto clampDim = [&](Value v) {
+      return c.binary<tg::MinOp>(loc, c.binary<tg::MaxOp>(loc, v, k(0)), k((double)dim));
+    };
+    Value lo = clampDim(c.binary<tg::AddOp>(
+        loc, c.unary<tg::FloorOp>(loc, c.binary<tg::MulOp>(loc, b, size)), start));
+    Value hi = clampDim(c.binary<tg::AddOp>(
+        loc, c.unary<tg::CeilOp>(loc, c.binary<tg::MulOp>(loc, c.binary<tg::AddOp>(loc, b, k(1)), size)),
+        start));
+    return std::make_pair(lo, hi); // [R, count]
+  };
+  Value bh = c.binary<tg::DivOp>(loc, extent(sh, eh), k((double)PH));
+  Value bw = c.binary<tg::DivOp>(loc, extent(sw, ew), k((double)PW));
+  auto [hs, he] = bins(sh, bh, PH, H);
+  auto [ws, we] = bins(sw, bw, PW, W);
+  // Masks: position p lies in bin b when start <= p < end.
+  auto inBin = [&](Value lo, Value hi, int64_t count, int64_t dim) {
+    HostTensor t = HostTensor::zeros(elem.isF64() ? DType::F64 : DType::F32, {1, 1, dim});
+    for (int64_t i = 0; i < dim; ++i)
+      t.set(i, (double)i);
+    Value p = c.constant(loc, t);
+    Value l = c.reshape(loc, lo, {R, count, 1}), h = c.reshape(loc, hi, {R, count, 1});
+    return c.binary<tg::AndOp>(loc, c.binary<tg::GreaterEqualOp>(loc, p, l, true),
+                               c.binary<tg::LessOp>(loc, p, h, true)); // [R, count, dim]
+  };
+  Value inH = inBin(hs, he, PH, H), inW = inBin(ws, we, PW, W);
+  // Each roi's image (its batch index clamped into [0, N-1]).
+  Value bidx = c.cast(loc, c.reshape(loc, col(0), {R}), c.i64());
+  bidx = c.binary<tg::MinOp>(loc, c.binary<tg::MaxOp>(loc, bidx, c.splat(loc, 0, c.i64())),
+                             c.splat(loc, (double)(N - 1), c.i64()));
+  Value xr = c.emit<tg::GatherOp>(loc, c.type({R, C, H, W}, elem), x, bidx, (uint64_t)0);
+  Value lowest = c.splat(loc, -std::numeric_limits<double>::infinity(), elem);
+  auto reduceMax = [&](Value v, int64_t axis) {
+    Shape s = c.shapeOf(v);
+    s.erase(s.begin() + axis);
+    return c.emit<tg::ReduceMaxOp>(loc, c.type(s, elem), v, c.b.getI64ArrayAttr({axis}), false);
+  };
+  Value t = c.emit<tg::WhereOp>(loc, c.type({R, C, H, PW, W}, elem),
+                                c.reshape(loc, inW, {R, 1, 1, PW, W}),
+                                c.reshape(loc, xr, {R, C, H, 1, W}), lowest);
+  Value mw = reduceMax(t, 4); // [R, C, H, PW]
+  t = c.emit<tg::WhereOp>(loc, c.type({R, C, PH, H, PW}, elem),
+                          c.reshape(loc, inH, {R, 1, PH, H, 1}),
+                          c.reshape(loc, mw, {R, C, 1, H, PW}), lowest);
+  Value m = reduceMax(t, 3); // [R, C, PH, PW]
+  Value empty = c.binary<tg::OrOp>(
+      loc, c.reshape(loc, c.binary<tg::LessEqualOp>(loc, he, hs, true), {R, 1, PH, 1}),
+      c.reshape(loc, c.binary<tg::LessEqualOp>(loc, we, ws, true), {R, 1, 1, PW}));
+  return Values{c.emit<tg::WhereOp>(loc, m.getType(), empty, c.splat(loc, 0, elem), m)};
+}
+
 } // namespace
 
 void registerSamplingOps(OpTable &t) {
@@ -564,6 +668,7 @@ void registerSamplingOps(OpTable &t) {
   t["AffineGrid"] = importAffineGrid;
   t["Upsample"] = importUpsample;
   t["RoiAlign"] = importRoiAlign;
+  t["MaxRoiPool"] = importMaxRoiPool;
   t["MaxUnpool"] = importMaxUnpool;
 }
 

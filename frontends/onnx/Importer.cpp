@@ -127,6 +127,10 @@ const std::map<std::string, std::string> &opNotes() {
                      "border, reflection (by GatherElements over the taps)"},
       {"GatherND", "opset 11+, batch_dims; an index out of range is clamped per axis (by Gather)"},
       {"LayerNormalization", "Mean and InvStdDev outputs in float32 (stash_type 1)"},
+      {"GlobalLpPool", "p >= 1 (by Abs, Pow, ReduceSum)"},
+      {"MaxRoiPool", "as ONNX Runtime computes it (rounded corners, floor/ceil bins, 0 for an "
+                     "empty bin); rois may be a graph input (masked max over rows and columns, "
+                     "up to 2^28 elements)"},
       {"LpPool", "p >= 1, the pads counted as zeros"},
       {"MaxPool", "all attributes; the Indices output (storage_order 0/1) by ArgMax over the "
                   "gathered windows"},

@@ -127,8 +127,34 @@ def control_flow():
     return c
 
 
+def pooling():
+    """MaxRoiPool with the rois as a graph input (inside, across the border, tiny, scaled) and
+    GlobalLpPool for p = 1, 2, 3."""
+    rng = np.random.default_rng(30)
+    T = TensorProto
+    vi = helper.make_tensor_value_info
+    mk = lambda g: helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    c = {}
+    x = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
+    rois = np.array([[0, 1, 1, 6, 8], [1, 0, 0, 9, 11], [1, 7.4, 2.5, 14, 20], [0, 3, 3, 3, 3],
+                     [1, -4, -2, 4.5, 5.5]], np.float32)
+    for scale, name in ((1.0, "max_roi_pool"), (0.5, "max_roi_pool_scaled")):
+        g = helper.make_graph(
+            [helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[3, 2],
+                              spatial_scale=scale)], name,
+            [vi("x", T.FLOAT, list(x.shape)), vi("rois", T.FLOAT, list(rois.shape))],
+            [vi("y", T.FLOAT, None)])
+        c[name] = (mk(g), {"x": x, "rois": rois})
+    for p in (1, 2, 3):
+        g = helper.make_graph([helper.make_node("GlobalLpPool", ["x"], ["y"], p=p)], "glp",
+                              [vi("x", T.FLOAT, [2, 3, 5, 4])], [vi("y", T.FLOAT, None)])
+        c[f"global_lp_pool_p{p}"] = (mk(g), {"x": rng.standard_normal((2, 3, 5, 4)).astype(np.float32)})
+    return c
+
+
 def cases():
     c = control_flow()
+    c.update(pooling())
     c["lstm_bidirectional_seq_lens"] = recurrent(
         "LSTM", 5, 3, 3, 6, "bidirectional", seq_lens=[6, 2, 4], peep=True, seed=1)
     c["lstm_reverse_seq_lens"] = recurrent("LSTM", 4, 3, 3, 5, "reverse", seq_lens=[1, 5, 3],
@@ -199,6 +225,16 @@ def refusals():
     m.graph.input[1].type.tensor_type.shape.dim[0].dim_value = 3
     r["seq_lens_shape"] = (edit(m), "LSTM 'rec0': sequence_lens must be an int32 tensor of shape [2]")
     r["bidirectional_w"] = (edit(lstm(), direction="bidirectional"), "must be [num_directions 2")
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph([helper.make_node("MaxRoiPool", ["x", "r"], ["y"], name="rec0")], "g",
+                          [vi("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+                           vi("r", TensorProto.FLOAT, [2, 5])], [vi("y", TensorProto.FLOAT, None)])
+    r["max_roi_pool_no_shape"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+                                  "MaxRoiPool 'rec0': pooled_shape must be two positive ints")
+    g = helper.make_graph([helper.make_node("GlobalLpPool", ["x"], ["y"], name="rec0", p=0)], "g",
+                          [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])], [vi("y", TensorProto.FLOAT, None)])
+    r["global_lp_pool_p0"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+                              "GlobalLpPool 'rec0': p must be >= 1, got 0")
     return r
 
 
