@@ -2,8 +2,10 @@
 //
 // A static-shape compile usually knows what control flow decides: exporters emit If on shape
 // checks and Loop/Scan over a known count. So:
-//   If:   the condition must be constant (after folding, or bound with --bind-input); the chosen
-//         branch is imported inline (ImportContext::importSubgraph) and the other dropped.
+//   If:   a constant condition (after folding, or bound with --bind-input) imports the chosen
+//         branch inline (ImportContext::importSubgraph) and drops the other; a condition known
+//         only at run time imports both and selects each output with tg.where (if-conversion:
+//         both branches run, the plan stays one CUDA graph); the outputs must then agree.
 //   Loop: the trip count and the initial condition must be constant, and the body's condition
 //         output must fold to a constant every iteration; the body is unrolled, carrying the
 //         loop-carried values, and the scan outputs are stacked on a new leading axis.
@@ -11,8 +13,8 @@
 //         direction); state carried, scan outputs stacked on their axis (either direction).
 //         Opset 8 (batch axis 0, scan axis 1): the same per batch element, then stacked; its
 //         sequence_lens must be constant and equal to the length.
-// A condition or count known only at run time is refused with the inputs it depends on named;
-// running a branch or loop on the device (conditional CUDA graph nodes) is left for later
+// A loop count or condition known only at run time is refused with the inputs it depends on
+// named; running loops on the device (conditional CUDA graph nodes) is left for later
 // (docs/decisions.md). Unrolling is capped at kMaxIterations.
 #include "frontends/onnx/ImportContext.h"
 
@@ -28,6 +30,8 @@ using Result = llvm::Expected<std::vector<Value>>;
 using Values = std::vector<Value>;
 
 constexpr int64_t kMaxIterations = 4096;
+/// Nested Ifs with run-time conditions import both branches at each level.
+constexpr int kMaxRunTimeIfNesting = 8;
 
 const onnx::GraphProto *graphAttr(const NodeView &n, const char *name) {
   const auto *a = n.attr(name);
@@ -71,10 +75,8 @@ llvm::Expected<Value> stack(ImportContext &c, const NodeView &n, const std::vect
                               (uint64_t)axis);
 }
 
-Result importIf(ImportContext &c, const NodeView &n) {
-  TGC_ASSIGN(cond, c.need(n, 0));
-  TGC_ASSIGN(taken, constScalar(c, n, cond, "the condition"));
-  const char *name = taken ? "then_branch" : "else_branch";
+/// One If branch, imported inline: its outputs (as many as the node has).
+Result importBranch(ImportContext &c, const NodeView &n, const char *name) {
   const onnx::GraphProto *branch = graphAttr(n, name);
   if (!branch)
     return c.error(n, std::string("has no ") + name + " graph");
@@ -85,6 +87,43 @@ Result importIf(ImportContext &c, const NodeView &n) {
     return c.error(n, std::string(name) + " has " + std::to_string(outs.size()) +
                           " outputs; the node has " + std::to_string(n.proto.output_size()));
   return outs;
+}
+
+Result importIf(ImportContext &c, const NodeView &n) {
+  TGC_ASSIGN(cond, c.need(n, 0));
+  if (c.constInts(cond)) {
+    TGC_ASSIGN(taken, constScalar(c, n, cond, "the condition"));
+    return importBranch(c, n, taken ? "then_branch" : "else_branch");
+  }
+  // A condition known only at run time: both branches run and a select picks each output
+  // (if-conversion; one CUDA graph, no host round trip). Branch outputs must then agree in
+  // shape and type, which a static-shape plan needs anyway.
+  if (numElements(c.shapeOf(cond)).value_or(0) != 1 || !c.elemOf(cond).isInteger(1))
+    return c.error(n, "the condition must be one bool, got " + shapeToString(c.shapeOf(cond)));
+  // Each level imports both branches: nested run-time Ifs double the work, so their nesting is
+  // capped (a hostile model must not make the compile exponential).
+  static thread_local int depth = 0;
+  if (depth >= kMaxRunTimeIfNesting)
+    return c.error(n, "Ifs whose conditions are known only at run time nest more than " +
+                          std::to_string(kMaxRunTimeIfNesting) + " deep");
+  struct Nest {
+    Nest() { ++depth; }
+    ~Nest() { --depth; }
+  } nest;
+  TGC_ASSIGN(thenOuts, importBranch(c, n, "then_branch"));
+  TGC_ASSIGN(elseOuts, importBranch(c, n, "else_branch"));
+  Value pick = c.reshape(n.loc, cond, {});
+  Values result;
+  for (size_t i = 0; i < thenOuts.size(); ++i) {
+    Value a = thenOuts[i], b = elseOuts[i];
+    if (a.getType() != b.getType())
+      return c.error(n, "output " + std::to_string(i) + " differs between the branches (" +
+                            shapeToString(c.shapeOf(a)) + " and " + shapeToString(c.shapeOf(b)) +
+                            ", or the element type): with a condition known only at run time "
+                            "both must agree" + c.bindHint(cond));
+    result.push_back(c.emit<tg::WhereOp>(n.loc, a.getType(), pick, a, b));
+  }
+  return result;
 }
 
 Result importLoop(ImportContext &c, const NodeView &n) {

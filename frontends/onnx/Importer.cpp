@@ -68,8 +68,8 @@ const std::map<std::string, std::string> &opNotes() {
               "clip, sequence_lens (a graph input too), linear_before_reset"},
       {"HammingWindow", "size constant (a constant result); output_datatype, periodic"},
       {"HannWindow", "size constant (a constant result); output_datatype, periodic"},
-      {"If", "the condition known at compile time (folded, or bound with --bind-input); the "
-             "chosen branch is inlined"},
+      {"If", "a known condition (folded, or bound with --bind-input) inlines the chosen branch; "
+             "a run-time one runs both and selects (outputs must agree in shape)"},
       {"LSTM", "unrolled over the sequence (up to 4096 steps); every direction, layout, activation, "
                "clip, sequence_lens (a graph input too), peepholes, input_forget"},
       {"Loop", "trip count, initial condition and the body's condition known at compile time; "

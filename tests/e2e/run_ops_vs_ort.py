@@ -95,6 +95,15 @@ def control_flow():
                                numpy_helper.from_array(np.array(2, np.int64), "two")])
         c[name] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
                    {"x": f32(rows, 4)})
+    # If on a condition known only at run time (a graph input): both branches run, a select
+    # picks each output.
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_rt",
+        [vi("x", T.FLOAT, [3, 4]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, None)])
+    for flag in (True, False):
+        c[f"if_runtime_condition_{str(flag).lower()}"] = (
+            helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+            {"x": f32(3, 4), "c": np.array(flag)})
     # Loop: 4 iterations of acc = acc * w + i, each acc also a scan output.
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
@@ -229,6 +238,17 @@ def refusals():
     g = helper.make_graph([helper.make_node("MaxRoiPool", ["x", "r"], ["y"], name="rec0")], "g",
                           [vi("x", TensorProto.FLOAT, [1, 1, 4, 4]),
                            vi("r", TensorProto.FLOAT, [2, 5])], [vi("y", TensorProto.FLOAT, None)])
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
+                               [vi("t", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["e"], keepdims=0)], "else",
+                               [], [vi("e", TensorProto.FLOAT, None)])
+    g = helper.make_graph([helper.make_node("If", ["c"], ["y"], name="rec0", then_branch=then_g,
+                                            else_branch=else_g)], "g",
+                          [vi("x", TensorProto.FLOAT, [2, 2]), vi("c", TensorProto.BOOL, [])],
+                          [vi("y", TensorProto.FLOAT, None)])
+    r["if_runtime_branch_shapes_differ"] = (
+        helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+        "If 'rec0': output 0 differs between the branches (2x2 and")
     r["max_roi_pool_no_shape"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
                                   "MaxRoiPool 'rec0': pooled_shape must be two positive ints")
     g = helper.make_graph([helper.make_node("GlobalLpPool", ["x"], ["y"], name="rec0", p=0)], "g",
