@@ -345,8 +345,14 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
   for (const auto &o : model.opset_import())
     if (isDefaultDomain(o.domain()))
       opset = o.version();
-  if (opset < 0)
-    return err("the model imports no version of the default ONNX opset");
+  if (opset < 0) {
+    std::string domains;
+    for (const auto &o : model.opset_import())
+      domains += (domains.empty() ? "" : ", ") + o.domain();
+    return err("the model imports no version of the default ONNX opset" +
+               (domains.empty() ? std::string() : " (only " + domains + ")") +
+               "; tgc compiles default-domain ops (ai.onnx)");
+  }
   // Ops change meaning between opsets: refuse versions outside what the op table was written
   // against (7 .. ONNX 1.17's opset 22) rather than import them with the wrong semantics.
   constexpr int64_t kMinOpset = kMinOnnxOpset, kMaxOpset = kMaxOnnxOpset;
