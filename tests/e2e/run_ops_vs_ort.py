@@ -238,6 +238,12 @@ def refusals():
     g = helper.make_graph([helper.make_node("MaxRoiPool", ["x", "r"], ["y"], name="rec0")], "g",
                           [vi("x", TensorProto.FLOAT, [1, 1, 4, 4]),
                            vi("r", TensorProto.FLOAT, [2, 5])], [vi("y", TensorProto.FLOAT, None)])
+    r["max_roi_pool_no_shape"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+                                  "MaxRoiPool 'rec0': pooled_shape must be two positive ints")
+    g = helper.make_graph([helper.make_node("GlobalLpPool", ["x"], ["y"], name="rec0", p=0)], "g",
+                          [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])], [vi("y", TensorProto.FLOAT, None)])
+    r["global_lp_pool_p0"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+                              "GlobalLpPool 'rec0': p must be >= 1, got 0")
     then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
                                [vi("t", TensorProto.FLOAT, None)])
     else_g = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["e"], keepdims=0)], "else",
@@ -249,12 +255,6 @@ def refusals():
     r["if_runtime_branch_shapes_differ"] = (
         helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
         "If 'rec0': output 0 differs between the branches (2x2 and")
-    r["max_roi_pool_no_shape"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
-                                  "MaxRoiPool 'rec0': pooled_shape must be two positive ints")
-    g = helper.make_graph([helper.make_node("GlobalLpPool", ["x"], ["y"], name="rec0", p=0)], "g",
-                          [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])], [vi("y", TensorProto.FLOAT, None)])
-    r["global_lp_pool_p0"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
-                              "GlobalLpPool 'rec0': p must be >= 1, got 0")
     return r
 
 
