@@ -6,16 +6,18 @@
 //         branch inline (ImportContext::importSubgraph) and drops the other; a condition known
 //         only at run time imports both and selects each output with tg.where (if-conversion:
 //         both branches run, the plan stays one CUDA graph); the outputs must then agree.
-//   Loop: the trip count and the initial condition must be constant, and the body's condition
-//         output must fold to a constant every iteration; the body is unrolled, carrying the
-//         loop-carried values, and the scan outputs are stacked on a new leading axis.
+//   Loop: the trip count must be known; the body is unrolled, carrying the loop-carried values,
+//         and the scan outputs are stacked on a new leading axis. A condition (initial, or the
+//         body's) known only at run time is predicated: every iteration runs, and the condition
+//         so far selects whether it updates the carried values (no scan outputs then: their
+//         length would be decided at run time).
 //   Scan: (opset 9+) the body is unrolled once per element along each scan input's axis (either
 //         direction); state carried, scan outputs stacked on their axis (either direction).
 //         Opset 8 (batch axis 0, scan axis 1): the same per batch element, then stacked; its
 //         sequence_lens must be constant and equal to the length.
-// A loop count or condition known only at run time is refused with the inputs it depends on
-// named; running loops on the device (conditional CUDA graph nodes) is left for later
-// (docs/decisions.md). Unrolling is capped at kMaxIterations.
+// A trip count known only at run time is refused with the inputs it depends on named; running
+// loops on the device (conditional CUDA graph nodes) is left for later (docs/decisions.md).
+// Unrolling is capped at kMaxIterations.
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/dialect/TgDialect.h"
@@ -135,10 +137,29 @@ Result importLoop(ImportContext &c, const NodeView &n) {
     TGC_ASSIGN(v, constScalar(c, n, m, "the trip count M"));
     trips = std::max<int64_t>(v, 0);
   }
+  // A condition known only at run time (initially, or from the body) with a known trip count
+  // is predicated: every iteration runs, and `active` (the condition so far) selects whether it
+  // updates the carried values.
   int64_t cond = 1;
+  Value active, runTimeCond;
+  auto predicate = [&](Value v, const std::string &what) -> llvm::Error {
+    if (trips < 0)
+      return c.error(n, what + " is known only at run time and the loop has no trip count" +
+                            c.bindHint(v));
+    if (numElements(c.shapeOf(v)).value_or(0) != 1 || !c.elemOf(v).isInteger(1))
+      return c.error(n, what + " must be one bool");
+    active = active ? c.binary<tg::AndOp>(n.loc, active, c.reshape(n.loc, v, {}))
+                    : c.reshape(n.loc, v, {});
+    runTimeCond = v;
+    return llvm::Error::success();
+  };
   if (Value k = n.input(1)) {
-    TGC_ASSIGN(v, constScalar(c, n, k, "the initial condition"));
-    cond = v != 0;
+    if (c.constInts(k)) {
+      TGC_ASSIGN(v, constScalar(c, n, k, "the initial condition"));
+      cond = v != 0;
+    } else if (auto e = predicate(k, "the initial condition")) {
+      return std::move(e);
+    }
   }
   const size_t carried = n.inputs.size() > 2 ? n.inputs.size() - 2 : 0;
   if (body->input_size() != (int)carried + 2 || body->output_size() < (int)carried + 1)
@@ -160,14 +181,30 @@ Result importLoop(ImportContext &c, const NodeView &n) {
     if (it >= kMaxIterations)
       return c.error(n, "runs more than " + std::to_string(kMaxIterations) +
                             " iterations (the loop is unrolled)");
-    std::vector<Value> args{c.splat(n.loc, (double)it, c.i64()), c.splat(n.loc, 1.0, c.i1())};
+    std::vector<Value> args{c.splat(n.loc, (double)it, c.i64()),
+                            active ? active : c.splat(n.loc, 1.0, c.i1())};
     args.insert(args.end(), state.begin(), state.end());
     TGC_ASSIGN(outs, c.importSubgraph(*body, args));
-    TGC_ASSIGN(next, constScalar(c, n, outs[0],
-                                 "the body's condition (iteration " + std::to_string(it) + ")"));
-    cond = next != 0;
-    for (size_t i = 0; i < carried; ++i)
-      state[i] = outs[1 + i];
+    const std::string what = "the body's condition (iteration " + std::to_string(it) + ")";
+    const Value wasActive = active;
+    if (!active && c.constInts(outs[0])) {
+      TGC_ASSIGN(next, constScalar(c, n, outs[0], what));
+      cond = next != 0;
+    } else if (auto e = predicate(outs[0], what)) {
+      return std::move(e);
+    }
+    if (active && scans > 0)
+      return c.error(n, "has scan outputs and a condition known only at run time: how many "
+                        "iterations run (the scan outputs' length) is decided at run time" +
+                            c.bindHint(runTimeCond));
+    for (size_t i = 0; i < carried; ++i) {
+      if (wasActive && outs[1 + i].getType() != state[i].getType())
+        return c.error(n, "loop-carried value " + std::to_string(i) + " changes shape or type "
+                          "under a condition known only at run time");
+      state[i] = wasActive ? c.emit<tg::WhereOp>(n.loc, state[i].getType(), wasActive,
+                                                 outs[1 + i], state[i])
+                           : outs[1 + i];
+    }
     for (size_t k = 0; k < scans; ++k)
       scanned[k].push_back(outs[1 + carried + k]);
   }

@@ -120,6 +120,26 @@ def control_flow():
         [numpy_helper.from_array(np.array(4, np.int64), "M")])
     c["loop_carried_and_scan"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
                                   {"a0": f32(3), "w": f32(3)})
+    # Loop with a known trip count and a condition known only at run time (the initial one a
+    # graph input, the body's computed from the carried value): predicated iterations.
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["acc", "w"], ["m"]),
+         helper.make_node("Add", ["m", "one"], ["acc_out"]),
+         helper.make_node("ReduceSum", ["acc_out"], ["tot"], keepdims=0),
+         helper.make_node("Less", ["tot", "limit"], ["cond_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [3])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [3])],
+        [numpy_helper.from_array(np.ones(3, np.float32), "one"),
+         numpy_helper.from_array(np.array(12.0, np.float32), "limit")])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "go", "a0"], ["a"], body=body)], "loop_rt",
+        [vi("a0", T.FLOAT, [3]), vi("w", T.FLOAT, [3]), vi("go", T.BOOL, [])],
+        [vi("a", T.FLOAT, None)], [numpy_helper.from_array(np.array(10, np.int64), "M")])
+    for go in (True, False):
+        c[f"loop_runtime_condition_{str(go).lower()}"] = (
+            helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+            {"a0": np.array([0.5, 1.0, -0.5], np.float32),
+             "w": np.array([1.2, 0.9, 1.1], np.float32), "go": np.array(go)})
     # Scan: running sum over axis 1, input read in reverse, output stacked on axis 1.
     body = helper.make_graph(
         [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
@@ -252,6 +272,26 @@ def refusals():
                                             else_branch=else_g)], "g",
                           [vi("x", TensorProto.FLOAT, [2, 2]), vi("c", TensorProto.BOOL, [])],
                           [vi("y", TensorProto.FLOAT, None)])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["acc"], ["acc_out"]),
+         helper.make_node("Identity", ["acc"], ["scan"]),
+         helper.make_node("ReduceSum", ["acc"], ["t"], keepdims=0),
+         helper.make_node("Less", ["t", "t"], ["cond_out"])], "body",
+        [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []),
+         vi("acc", TensorProto.FLOAT, [2])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", TensorProto.FLOAT, [2]),
+         vi("scan", TensorProto.FLOAT, [2])])
+    for name, ins, want in (
+            ("loop_runtime_condition_scan", ["M", "", "a0"],
+             "Loop 'rec0': has scan outputs and a condition known only at run time"),
+            ("loop_runtime_trip_count", ["m", "", "a0"],
+             "Loop 'rec0': the trip count M must be known at compile time (graph input 'm'")):
+        lg = helper.make_graph(
+            [helper.make_node("Loop", ins, ["a", "s"], name="rec0", body=body)], "g",
+            [vi("a0", TensorProto.FLOAT, [2]), vi("m", TensorProto.INT64, [])],
+            [vi("a", TensorProto.FLOAT, None), vi("s", TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(np.array(3, np.int64), "M")])
+        r[name] = (helper.make_model(lg, opset_imports=[helper.make_opsetid("", OPSET)]), want)
     r["if_runtime_branch_shapes_differ"] = (
         helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
         "If 'rec0': output 0 differs between the branches (2x2 and")
