@@ -256,9 +256,7 @@ struct Emitter {
   Value linear(Value x, Value w, Value bias = {}) {
     Shape out = c.shapeOf(x);
     out.back() = c.shapeOf(w)[0];
-    if (bias)
-      return c.emit<tg::LinearOp>(loc, c.type(out, elem), x, w, bias);
-    return c.emit<tg::LinearOp>(loc, c.type(out, elem), x, w, Value());
+    return c.emit<tg::LinearOp>(loc, c.type(out, elem), x, w, bias); // bias may be null
   }
 
   Value clip(Value x) {

@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/Session.h"
+#include "tests/unit/CpuCompile.h"
 #include "tests/unit/OnnxModelBuilder.h"
 
 #include <gtest/gtest.h>
@@ -32,12 +33,19 @@ using namespace tgc;
 
 namespace {
 
-std::string tmpDir() {
-  const char *t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
+using test::tmpDir;
 
 using Builder = test::OnnxModel;
+
+std::unique_ptr<Session> compileCpu(const Builder &b, const std::string &name) {
+  return test::compileAndLoadCpu(b.bytes(), name);
+}
+std::string compileError(const Builder &b, const std::string &name) {
+  return test::compileForCpu(b.bytes(), name);
+}
+std::vector<HostTensor> runCpu(Session &s, const std::vector<HostTensor> &inputs) {
+  return test::runSession(s, inputs);
+}
 
 uint32_t bitsOfFloat(float f) {
   uint32_t u;
@@ -75,56 +83,8 @@ HostTensor f32s(const std::vector<float> &v) {
   return h;
 }
 
-/// Writes `b`, compiles it for the CPU and loads the package; null (with a failure) on error.
-std::unique_ptr<Session> compileCpu(const Builder &b, const std::string &name) {
-  const std::string model = tmpDir() + "/" + name + ".onnx";
-  {
-    std::ofstream f(model, std::ios::binary);
-    f << b.bytes();
-  }
-  CompileOptions o;
-  o.modelPath = model;
-  o.outputPath = tmpDir() + "/" + name + ".tgpkg";
-  o.target = llvm::cantFail(parseTarget("cpu"));
-  o.cacheDir = tmpDir() + "/kcache";
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto r = compile(o, os);
-  if (!r) {
-    ADD_FAILURE() << llvm::toString(r.takeError());
-    return nullptr;
-  }
-  Status st;
-  auto s = Session::load(o.outputPath, st, 1);
-  if (!s)
-    ADD_FAILURE() << st.message;
-  return s;
-}
 
-/// The compile error of `b` ("" when it compiles).
-std::string compileError(const Builder &b, const std::string &name) {
-  const std::string model = tmpDir() + "/" + name + ".onnx";
-  {
-    std::ofstream f(model, std::ios::binary);
-    f << b.bytes();
-  }
-  CompileOptions o;
-  o.modelPath = model;
-  o.outputPath = tmpDir() + "/" + name + ".tgpkg";
-  o.target = llvm::cantFail(parseTarget("cpu"));
-  o.cacheDir = tmpDir() + "/kcache";
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto r = compile(o, os);
-  return r ? std::string() : llvm::toString(r.takeError());
-}
 
-std::vector<HostTensor> runCpu(Session &s, const std::vector<HostTensor> &inputs) {
-  std::vector<HostTensor> out;
-  Status st = s.run(inputs, out);
-  EXPECT_TRUE(st.ok) << st.message;
-  return out;
-}
 
 /// One Cast node from `from` to `to` over n elements.
 std::unique_ptr<Session> castModel(int from, int to, int64_t n, const std::string &name) {

@@ -9,6 +9,7 @@
 #include "frontends/onnx/onnx.pb.h"
 #include "runtime/Session.h"
 #include "runtime/tgc_runtime.h"
+#include "tests/unit/CpuCompile.h"
 #include "tests/unit/OnnxModelBuilder.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -26,49 +27,20 @@ using Builder = test::OnnxModel;
 using V = std::vector<double>;
 using Dims = std::vector<int64_t>;
 
-std::string tmpDir() {
-  const char *t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
-/// Compiles `b` for the CPU into `name`.tgpkg: the error message, "" on success.
 std::string compileError(const Builder &b, const std::string &name) {
-  const std::string model = tmpDir() + "/" + name + ".onnx";
-  {
-    std::ofstream f(model, std::ios::binary);
-    f << b.bytes();
-  }
-  CompileOptions o;
-  o.modelPath = model;
-  o.outputPath = tmpDir() + "/" + name + ".tgpkg";
-  o.target = llvm::cantFail(parseTarget("cpu"));
-  o.cacheDir = tmpDir() + "/kcache";
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto r = compile(o, os);
-  return r ? "" : llvm::toString(r.takeError());
+  return test::compileForCpu(b.bytes(), name);
 }
-
-/// Compiles `b` for the CPU and loads it (null, with a failure, on error).
 std::unique_ptr<Session> load(const Builder &b, const std::string &name) {
-  const std::string err = compileError(b, name);
-  if (!err.empty()) {
-    ADD_FAILURE() << err;
-    return nullptr;
-  }
-  Status st;
-  auto s = Session::load(tmpDir() + "/" + name + ".tgpkg", st, 1);
-  if (!s)
-    ADD_FAILURE() << st.message;
-  return s;
+  return test::compileAndLoadCpu(b.bytes(), name);
+}
+std::vector<HostTensor> run(Session &s, const std::vector<HostTensor> &inputs) {
+  return test::runSession(s, inputs);
 }
 
-std::vector<HostTensor> run(Session &s, const std::vector<HostTensor> &inputs) {
-  std::vector<HostTensor> out;
-  Status st = s.run(inputs, out);
-  EXPECT_TRUE(st.ok) << st.message;
-  return out;
-}
+using test::tmpDir;
+
+
+
 
 HostTensor tensor(DType t, Dims shape, const V &v, const std::string &name) {
   HostTensor h = HostTensor::zeros(t, std::move(shape), name);

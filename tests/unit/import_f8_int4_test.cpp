@@ -20,6 +20,7 @@
 #include "mlir/Parser/Parser.h"
 #include "runtime/Float8.h"
 #include "runtime/Session.h"
+#include "tests/unit/CpuCompile.h"
 #include "tests/unit/OnnxModelBuilder.h"
 
 #include <gtest/gtest.h>
@@ -270,51 +271,18 @@ TEST_F(InterpF8, Int4ConstantsSignExtendAndCastsWrap) {
 // ONNX models on the CPU backend
 //===----------------------------------------------------------------------===//
 
-std::string tmpDir() {
-  const char *t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
 
 using Builder = test::OnnxModel;
 
-llvm::Expected<std::string> compileCpuOrError(const Builder &b, const std::string &name) {
-  const std::string model = tmpDir() + "/" + name + ".onnx";
-  {
-    std::ofstream f(model, std::ios::binary);
-    f << b.bytes();
-  }
-  CompileOptions o;
-  o.modelPath = model;
-  o.outputPath = tmpDir() + "/" + name + ".tgpkg";
-  o.target = llvm::cantFail(parseTarget("cpu"));
-  o.cacheDir = tmpDir() + "/kcache";
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto r = compile(o, os);
-  if (!r)
-    return r.takeError();
-  return o.outputPath;
-}
-
 std::unique_ptr<Session> compileCpu(const Builder &b, const std::string &name) {
-  auto path = compileCpuOrError(b, name);
-  if (!path) {
-    ADD_FAILURE() << llvm::toString(path.takeError());
-    return nullptr;
-  }
-  Status st;
-  auto s = Session::load(*path, st, 1);
-  if (!s)
-    ADD_FAILURE() << st.message;
-  return s;
+  return test::compileAndLoadCpu(b.bytes(), name);
+}
+std::vector<HostTensor> runCpu(Session &s, const std::vector<HostTensor> &inputs) {
+  return test::runSession(s, inputs);
 }
 
-std::vector<HostTensor> runCpu(Session &s, const std::vector<HostTensor> &inputs) {
-  std::vector<HostTensor> out;
-  Status st = s.run(inputs, out);
-  EXPECT_TRUE(st.ok) << st.message;
-  return out;
-}
+
+
 
 TEST(CpuF8, CastToFloat8SaturateOnAndOff) {
   Builder b(19);
@@ -451,7 +419,7 @@ TEST(CpuInt4, QuantizeWithPackedZeroPointAndDequantize) {
 TEST(Int4Files, PackedTwoAByteLowNibbleFirst) {
   HostTensor h = HostTensor::zeros(DType::I4, {3}, "t");
   h.set(0, -1), h.set(1, 2), h.set(2, -8);
-  const std::string path = tmpDir() + "/int4.pb";
+  const std::string path = test::tmpDir() + "/int4.pb";
   ASSERT_FALSE(bool(writeTensorProtoFile(h, path)));
   onnx::TensorProto p;
   {
@@ -481,9 +449,8 @@ TEST(Float8Refusals, OtherOpsOnFloat8AreRefusedNamingTheNode) {
   b.input("a", 17, {2, 2});
   b.node("MatMul", {"a", "a"}, {"y"}, "mm");
   b.output("y");
-  auto r = compileCpuOrError(b, "refuse_matmul");
-  ASSERT_FALSE(bool(r));
-  const std::string msg = llvm::toString(r.takeError());
+  const std::string msg = test::compileForCpu(b.bytes(), "refuse_matmul");
+  ASSERT_FALSE(msg.empty()) << "compiled";
   EXPECT_NE(msg.find("mm"), std::string::npos) << msg;
   EXPECT_NE(msg.find("MatMul of a float8 tensor is not supported"), std::string::npos) << msg;
 
@@ -492,9 +459,8 @@ TEST(Float8Refusals, OtherOpsOnFloat8AreRefusedNamingTheNode) {
   q.initF32("s", {}, {1.0f});
   test::attrInt(q.node("QuantizeLinear", {"x", "s"}, {"y"}, "q64"), "output_dtype", 7);
   q.output("y");
-  auto r2 = compileCpuOrError(q, "refuse_quant");
-  ASSERT_FALSE(bool(r2));
-  const std::string msg2 = llvm::toString(r2.takeError());
+  const std::string msg2 = test::compileForCpu(q.bytes(), "refuse_quant");
+  ASSERT_FALSE(msg2.empty()) << "compiled";
   EXPECT_NE(msg2.find("q64"), std::string::npos) << msg2;
   EXPECT_NE(msg2.find("output_dtype 7 is not supported"), std::string::npos) << msg2;
 }

@@ -10,6 +10,7 @@
 #include "driver/Compile.h"
 #include "frontends/onnx/onnx.pb.h"
 #include "runtime/Session.h"
+#include "tests/unit/CpuCompile.h"
 #include "tests/unit/OnnxModelBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,48 +29,21 @@ namespace {
 
 using Builder = test::OnnxModel;
 
-std::string tmpDir() {
-  const char *t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
+using test::tmpDir;
 
 /// Compiles `b` for the CPU into `name`.tgpkg: the error message, "" on success.
 std::string compileError(const Builder &b, const std::string &name) {
-  const std::string model = tmpDir() + "/" + name + ".onnx";
-  {
-    std::ofstream f(model, std::ios::binary);
-    f << b.bytes();
-  }
-  CompileOptions o;
-  o.modelPath = model;
-  o.outputPath = tmpDir() + "/" + name + ".tgpkg";
-  o.target = llvm::cantFail(parseTarget("cpu"));
-  o.cacheDir = tmpDir() + "/kcache";
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto r = compile(o, os);
-  return r ? "" : llvm::toString(r.takeError());
+  return test::compileForCpu(b.bytes(), name);
 }
 
 /// Compiles `b` for the CPU and runs it on `inputs`; the outputs (empty, with a failure, on error).
 std::vector<HostTensor> runCpu(const Builder &b, const std::string &name,
                                const std::vector<HostTensor> &inputs) {
-  const std::string err = compileError(b, name);
-  if (!err.empty()) {
-    ADD_FAILURE() << err;
-    return {};
-  }
-  Status st;
-  auto s = Session::load(tmpDir() + "/" + name + ".tgpkg", st, 1);
-  if (!s) {
-    ADD_FAILURE() << st.message;
-    return {};
-  }
-  std::vector<HostTensor> out;
-  st = s->run(inputs, out);
-  EXPECT_TRUE(st.ok) << st.message;
-  return out;
+  auto s = test::compileAndLoadCpu(b.bytes(), name);
+  return s ? test::runSession(*s, inputs) : std::vector<HostTensor>{};
 }
+
+
 
 HostTensor tensor(DType t, std::vector<int64_t> shape, const std::vector<double> &v,
                   const std::string &name) {

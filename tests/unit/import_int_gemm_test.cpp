@@ -6,6 +6,7 @@
 #include "driver/Compile.h"
 #include "runtime/Session.h"
 #include "tests/unit/IntGemmCases.h"
+#include "tests/unit/CpuCompile.h"
 #include "tests/unit/OnnxModelBuilder.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -20,28 +21,14 @@ using test::IntGemmCase;
 
 namespace {
 
-std::string tmpDir() {
-  const char *t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
 /// Compiles `m` for the CPU: the package path, or the compile error's text (`error` set).
 std::string compileCpu(const test::OnnxModel &m, const std::string &name, bool &error) {
-  const std::string model = tmpDir() + "/" + name + ".onnx";
-  std::ofstream(model, std::ios::binary) << m.bytes();
-  CompileOptions o;
-  o.modelPath = model;
-  o.outputPath = tmpDir() + "/" + name + ".tgpkg";
-  o.target = llvm::cantFail(parseTarget("cpu"));
-  o.cacheDir = tmpDir() + "/kcache";
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto r = compile(o, os);
-  error = !r;
-  if (!r)
-    return llvm::toString(r.takeError());
-  return o.outputPath;
+  const std::string err = test::compileForCpu(m.bytes(), name);
+  error = !err.empty();
+  return error ? err : test::cpuPackagePath(name);
 }
+
+
 
 /// Runs case `c` on the CPU and checks its output bit for bit.
 void runCase(const IntGemmCase &c) {

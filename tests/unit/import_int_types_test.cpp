@@ -12,6 +12,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/Session.h"
+#include "tests/unit/CpuCompile.h"
 #include "tests/unit/OnnxModelBuilder.h"
 
 #include <gtest/gtest.h>
@@ -292,45 +293,18 @@ TEST(IntTypeCompare, IntegerMismatchesAndExactRelL2) {
 // ONNX models on the CPU backend
 //===----------------------------------------------------------------------===//
 
-std::string tmpDir() {
-  const char *t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
+using test::tmpDir;
 
 using Builder = test::OnnxModel;
 
-/// Writes `b`, compiles it for the CPU and loads the package; null (with a test failure) on error.
 std::unique_ptr<Session> compileCpu(const Builder &b, const std::string &name) {
-  const std::string model = tmpDir() + "/" + name + ".onnx";
-  {
-    std::ofstream f(model, std::ios::binary);
-    f << b.bytes();
-  }
-  CompileOptions o;
-  o.modelPath = model;
-  o.outputPath = tmpDir() + "/" + name + ".tgpkg";
-  o.target = llvm::cantFail(parseTarget("cpu"));
-  o.cacheDir = tmpDir() + "/kcache";
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto r = compile(o, os);
-  if (!r) {
-    ADD_FAILURE() << llvm::toString(r.takeError());
-    return nullptr;
-  }
-  Status st;
-  auto s = Session::load(o.outputPath, st, 1);
-  if (!s)
-    ADD_FAILURE() << st.message;
-  return s;
+  return test::compileAndLoadCpu(b.bytes(), name);
+}
+std::vector<HostTensor> runCpu(Session &s, const std::vector<HostTensor> &inputs) {
+  return test::runSession(s, inputs);
 }
 
-std::vector<HostTensor> runCpu(Session &s, const std::vector<HostTensor> &inputs) {
-  std::vector<HostTensor> out;
-  Status st = s.run(inputs, out);
-  EXPECT_TRUE(st.ok) << st.message;
-  return out;
-}
+
 
 TEST(CpuIntTypes, Uint64MaxMinModDivAndCompare) {
   Builder b;
