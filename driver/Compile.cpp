@@ -7,6 +7,7 @@
 // interpreter before the pipeline and after every pass and names the first pass whose outputs
 // drift.
 #include "driver/Compile.h"
+#include "driver/CompileBuckets.h"
 
 #include "codegen/common/StagedDir.h"
 #include "codegen/cuda/CudaBackend.h"
@@ -329,6 +330,8 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   ImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
   importOptions.boundInputs = options.boundInputs;
+  importOptions.dimSymbols = options.dimSymbols;
+  importOptions.symbolNames = options.symbolNames;
   auto module = importOnnxFile(ctx, options.modelPath, importOptions);
   if (!module)
     return module.takeError();
@@ -408,6 +411,8 @@ struct CompileContext {
 llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log) {
   if (auto err = checkOptions(options))
     return std::move(err);
+  if (!options.inputRanges.empty())
+    return compileBucketed(options, log);
   if (!options.target.isCuda() && options.precision != Precision::FP32)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "--precision=%s needs a CUDA target: the CPU backend computes "

@@ -16,6 +16,11 @@
 
 namespace tgc {
 
+/// A dim given as a range on the command line; min == max for a fixed dim.
+struct DimRange {
+  int64_t min = 0, max = 0;
+};
+
 /// Everything `tgc compile` can be told.
 struct CompileOptions {
   std::string modelPath;
@@ -24,6 +29,15 @@ struct CompileOptions {
   Target target;                  ///< parseTarget("cpu" | "cuda:sm_XY")
   Precision precision = Precision::FP32;
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Inputs given with a range on some dim (`--input-shape 'ids=1..8x1..128'`): a bucketed
+  /// package (docs/design.md, "Shape buckets"). Fixed dims have min == max.
+  std::map<std::string, std::vector<DimRange>> inputRanges;
+  /// `--buckets SYMBOL=V1,V2,...`: a symbol's bucket values (default: driver/Buckets.h).
+  std::map<std::string, std::vector<int64_t>> bucketValues;
+  /// Internal to bucketed compiles: per input, the symbol each axis carries (-1 fixed), passed to
+  /// the importer (ImportOptions::dimSymbols) for the padding pass.
+  std::map<std::string, std::vector<int64_t>> dimSymbols;
+  std::vector<std::string> symbolNames; ///< likewise: the symbols' names, by index
   /// Graph inputs bound to a value at compile time: name -> TensorProto file (ImportOptions).
   std::map<std::string, std::string> boundInputs;
   bool printIrAfterAll = false;

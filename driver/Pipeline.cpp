@@ -11,6 +11,7 @@
 #include "passes/cleanup/Passes.h"
 #include "passes/horizontal/Passes.h"
 #include "passes/kernels/Passes.h"
+#include "passes/padding/Passes.h"
 #include "passes/precision/Passes.h"
 #include "passes/recognition/Passes.h"
 #include "passes/testing/Passes.h"
@@ -31,6 +32,8 @@ void addFunctionPasses(mlir::OpPassManager &fn, const PipelineOptions &options) 
   fn.addPass(createRecognizeNormsPass());
   fn.addPass(createRecognizeRotaryPass());
   fn.addPass(createRecognizeAttentionPass());
+  // Bucketed compiles only (a no-op otherwise): mask padded keys before fusion hides them.
+  fn.addPass(createMaskPaddingPass());
   if (options.injectFault)
     fn.addPass(createInjectFaultPass());
   // Horizontal fusion, then fold the stacked weights and drop the layout ops that cancel.
@@ -74,6 +77,7 @@ void registerAllPasses() {
   registerKernelsPasses();
   registerRecognitionPasses();
   registerAttentionPasses();
+  registerPaddingPasses();
   registerPrecisionPasses();
   registerTestingPasses();
 }

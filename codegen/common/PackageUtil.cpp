@@ -199,6 +199,12 @@ llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &in
     if (et.isSignlessInteger(32) || et.isSignlessInteger(64))
       if (auto b = indexBoundOf(a))
         *d.mutable_index_bound() = *b;
+    // Bucketed packages: the symbol each axis carries, and the inputs the runtime fills itself.
+    if (auto syms = fn.getArgAttrOfType<mlir::ArrayAttr>(a.getArgNumber(), "tg.dim_symbols"))
+      for (mlir::Attribute s : syms)
+        d.add_dim_symbols((int32_t)s.cast<mlir::IntegerAttr>().getInt());
+    if (auto len = fn.getArgAttrOfType<mlir::IntegerAttr>(a.getArgNumber(), "tg.length_of"))
+      d.set_length_of((int32_t)len.getInt());
   }
   return llvm::Error::success();
 }
@@ -272,6 +278,9 @@ llvm::Error addOutputs(
     if (auto e = fillDesc(*d, name ? name.str() : "output_" + std::to_string(i), v.getType(),
                           backend))
       return e;
+    if (auto syms = fn.getResultAttrOfType<mlir::ArrayAttr>(i, "tg.dim_symbols"))
+      for (mlir::Attribute s : syms)
+        d->add_dim_symbols((int32_t)s.cast<mlir::IntegerAttr>().getInt());
     auto it = buffers.locs.find(v);
     if (it == buffers.locs.end() || it->second.kind == BufferLoc::Inline)
       return backendError(backend, "output " + llvm::Twine(i) + " has no buffer");

@@ -437,9 +437,17 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
   });
 
   std::unordered_map<std::string, Value> values;
+  if (!opts.symbolNames.empty()) {
+    std::vector<mlir::Attribute> names;
+    for (const std::string &n : opts.symbolNames)
+      names.push_back(b.getStringAttr(n));
+    fn->setAttr("tg.symbol_names", b.getArrayAttr(names));
+  }
   for (size_t i = 0; i < argNames.size(); ++i) {
     values[argNames[i]] = entry->getArgument(i);
     fn.setArgAttr(i, "tg.name", b.getStringAttr(argNames[i]));
+    if (auto it = opts.dimSymbols.find(argNames[i]); it != opts.dimSymbols.end())
+      fn.setArgAttr(i, "tg.dim_symbols", b.getI64ArrayAttr(it->second));
   }
   for (const auto &t : g.initializer()) {
     auto h = tensorFromProto(t, baseDir);
@@ -532,6 +540,36 @@ llvm::Expected<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &ctx, const std
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
                                    llvm::toString(module.takeError()).c_str());
   return module;
+}
+
+llvm::Expected<std::vector<GraphInputDims>> graphInputDims(const std::string &path) {
+  auto bytes = readFileBytes(path);
+  if (!bytes)
+    return bytes.takeError();
+  auto model = parseModel(*bytes);
+  if (!model)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
+                                   llvm::toString(model.takeError()).c_str());
+  std::set<std::string> inits;
+  for (const auto &t : model->graph().initializer())
+    inits.insert(t.name());
+  std::vector<GraphInputDims> out;
+  for (const auto &in : model->graph().input()) {
+    if (inits.count(in.name()))
+      continue;
+    GraphInputDims d;
+    d.name = in.name();
+    if (in.has_type() && in.type().has_tensor_type() && in.type().tensor_type().has_shape()) {
+      d.hasShape = true;
+      for (const auto &dim : in.type().tensor_type().shape().dim()) {
+        const bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+        d.dims.push_back(known ? dim.dim_value() : -1);
+        d.params.push_back(!known && dim.has_dim_param() ? dim.dim_param() : "");
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 std::vector<SupportedOp> supportedOps() {

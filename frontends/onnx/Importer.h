@@ -27,7 +27,23 @@ struct ImportOptions {
   /// (Reshape's shape, a reduction's axes, Slice's starts, ...), which an ahead-of-time compiler
   /// of static shapes must know.
   std::map<std::string, std::string> boundInputs;
+  /// Bucketed compiles (docs/design.md, "Shape buckets"): per graph input, the symbol each axis
+  /// carries (-1 for a fixed dim), set on its @main argument as `tg.dim_symbols` for the
+  /// padding pass (passes/padding).
+  std::map<std::string, std::vector<int64_t>> dimSymbols;
+  /// The symbols' names, by index (@main's `tg.symbol_names`, for messages).
+  std::vector<std::string> symbolNames;
 };
+
+/// A graph input's declared dims: each its value, or -1 with its dim_param ("" when unnamed).
+struct GraphInputDims {
+  std::string name;
+  std::vector<int64_t> dims;
+  std::vector<std::string> params;
+  bool hasShape = false;
+};
+/// The graph inputs (initializers excluded) of an ONNX model file, as declared.
+llvm::Expected<std::vector<GraphInputDims>> graphInputDims(const std::string &path);
 
 /// Reads and imports an ONNX model file. External data is read from beside the file only.
 /// Errors name the node and tensor at fault; every unsupported op is listed in one error.

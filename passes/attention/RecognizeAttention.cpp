@@ -394,7 +394,7 @@ struct DropZeroAttentionMask : Rule<tg::AttentionOp> {
 /// magnitude. Every row keeps its diagonal (S <= T), so no row is fully masked either way.
 constexpr double kMaskedBelow = -1e30;
 
-// attention(q, k, v, M) with M[s, t] = 0 if t <= s + T - S else -inf (or ≤ -1e30)
+// attention(q, k, v, M) with M[..., s, t] = 0 if t <= s + T - S else -inf (or ≤ -1e30)
 //   -> attention(q, k, v) {causal}
 struct FoldCausalMaskIntoAttention : Rule<tg::AttentionOp> {
   using Rule::Rule;
@@ -408,14 +408,14 @@ struct FoldCausalMaskIntoAttention : Rule<tg::AttentionOp> {
       return rw.notifyMatchFailure(op, "mask is not a constant");
     Shape ms = shapeOf(op.getMask());
     auto [S, T] = seqLengths(op);
-    if (ms.size() < 2 || ms[ms.size() - 2] != S || ms.back() != T ||
-        product(llvm::ArrayRef<int64_t>(ms).drop_back(2)) != 1)
-      return rw.notifyMatchFailure(op, "mask is not one [S, T] matrix shared by all heads");
+    if (ms.size() < 2 || ms[ms.size() - 2] != S || ms.back() != T)
+      return rw.notifyMatchFailure(op, "mask is not [..., S, T] matrices");
     if (S > T)
       return rw.notifyMatchFailure(op, "more queries than keys");
+    // Every [S, T] matrix (one, or one per batch/head as a dynamic-axes export expands it).
     int64_t i = 0;
     for (const llvm::APFloat &f : dense.getValues<llvm::APFloat>()) {
-      int64_t s = i / T, t = i % T;
+      int64_t s = (i / T) % S, t = i % T;
       ++i;
       double x = toDouble(f);
       bool ok = t <= s + (T - S) ? x == 0.0 : (x <= kMaskedBelow);

@@ -23,6 +23,8 @@ int runBisect(BisectArgs &a) {
   std::string err;
   if (!takeInputShapes(a.shapeSpecs, copt, err))
     return fail(err);
+  if (!copt.inputRanges.empty())
+    return fail("bisect runs one shape: give --input-shape as fixed dims (NAME=1x128), not ranges");
   std::vector<HostTensor> inputs, expected;
   if (!readTensors(numberedFiles(a.testData, "input"), inputs, err) ||
       !readTensors(numberedFiles(a.testData, "output"), expected, err))

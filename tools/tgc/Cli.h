@@ -17,16 +17,18 @@
 
 namespace tgc {
 struct CompileOptions;
+struct DimRange;
 } // namespace tgc
 
 namespace tgc::cli {
 
 /// Prints `tgc: error: msg` to stderr; returns exit code 1.
 int fail(const std::string &msg);
-/// "name=1x128" -> (name, {1, 128}).
-bool parseInputShape(const std::string &spec, std::string &name, std::vector<int64_t> &dims,
+/// "name=1x128" -> (name, {1, 128}); "name=1..8x128" -> (name, {1..8, 128}).
+bool parseInputShape(const std::string &spec, std::string &name, std::vector<DimRange> &dims,
                      std::string &err);
-/// Every --input-shape into `o.inputShapes`; an input named twice is refused.
+/// Every --input-shape into `o.inputShapes`, or `o.inputRanges` when a dim is a range; an input
+/// named twice is refused.
 bool takeInputShapes(const std::vector<std::string> &specs, CompileOptions &o, std::string &err);
 /// input_K.pb / output_K.pb files of a test_data_set folder, ordered by K.
 std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix);

@@ -7,6 +7,7 @@
 #include "runtime/Text.h"
 #include "tools/BuildInfo.h"
 
+#include <cerrno>
 #include <cuda.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ADT/SmallString.h>
@@ -35,24 +36,39 @@ int fail(const std::string &msg) {
   return 1;
 }
 
-bool parseInputShape(const std::string &spec, std::string &name, std::vector<int64_t> &dims,
+bool parseInputShape(const std::string &spec, std::string &name, std::vector<DimRange> &dims,
                      std::string &err) {
   size_t eq = spec.rfind('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-    err = "--input-shape '" + spec + "': expected NAME=DIMxDIM...";
+    err = "--input-shape '" + spec + "': expected NAME=DIMxDIM... (a dim may be a range A..B)";
     return false;
   }
   name = spec.substr(0, eq);
   std::stringstream ss(spec.substr(eq + 1));
   std::string d;
-  while (std::getline(ss, d, 'x')) {
+  auto number = [](const std::string &t, int64_t &v) {
     char *end = nullptr;
-    long long v = std::strtoll(d.c_str(), &end, 10);
-    if (d.empty() || *end != '\0' || v <= 0) {
-      err = "--input-shape '" + spec + "': dim '" + d + "' is not a positive integer";
+    errno = 0;
+    long long x = std::strtoll(t.c_str(), &end, 10);
+    v = x;
+    return !t.empty() && *end == '\0' && errno == 0 && x > 0;
+  };
+  while (std::getline(ss, d, 'x')) {
+    const size_t dots = d.find("..");
+    DimRange r;
+    bool ok = dots == std::string::npos
+                  ? number(d, r.min) && (r.max = r.min, true)
+                  : number(d.substr(0, dots), r.min) && number(d.substr(dots + 2), r.max);
+    if (!ok) {
+      err = "--input-shape '" + spec + "': dim '" + d +
+            "' is not a positive integer or a range A..B of them";
       return false;
     }
-    dims.push_back(v);
+    if (r.min > r.max) {
+      err = "--input-shape '" + spec + "': range '" + d + "' is empty (its start exceeds its end)";
+      return false;
+    }
+    dims.push_back(r);
   }
   return true;
 }
@@ -204,13 +220,22 @@ std::string fileSafeName(const std::string &name, const std::string &fallback) {
 bool takeInputShapes(const std::vector<std::string> &specs, CompileOptions &o, std::string &err) {
   for (const std::string &spec : specs) {
     std::string name;
-    std::vector<int64_t> dims;
+    std::vector<DimRange> dims;
     if (!parseInputShape(spec, name, dims, err))
       return false;
-    if (!o.inputShapes.emplace(name, dims).second) {
+    const bool ranged =
+        std::any_of(dims.begin(), dims.end(), [](const DimRange &r) { return r.min != r.max; });
+    std::vector<int64_t> fixed;
+    for (const DimRange &r : dims)
+      fixed.push_back(r.min);
+    if (o.inputShapes.count(name) || o.inputRanges.count(name)) {
       err = "--input-shape names input '" + tgc::escapeText(name) + "' twice";
       return false;
     }
+    if (ranged)
+      o.inputRanges.emplace(name, dims);
+    else
+      o.inputShapes.emplace(name, fixed);
   }
   return true;
 }

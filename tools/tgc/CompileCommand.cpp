@@ -21,7 +21,7 @@ namespace {
 struct CompileArgs {
   CompileOptions copt;
   std::string target = "cpu", precision = "fp32"; ///< parsed into copt (parseTarget, ...)
-  std::vector<std::string> shapeSpecs, bindSpecs;
+  std::vector<std::string> shapeSpecs, bindSpecs, bucketSpecs;
   bool stats = false, noCache = false;
   std::string statsJson;
 };
@@ -31,6 +31,27 @@ int runCompile(CompileArgs &a) {
   std::string err;
   if (!takeInputShapes(a.shapeSpecs, copt, err))
     return fail(err);
+  for (const std::string &spec : a.bucketSpecs) {
+    const size_t eq = spec.find('=');
+    std::vector<int64_t> values;
+    std::string rest = eq == std::string::npos ? "" : spec.substr(eq + 1) + ",";
+    for (size_t at = 0, comma; !rest.empty() && (comma = rest.find(',', at)) != std::string::npos;
+         at = comma + 1) {
+      const std::string v = rest.substr(at, comma - at);
+      char *end = nullptr;
+      const long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || x <= 0 || v.size() > 18)
+        return fail("--buckets '" + escapeText(spec) + "': '" + escapeText(v) +
+                    "' is not a positive integer");
+      values.push_back(x);
+    }
+    if (eq == std::string::npos || eq == 0 || values.empty())
+      return fail("--buckets '" + escapeText(spec) + "' is not SYMBOL=V1,V2,...");
+    if (!copt.bucketValues.emplace(spec.substr(0, eq), values).second)
+      return fail("--buckets names '" + escapeText(spec.substr(0, eq)) + "' twice");
+  }
+  if (!copt.bucketValues.empty() && copt.inputRanges.empty())
+    return fail("--buckets needs an --input-shape with a range (NAME=1..8x1..128)");
   for (const std::string &spec : a.bindSpecs) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
@@ -120,7 +141,11 @@ Command addCompile(CLI::App &app) {
   compile->add_option("-o,--output", copt.outputPath, "package directory to write")->required();
   compile->add_option("--target", a->target, "cpu | cuda:sm_90 | cuda:sm_80")->capture_default_str();
   compile->add_option("--precision", a->precision, "fp32 | fp16 | bf16")->capture_default_str();
-  compile->add_option("--input-shape", a->shapeSpecs, "bind a graph input's dims: NAME=1x128");
+  compile->add_option("--input-shape", a->shapeSpecs,
+                      "bind a graph input's dims: NAME=1x128, or ranges for one package serving "
+                      "every shape in them: NAME=1..8x1..128");
+  compile->add_option("--buckets", a->bucketSpecs,
+                      "a varying dim's bucket sizes: SYMBOL=1,2,4,8 (default: powers of two)");
   compile->add_option("--bind-input", a->bindSpecs,
                       "bind a graph input's value (it becomes a constant): NAME=FILE.pb");
   compile->add_flag("--print-ir-after-all", copt.printIrAfterAll, "print IR after every pass");

@@ -284,6 +284,38 @@ func.func @fold_causal_mask_finfo_min(%q: tensor<1x2x2x16xf32>, %k: tensor<1x2x3
 
 // -----
 
+// FoldCausalMaskIntoAttention: the mask a dynamic-axes export expands over the batch, [B, 1, S, T],
+// one causal matrix per batch row.
+// CHECK-LABEL: func.func @fold_causal_mask_per_batch
+func.func @fold_causal_mask_per_batch(%q: tensor<2x2x2x16xf32>, %k: tensor<2x2x2x16xf32>, %v: tensor<2x2x2x16xf32>) -> tensor<2x2x2x16xf32> {
+  // CHECK-NOT: tg.constant
+  // CHECK: tg.attention {{.*}}causal = true
+  %m = tg.constant dense<[[[[0.0, 0xFF800000], [0.0, 0.0]]], [[[0.0, 0xFF800000], [0.0, 0.0]]]]> : tensor<2x1x2x2xf32>
+  %kt = tg.transpose %k {perm = [0, 1, 3, 2]} : tensor<2x2x2x16xf32> -> tensor<2x2x16x2xf32>
+  %s = tg.matmul %q, %kt : tensor<2x2x2x16xf32>, tensor<2x2x16x2xf32> -> tensor<2x2x2x2xf32>
+  %sm = tg.add %s, %m : tensor<2x2x2x2xf32>, tensor<2x1x2x2xf32> -> tensor<2x2x2x2xf32>
+  %p = tg.softmax %sm {axis = 3 : i64} : tensor<2x2x2x2xf32>
+  %o = tg.matmul %p, %v : tensor<2x2x2x2xf32>, tensor<2x2x2x16xf32> -> tensor<2x2x2x16xf32>
+  return %o : tensor<2x2x2x16xf32>
+}
+
+// -----
+
+// Negative (FoldCausalMaskIntoAttention): per-batch matrices where the second row is not causal.
+// CHECK-LABEL: func.func @no_fuse_causal_second_batch_differs
+func.func @no_fuse_causal_second_batch_differs(%q: tensor<2x2x2x16xf32>, %k: tensor<2x2x2x16xf32>, %v: tensor<2x2x2x16xf32>) -> tensor<2x2x2x16xf32> {
+  // CHECK: tg.attention {{.*}}causal = false
+  %m = tg.constant dense<[[[[0.0, 0xFF800000], [0.0, 0.0]]], [[[0.0, 0.0], [0.0, 0.0]]]]> : tensor<2x1x2x2xf32>
+  %kt = tg.transpose %k {perm = [0, 1, 3, 2]} : tensor<2x2x2x16xf32> -> tensor<2x2x16x2xf32>
+  %s = tg.matmul %q, %kt : tensor<2x2x2x16xf32>, tensor<2x2x16x2xf32> -> tensor<2x2x2x2xf32>
+  %sm = tg.add %s, %m : tensor<2x2x2x2xf32>, tensor<2x1x2x2xf32> -> tensor<2x2x2x2xf32>
+  %p = tg.softmax %sm {axis = 3 : i64} : tensor<2x2x2x2xf32>
+  %o = tg.matmul %p, %v : tensor<2x2x2x2xf32>, tensor<2x2x2x16xf32> -> tensor<2x2x2x16xf32>
+  return %o : tensor<2x2x2x16xf32>
+}
+
+// -----
+
 // Negative (FoldCausalMaskIntoAttention): -1 above the diagonal is a bias, not a causal mask.
 // CHECK-LABEL: func.func @no_fuse_causal_small_bias
 func.func @no_fuse_causal_small_bias(%q: tensor<1x2x2x16xf32>, %k: tensor<1x2x2x16xf32>, %v: tensor<1x2x2x16xf32>) -> tensor<1x2x2x16xf32> {
