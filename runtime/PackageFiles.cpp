@@ -60,15 +60,33 @@ Status readPlan(const std::string &dir, plan::Plan &p) {
     std::snprintf(hex, sizeof hex, "0x%08x", p.magic());
     return Status::error(std::string("plan.pb has bad magic ") + hex + " (not a tgc plan)");
   }
-  if (p.format_version() != plan::kPlanFormatVersion)
+  if (p.format_version() != plan::kPlanFormatVersion &&
+      p.format_version() != plan::kPlanFormatVersionBucketed)
     return Status::error("plan.pb is package format " + std::to_string(p.format_version()) +
                          ", this runtime reads " + std::to_string(plan::kPlanFormatVersion) +
                          ": recompile the model with this tgc");
+  if (p.format_version() == plan::kPlanFormatVersionBucketed && p.buckets_size() == 0)
+    return Status::error("plan.pb is package format " +
+                         std::to_string(plan::kPlanFormatVersionBucketed) +
+                         " (bucketed) but holds no buckets (file is corrupt)");
+  if (p.format_version() != plan::kPlanFormatVersionBucketed && p.buckets_size() > 0)
+    return Status::error("plan.pb is package format " + std::to_string(p.format_version()) +
+                         " but holds " + std::to_string(p.buckets_size()) +
+                         " buckets (bucketed packages are format " +
+                         std::to_string(plan::kPlanFormatVersionBucketed) + ")");
   if (p.end_marker() != plan::kPlanMagic)
     return Status::error("plan.pb is truncated (end marker missing)");
   if (!plan::planChecksumMatches(p))
     return Status::error("plan.pb checksum mismatch (file is corrupt)");
   return Status::success();
+}
+
+bool peekBucketedPlan(const std::string &dir, plan::Plan &top) {
+  std::string bytes;
+  if (!readWhole(dir + "/plan.pb", plan::kMaxPlanBytes, bytes, "plan").ok ||
+      !top.ParseFromString(bytes))
+    return false;
+  return top.buckets_size() > 0 || top.format_version() == plan::kPlanFormatVersionBucketed;
 }
 
 Status checkOutputSources(

@@ -48,6 +48,11 @@ Status readWhole(const std::string &path, int64_t limit, std::string &out, const
 /// self-checksum. Errors name plan.pb and what is wrong (no package prefix).
 Status readPlan(const std::string &dir, plan::Plan &p);
 
+/// Whether `dir`/plan.pb parses as a bucketed plan (it has buckets, or format 4): then `top`
+/// holds it, unchecked (readPlan checks it). Anything else is for the single-shape loaders,
+/// which report what is wrong.
+bool peekBucketedPlan(const std::string &dir, plan::Plan &top);
+
 /// Each output's source: a valid argument (`checkArg`: the session's own range check), exactly
 /// the output's size (`outBytes`), and never another output's buffer. Errors start with `pre`.
 Status checkOutputSources(

@@ -8,6 +8,7 @@
 // kernels.so is opened RTLD_LOCAL (packages never see each other's symbols) and RTLD_NODELETE
 // (OpenMP/OpenBLAS worker threads may outlive a session; the code must stay mapped).
 #include "runtime/Session.h"
+#include "runtime/BucketSession.h"
 #include "runtime/CpuLevel.h"
 #include "runtime/SessionBase.h"
 #include "runtime/Text.h"
@@ -54,6 +55,16 @@ using KernelFn = void (*)(void *const *);
 class CpuSession final : public SessionBase {
 public:
   Status init(const std::string &path, int numThreads);
+  /// A bucket of a bucketed package (BucketSession.h): plan `p` with its kernels file in `dir`,
+  /// on weights and an arena the caller owns (`p`'s weights_bytes and arena_bytes, at least).
+  Status initBucket(const std::string &dir, const plan::Plan &p, uint8_t *weights,
+                    uint8_t *arena, int numThreads, const std::string &pre) {
+    path_ = dir;
+    plan_ = p;
+    weightsPtr_ = weights;
+    arenaPtr_ = arena;
+    return setup(pre, numThreads);
+  }
   Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
   std::string describe() const override;
 
@@ -64,10 +75,16 @@ private:
     return Status::success();
   }
   void execute(const TensorRef *inputs, const TensorRef *outputs);
+  /// Everything init checks after reading the plan: target, sizes, interface, the weights
+  /// (unless borrowed), kernels, steps and output sources.
+  Status setup(const std::string &pre, int numThreads);
+  /// Reads and checks weights.bin into weights_ and allocates arena_ (a single package).
+  Status loadWeights(const std::string &pre);
 
   std::string path_;
   plan::Plan plan_;
-  AlignedBuffer weights_, arena_;
+  AlignedBuffer weights_, arena_; ///< owned (a single package), else borrowed through:
+  uint8_t *weightsPtr_ = nullptr, *arenaPtr_ = nullptr;
   void *dl_ = nullptr;
   struct RtStep {
     KernelFn fn = nullptr; ///< null for COPY
@@ -104,27 +121,9 @@ Status CpuSession::checkArg(const BufferArg &a, const std::string &where) const 
   return Status::success();
 }
 
-Status CpuSession::init(const std::string &path, int numThreads) {
-  path_ = path;
-  const std::string pre = "package '" + path + "': ";
-  Status st = readPlan(path, plan_);
-  if (!st.ok)
-    return Status::error(pre + st.message);
-  if (plan_.target().rfind("cpu", 0) != 0)
-    return Status::error(pre + "target '" + plan_.target() + "' cannot run on the CPU runtime");
-  if (std::string why = cpuTargetMismatch(plan_.target(), plan_.cpu_signature()); !why.empty())
-    return Status::error(pre + "cannot run on this CPU: " + why);
-  if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes)
-    return Status::error(pre + "arena size " + std::to_string(plan_.arena_bytes()) + " is invalid");
-  if (plan_.weights_bytes() < 0 || plan_.weights_bytes() > kMaxBufferBytes)
-    return Status::error(pre + "weights size " + std::to_string(plan_.weights_bytes()) +
-                         " is invalid");
-
-  // Interface.
-  if (Status st = readInterface(plan_, pre); !st.ok)
-    return st;
-
-  // Weights.
+Status CpuSession::loadWeights(const std::string &pre) {
+  const std::string &path = path_;
+  Status st;
   if (!plainFileName(plan_.weights_file()))
     return Status::error(pre + "weights file name '" + plan_.weights_file() + "' is invalid");
   std::string wpath = path + "/" + plan_.weights_file();
@@ -145,6 +144,42 @@ Status CpuSession::init(const std::string &path, int numThreads) {
   if (!wbytes.empty())
     std::memcpy(weights_.get(), wbytes.data(), wbytes.size());
   std::string().swap(wbytes);
+  return Status::success();
+}
+
+Status CpuSession::init(const std::string &path, int numThreads) {
+  path_ = path;
+  const std::string pre = "package '" + path + "': ";
+  Status st = readPlan(path, plan_);
+  if (!st.ok)
+    return Status::error(pre + st.message);
+  return setup(pre, numThreads);
+}
+
+Status CpuSession::setup(const std::string &pre, int numThreads) {
+  const std::string &path = path_;
+  Status st;
+  if (plan_.target().rfind("cpu", 0) != 0)
+    return Status::error(pre + "target '" + plan_.target() + "' cannot run on the CPU runtime");
+  if (std::string why = cpuTargetMismatch(plan_.target(), plan_.cpu_signature()); !why.empty())
+    return Status::error(pre + "cannot run on this CPU: " + why);
+  if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes)
+    return Status::error(pre + "arena size " + std::to_string(plan_.arena_bytes()) + " is invalid");
+  if (plan_.weights_bytes() < 0 || plan_.weights_bytes() > kMaxBufferBytes)
+    return Status::error(pre + "weights size " + std::to_string(plan_.weights_bytes()) +
+                         " is invalid");
+
+  // Interface.
+  if (Status st = readInterface(plan_, pre); !st.ok)
+    return st;
+
+  // Weights.
+  if (!weightsPtr_ && (st = loadWeights(pre)).ok) {
+    weightsPtr_ = weights_.get();
+    arenaPtr_ = arena_.get();
+  }
+  if (!st.ok)
+    return st;
 
   // Kernels.
   if (!plainFileName(plan_.kernels_file()))
@@ -226,8 +261,8 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
     switch (a.kind()) {
     case plan::INPUT: return static_cast<uint8_t *>(inputs[a.index()].data);
     case plan::OUTPUT: return static_cast<uint8_t *>(outputs[a.index()].data);
-    case plan::ARENA: return arena_.get();
-    case plan::WEIGHT: return weights_.get();
+    case plan::ARENA: return arenaPtr_;
+    case plan::WEIGHT: return weightsPtr_;
     default: return nullptr;
     }
   };
@@ -265,7 +300,7 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
     return;
   std::vector<int64_t> counts(dynamic_.size());
   for (size_t k = 0; k < dynamic_.size(); ++k) // checked at load: 8 bytes in the arena
-    std::memcpy(&counts[k], arena_.get() + plan_.outputs((int)dynamic_[k]).count().offset(), 8);
+    std::memcpy(&counts[k], arenaPtr_ + plan_.outputs((int)dynamic_[k]).count().offset(), 8);
   finishDynamic(outputs, counts.data());
 }
 
@@ -311,9 +346,81 @@ std::string CpuSession::describe() const {
   return "package: " + path_ + "\n" + plan::formatPlan(plan_);
 }
 
+/// A bucketed CPU package's weights (read and checked once) and its one arena; each bucket a
+/// CpuSession on them.
+class CpuBucketBackend final : public BucketBackend {
+public:
+  explicit CpuBucketBackend(int numThreads) : threads_(numThreads) {}
+  Status init(const std::string &dir, const plan::Plan &top, const std::string &pre) override {
+    if (!plainFileName(top.weights_file()))
+      return Status::error(pre + "weights file name '" + top.weights_file() + "' is invalid");
+    std::string bytes;
+    Status st = readWhole(dir + "/" + top.weights_file(), kMaxBufferBytes, bytes, "weights");
+    if (!st.ok)
+      return Status::error(pre + st.message);
+    if ((int64_t)bytes.size() != top.weights_bytes())
+      return Status::error(pre + top.weights_file() + " has " + std::to_string(bytes.size()) +
+                           " bytes, the plan expects " + std::to_string(top.weights_bytes()));
+    if (plan::xxh3(bytes.data(), bytes.size()) != top.weights_xxh3())
+      return Status::error(pre + top.weights_file() + " checksum mismatch (file is corrupt)");
+    weights_ = allocAligned(top.weights_bytes());
+    arena_ = allocAligned(top.arena_bytes());
+    if (!weights_ || !arena_)
+      return Status::error(pre + "out of memory allocating weights and arena (" +
+                           std::to_string(top.weights_bytes() + top.arena_bytes()) + " bytes)");
+    if (!bytes.empty())
+      std::memcpy(weights_.get(), bytes.data(), bytes.size());
+    weightBytes_ = top.weights_bytes();
+    arenaBytes_ = top.arena_bytes();
+    return Status::success();
+  }
+  std::unique_ptr<Session> loadBucket(const std::string &dir, const plan::Plan &b,
+                                      const std::string &pre, Status &st) override {
+    auto s = std::make_unique<CpuSession>();
+    st = s->initBucket(dir, b, weights_.get(), arena_.get(), threads_, pre);
+    if (!st.ok)
+      return nullptr;
+    return s;
+  }
+  Status switchTo(const plan::Plan &b) override {
+    std::memset(arena_.get(), 0, (size_t)std::min(b.arena_bytes(), arenaBytes_));
+    return Status::success();
+  }
+  std::string describe() const override {
+    return "weights: " + std::to_string(weightBytes_) + " bytes in host memory, arena: " +
+           std::to_string(arenaBytes_) + " bytes in host memory (one allocation each)\n";
+  }
+
+private:
+  int threads_;
+  AlignedBuffer weights_, arena_;
+  int64_t weightBytes_ = 0, arenaBytes_ = 0;
+};
+
 } // namespace
 
+std::unique_ptr<BucketBackend> makeCpuBucketBackend(int numThreads) {
+  return std::make_unique<CpuBucketBackend>(numThreads);
+}
+
 std::unique_ptr<Session> Session::load(const std::string &path, Status &st, int numThreads) {
+  if (plan::Plan top; peekBucketedPlan(path, top)) { // runtime/BucketSession.cpp
+    const std::string pre = "package '" + path + "': ";
+    if (Status h = readPlan(path, top); !h.ok) {
+      st = Status::error(pre + h.message);
+      return nullptr;
+    }
+    std::unique_ptr<BucketBackend> backend;
+    if (top.target().rfind("cuda:", 0) == 0)
+      backend = cuda::makeCudaBucketBackend();
+    else if (top.target().rfind("cpu", 0) == 0)
+      backend = makeCpuBucketBackend(numThreads);
+    if (!backend) {
+      st = Status::error(pre + "target '" + escapeText(top.target()) + "' is not supported");
+      return nullptr;
+    }
+    return loadBucketSession(path, top, std::move(backend), st);
+  }
   if (cuda::isCudaPackage(path)) // "cuda:*" targets: runtime/cuda/CudaSession.cpp
     return cuda::loadCudaSession(path, st);
   auto s = std::make_unique<CpuSession>();

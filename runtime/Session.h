@@ -34,6 +34,13 @@ struct TensorSpec {
   /// Outputs only: >= 0 when the output's extent along this axis depends on the data (NonZero,
   /// Unique, ...): `shape` is its upper bound and outputShape() gives a run's actual shape.
   int32_t dynamicAxis = -1;
+  /// Bucketed packages (docs/runtime.md, "Bucketed packages"): per axis, the least value the
+  /// axis may take (`shape` holds the most) and the name of the symbol it follows ("" for a
+  /// fixed axis, where the least equals `shape`). Both empty in a single-shape package, whose
+  /// every axis is fixed. An output's axis that follows a symbol has, after a run, the value
+  /// the inputs gave that symbol (outputShape()).
+  std::vector<int64_t> minShape;
+  std::vector<std::string> dimSymbols;
 };
 
 /// A caller-owned tensor buffer, for running without copies (the C API uses this).
@@ -62,14 +69,19 @@ public:
 
   virtual const std::vector<TensorSpec> &inputs() const = 0;
   virtual const std::vector<TensorSpec> &outputs() const = 0;
-  /// Runs once. `inputs` are matched by position and validated (dtype, rank, shape);
+  /// Runs once. `inputs` are matched by position and validated (dtype, rank, shape; in a
+  /// bucketed package each axis anywhere in its range, TensorSpec::minShape..shape);
   /// `outputs` is resized and filled, each at its actual shape (outputShape()).
   virtual Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) = 0;
   /// Runs once on caller-owned buffers: inputs are validated (dtype, rank, shape, byte size) and
   /// read in place; each output's declared dtype/shape must match and its buffer be large enough.
+  /// Bucketed packages: inputs of any shape in range; an output's dims may be its actual shape
+  /// for this run or its declared one (the maxima), and it is written row-major at its actual
+  /// shape (outputShape()) from the start of its buffer.
   virtual Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                          size_t numOutputs) = 0;
-  /// Output `i`'s shape after the last run: its declared shape, except that an output with a
+  /// Output `i`'s shape after the last run: its declared shape, except that each axis of a
+  /// bucketed package's output that follows a symbol has the run's value, and that an output with a
   /// data-dependent extent (TensorSpec::dynamicAxis >= 0) has that dim cut to the run's count
   /// (the declared upper bound before any run). run() returns such outputs trimmed; runRefs()
   /// packs the valid part row-major at the start of the caller's buffer (the rest undefined).

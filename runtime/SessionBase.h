@@ -27,7 +27,7 @@ public:
   }
   /// Refuses a concurrent run, checks both arrays (checkSpecs), then runs (executeRefs).
   Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
-                 size_t numOutputs) final;
+                 size_t numOutputs) override;
 
 protected:
   /// Runs on caller tensors runRefs checked.

@@ -142,6 +142,34 @@ int tgc_session_input_range(const tgc_session *s, size_t index, int64_t *lo, int
   return 1;
 }
 
+int tgc_session_input_dims_range(const tgc_session *s, size_t index, int64_t *min,
+                                 int64_t *max) {
+  if (!s || index >= s->session->inputs().size())
+    return -1;
+  const tgc::TensorSpec &t = s->session->inputs()[index];
+  const std::vector<int64_t> &lo = t.minShape.size() == t.shape.size() ? t.minShape : t.shape;
+  if (min)
+    std::copy(lo.begin(), lo.end(), min);
+  if (max)
+    std::copy(t.shape.begin(), t.shape.end(), max);
+  return lo != t.shape ? 1 : 0;
+}
+
+int tgc_session_dim_symbol(const tgc_session *s, int is_output, size_t index, int32_t axis,
+                           const char **name) {
+  if (!s)
+    return -1;
+  const auto &specs = is_output ? s->session->outputs() : s->session->inputs();
+  if (index >= specs.size() || axis < 0 || (size_t)axis >= specs[index].shape.size())
+    return -1;
+  const tgc::TensorSpec &t = specs[index];
+  if ((size_t)axis >= t.dimSymbols.size() || t.dimSymbols[(size_t)axis].empty())
+    return 0;
+  if (name)
+    *name = t.dimSymbols[(size_t)axis].c_str();
+  return 1;
+}
+
 const char *tgc_session_describe(tgc_session *s) {
   if (!s)
     return "";

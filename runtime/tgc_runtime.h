@@ -30,7 +30,12 @@ tgc_session *tgc_session_load(const char *path, int threads, char **err);
 
 /** Runs once. Inputs and outputs are matched by position; their dtype and shape must equal the
  *  package's (see tgc_session_io) and buffers must hold the bytes. 0 on success, -1 on error.
- *  An output of data-dependent extent is then read at tgc_session_output_shape's shape. */
+ *  An output of data-dependent extent is then read at tgc_session_output_shape's shape.
+ *  A bucketed package (compiled with --input-shape ranges) takes inputs of any shape in range
+ *  (tgc_session_input_dims_range); each output's dims may be given at this run's shape (an axis
+ *  that follows a symbol has the value the inputs gave it) or at the declared maxima
+ *  (tgc_session_io), and it is written row-major at tgc_session_output_shape's shape from the
+ *  start of its buffer. */
 int tgc_session_run(tgc_session *s, const tgc_tensor *inputs, size_t num_inputs,
                     const tgc_tensor *outputs, size_t num_outputs, char **err);
 
@@ -57,6 +62,20 @@ int tgc_session_output_shape(const tgc_session *s, size_t index, int64_t *dims, 
  *  session or an `index` out of range. *lo and *hi are written only when 1 is returned; either
  *  pointer may be NULL. */
 int tgc_session_input_range(const tgc_session *s, size_t index, int64_t *lo, int64_t *hi);
+
+/** The range of each axis of input `index`: writes its rank (tgc_session_io) least values to
+ *  `min` and most to `max` (either may be NULL). In a bucketed package an axis that follows a
+ *  symbol (tgc_session_dim_symbol) takes any value in [min, max], the same wherever that symbol
+ *  appears; a fixed axis, and every axis of a single-shape package, has min = max. 1 when some
+ *  axis varies, 0 when none does, -1 for a NULL session or an `index` out of range. */
+int tgc_session_input_dims_range(const tgc_session *s, size_t index, int64_t *min, int64_t *max);
+
+/** The symbol axis `axis` of input (is_output = 0) or output (1) `index` follows in a bucketed
+ *  package ("batch", "seq"; valid while `s` lives): 1 with *name set (name may be NULL); 0 for
+ *  a fixed axis; -1 for a NULL session or an index or axis out of range. After a run, such an
+ *  output axis has the value the inputs gave that symbol. */
+int tgc_session_dim_symbol(const tgc_session *s, int is_output, size_t index, int32_t axis,
+                           const char **name);
 
 /** Human-readable summary of the package; valid while `s` lives. */
 const char *tgc_session_describe(tgc_session *s);

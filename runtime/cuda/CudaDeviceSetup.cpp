@@ -33,11 +33,11 @@ CudaSession::~CudaSession() {
   if (ltHandle_)
     lt_->destroy(ltHandle_);
   for (CUdeviceptr p : {weights_, arena_, inputsBuf_, workspace_, mmaWs_, mmaCnt_})
-    if (p)
+    if (p && !(shared_ && (p == weights_ || p == arena_))) // a bucket's are borrowed
       d_->cuMemFree(p);
   if (module_)
     d_->cuModuleUnload(module_);
-  if (stream_)
+  if (stream_ && !shared_)
     d_->cuStreamDestroy(stream_);
   if (ctxRetained_)
     d_->cuDevicePrimaryCtxRelease(dev_);
@@ -54,21 +54,26 @@ CUdeviceptr CudaSession::ptrOf(const BufferArg &a) const {
 
 Status CudaSession::setupGpu() {
   std::string err;
-  d_ = loadDriver(err);
+  d_ = shared_ ? shared_->d : loadDriver(err);
   if (!d_)
     return Status::error(pre_ + err);
   auto fail = [&](const std::string &e) { return Status::error(pre_ + e); };
   std::string e;
-  if (!(e = ck(d_->cuInit(0), "cuInit")).empty())
-    return d_ = nullptr, fail(e);
-  int ordinal = 0;
-  if (const char *env = tgc::envValue(tgc::Env::CudaDevice); env && *env)
-    ordinal = std::atoi(env);
-  if (!(e = ck(d_->cuDeviceGet(&dev_, ordinal), "cuDeviceGet")).empty())
-    return d_ = nullptr, fail(e);
-  if (!(e = ck(d_->cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain")).empty())
-    return d_ = nullptr, fail(e);
-  ctxRetained_ = true;
+  if (shared_) { // a bucket: the package's context (CudaBucket.cpp)
+    dev_ = shared_->dev;
+    ctx_ = shared_->ctx;
+  } else {
+    if (!(e = ck(d_->cuInit(0), "cuInit")).empty())
+      return d_ = nullptr, fail(e);
+    int ordinal = 0;
+    if (const char *env = tgc::envValue(tgc::Env::CudaDevice); env && *env)
+      ordinal = std::atoi(env);
+    if (!(e = ck(d_->cuDeviceGet(&dev_, ordinal), "cuDeviceGet")).empty())
+      return d_ = nullptr, fail(e);
+    if (!(e = ck(d_->cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain")).empty())
+      return d_ = nullptr, fail(e);
+    ctxRetained_ = true;
+  }
   if (!(e = ck(d_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent")).empty())
     return fail(e);
   char name[256] = {0};
@@ -77,7 +82,9 @@ Status CudaSession::setupGpu() {
   d_->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_);
   d_->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_);
   deviceName_ = std::string(name) + " (sm_" + std::to_string(major) + std::to_string(minor) + ")";
-  if (!(e = ck(d_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate")).empty())
+  if (shared_)
+    stream_ = shared_->stream;
+  else if (!(e = ck(d_->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate")).empty())
     return fail(e);
   // The cubin when it is for this GPU, else the PTX (JIT-compiled by the driver).
   CUresult r = d_->cuModuleLoadData(&module_, cubin_.data());
@@ -135,7 +142,14 @@ Status CudaSession::setupGpu() {
     return e2.empty() ? e2 : e2 + " for the " + what + " (" + std::to_string(bytes) + " bytes)";
   };
   int64_t inTotal = inOffsets_.empty() ? 0 : inOffsets_.back() + inBytes_.back();
-  if (!(e = alloc(weights_, plan_.weights_bytes(), "weights")).empty() ||
+  if (shared_) { // a bucket: the package's weights (uploaded) and arena (zeroed) are borrowed
+    weights_ = shared_->weights;
+    arena_ = shared_->arena;
+    if (!(e = alloc(inputsBuf_, inTotal, "inputs")).empty() ||
+        !(e = ck(d_->cuMemsetD8(inputsBuf_, 0, (size_t)std::max<int64_t>(inTotal, 256)),
+                 "cuMemsetD8(inputs)")).empty())
+      return fail(e);
+  } else if (!(e = alloc(weights_, plan_.weights_bytes(), "weights")).empty() ||
       !(e = alloc(arena_, plan_.arena_bytes(), "arena")).empty() ||
       !(e = alloc(inputsBuf_, inTotal, "inputs")).empty())
     return fail(e);
@@ -229,6 +243,19 @@ Status CudaSession::setupGpu() {
     return fail(e);
   if (const char *g = tgc::envValue(tgc::Env::CudaGraph); g && std::string(g) == "0")
     useGraph_ = false;
+  if (shared_) { // a bucket tunes at its first run (execute)
+    setupPending_ = true;
+    return Status::success();
+  }
+  return finishSetup();
+}
+
+Status CudaSession::finishSetup() {
+  auto fail = [&](const std::string &e) { return Status::error(pre_ + e); };
+  std::string e;
+  int major = 0, minor = 0;
+  d_->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_);
+  d_->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_);
   // The tuning cache: this package's choices on this GPU from an earlier load, else tune and
   // keep what the tuners chose.
   const uint64_t key = tune_ && !gemmSteps().empty() ? tuneKey(major, minor) : 0;

@@ -67,6 +67,11 @@ Status CudaSession::validate() {
   Status st = readPlan(path_, plan_);
   if (!st.ok)
     return Status::error(pre_ + st.message);
+  return validatePlan();
+}
+
+Status CudaSession::validatePlan() {
+  Status st;
   if (plan_.target().rfind("cuda:", 0) != 0)
     return Status::error(pre_ + "target '" + plan_.target() + "' is not a CUDA target");
   if (plan_.arena_bytes() < 0 || plan_.arena_bytes() > kMaxBufferBytes ||
@@ -81,14 +86,16 @@ Status CudaSession::validate() {
   }
   // Files.
   for (const std::string *f : {&plan_.weights_file(), &plan_.kernels_file(), &plan_.ptx_file()})
-    if (!plainFileName(*f))
+    if (!plainFileName(*f) && !(bucket_ && f == &plan_.weights_file()))
       return Status::error(pre_ + "file name '" + *f + "' is invalid");
-  st = readWhole(path_ + "/" + plan_.weights_file(), kMaxBufferBytes, weightsHost_, "weights");
-  if (!st.ok)
-    return Status::error(pre_ + st.message);
-  if ((int64_t)weightsHost_.size() != plan_.weights_bytes() ||
-      plan::xxh3(weightsHost_.data(), weightsHost_.size()) != plan_.weights_xxh3())
-    return Status::error(pre_ + plan_.weights_file() + " size or checksum mismatch (corrupt)");
+  if (!bucket_) { // a bucket reads the package's weights, checked once (CudaBucket.cpp)
+    st = readWhole(path_ + "/" + plan_.weights_file(), kMaxBufferBytes, weightsHost_, "weights");
+    if (!st.ok)
+      return Status::error(pre_ + st.message);
+    if ((int64_t)weightsHost_.size() != plan_.weights_bytes() ||
+        plan::xxh3(weightsHost_.data(), weightsHost_.size()) != plan_.weights_xxh3())
+      return Status::error(pre_ + plan_.weights_file() + " size or checksum mismatch (corrupt)");
+  }
   st = readWhole(path_ + "/" + plan_.kernels_file(), 1ll << 30, cubin_, "kernels");
   if (!st.ok)
     return Status::error(pre_ + st.message);

@@ -37,6 +37,9 @@ namespace tgc::cuda {
 
 namespace detail {
 
+std::string describeBucketsWithoutGpu(const std::string &path, const plan::Plan &top,
+                                      const std::string &why, Status &st); // CudaBucket.cpp
+
 std::string CudaSession::oneBlockLine() const {
   if (!oneBlockMarked_)
     return "";
@@ -68,6 +71,13 @@ Status CudaSession::execute(const TensorRef *inputs, size_t numInputs, const Ten
   auto fail = [](const std::string &m) { return Status::error(m); };
   if (!(e = ck(d_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent")).empty())
     return fail(e);
+  if (setupPending_) { // a bucket's first run: its GEMM tuning (the graph is captured below)
+    setupPending_ = false;
+    if (!(st = finishSetup()).ok)
+      setupError_ = st.message;
+  }
+  if (!setupError_.empty())
+    return fail(setupError_);
   auto *staging = static_cast<uint8_t *>(pinned_);
   for (size_t i = 0; i < numInputs; ++i) {
     if (inBytes_[i] == 0)
@@ -260,6 +270,18 @@ bool cudaDeviceAvailable(std::string &why, std::string &arch) {
 
 std::string describeCudaPackageWithoutGpu(const std::string &path, const std::string &why,
                                           Status &st) {
+  if (plan::Plan top; peekBucketedPlan(path, top)) {
+    if (Status h = readPlan(path, top); !h.ok) {
+      st = Status::error("package '" + path + "': " + h.message);
+      return "";
+    }
+    try {
+      return detail::describeBucketsWithoutGpu(path, top, why, st);
+    } catch (const std::exception &e) {
+      st = Status::error("package '" + path + "': " + e.what());
+      return "";
+    }
+  }
   CudaSession s;
   try {
     st = s.validateOnly(path);

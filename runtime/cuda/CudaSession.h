@@ -7,6 +7,10 @@
 #include <memory>
 #include <string>
 
+namespace tgc {
+class BucketBackend;
+} // namespace tgc
+
 namespace tgc::cuda {
 
 /// True when libcuda loads, cuInit succeeds and device $TGC_CUDA_DEVICE (0) exists; then `arch`
@@ -25,9 +29,13 @@ std::unique_ptr<Session> loadCudaSession(const std::string &path, Status &st);
 /// `tgc inspect` without a GPU: validates the package like loadCudaSession (plan, weights,
 /// kernels, every argument's range) and describes its plan; the GPU-side choices (GEMM
 /// candidates, graph) are made only when a session loads on a GPU. `why` says why there is none.
+/// A bucketed package: its symbols and buckets, and every bucket validated.
 /// Empty with `st` set when the package is invalid.
 std::string describeCudaPackageWithoutGpu(const std::string &path, const std::string &why,
                                           Status &st);
+
+/// The CUDA part of a bucketed package's session (runtime/BucketSession.h; CudaBucket.cpp).
+std::unique_ptr<BucketBackend> makeCudaBucketBackend();
 
 } // namespace tgc::cuda
 

@@ -68,10 +68,38 @@ inline std::string shapeString(const std::vector<int64_t> &s) {
   return r + "]";
 }
 
+/// What the bucket sessions of a bucketed package share (CudaBucket.cpp owns it): the driver,
+/// the context and stream, and the weights and arena on the device.
+struct CudaShared {
+  const Driver *d = nullptr;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  CUdeviceptr weights = 0, arena = 0;
+};
+
 class CudaSession final : public SessionBase {
 public:
   ~CudaSession() override;
   Status init(const std::string &path);
+  /// A bucket of a bucketed package: plan `p` (its files in `dir`) validated as a package is,
+  /// then set up on `shared`'s context, stream, weights and arena (borrowed: `shared` outlives
+  /// the session). Its GEMM tuning and graph capture wait for its first run (finishSetup).
+  Status initBucket(const std::string &dir, const plan::Plan &p, const std::string &pre,
+                    const CudaShared *shared) {
+    shared_ = shared;
+    if (Status st = validateBucket(dir, p, pre); !st.ok)
+      return st;
+    return setupGpu();
+  }
+  /// initBucket's checks of plan `p` alone (no GPU touched; it has no weights of its own).
+  Status validateBucket(const std::string &dir, const plan::Plan &p, const std::string &pre) {
+    path_ = dir;
+    pre_ = pre;
+    plan_ = p;
+    bucket_ = true;
+    return validatePlan();
+  }
   /// init's checks of the package alone (no GPU touched).
   Status validateOnly(const std::string &path);
   std::string planText() const { return plan::formatPlan(plan_); }
@@ -91,6 +119,12 @@ public:
 
 private:
   Status validate();
+  /// validate's checks after the plan is read (a bucket's plan is given, not read).
+  Status validatePlan();
+  /// The end of setupGpu: the GEMM tuning (or its cache), the run events and the pinned
+  /// staging. A bucket session runs it at its first run, so that a package's load time does
+  /// not grow with its number of buckets.
+  Status finishSetup();
   Status checkArg(const BufferArg &a, const std::string &where) const;
   Status checkGemm(const plan::Step &s, const std::string &where) const;
   /// Step i's norm (plan.proto Step.norm) against the GEMM step before it.
@@ -310,6 +344,13 @@ private:
   // $TGC_CUDA_PINNED=0 copies from/to the caller's pageable memory directly.
   void *pinned_ = nullptr;
   std::vector<int64_t> outOffsets_;
+  /// Bucketed packages: a bucket's plan (no weights file of its own), and the buffers and
+  /// stream it borrows (null when validated without a GPU); finishSetup still to run, or the
+  /// error it returned (every later run returns it).
+  bool bucket_ = false;
+  const CudaShared *shared_ = nullptr;
+  bool setupPending_ = false;
+  std::string setupError_;
 };
 
 } // namespace tgc::cuda::detail

@@ -19,6 +19,9 @@ constexpr uint32_t kPlanMagic = 0x50434754u;
 /// Bumped whenever the meaning of a field changes (2: the plan's own checksum is required;
 /// 3: every checksum is XXH3 64, in new fields).
 constexpr uint32_t kPlanFormatVersion = 3;
+/// Format version of a bucketed package's top-level plan (Plan.buckets set; docs/runtime.md,
+/// "Bucketed packages"). Single-shape packages keep kPlanFormatVersion.
+constexpr uint32_t kPlanFormatVersionBucketed = 4;
 /// Alignment of every arena and weight offset.
 constexpr int64_t kAlignment = 64;
 /// Largest plan.pb the runtime reads.

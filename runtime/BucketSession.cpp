@@ -1,0 +1,345 @@
+// BucketSession.cpp — a bucketed package's session: load every bucket on one set of weights and
+// one arena, and run a caller's shapes through the smallest bucket that fits (see
+// BucketSession.h; the plan-level rules are in BucketPlan.cpp).
+#include "runtime/BucketSession.h"
+
+#include "runtime/BucketPlan.h"
+#include "runtime/IndexBounds.h"
+#include "runtime/PackageFiles.h"
+#include "runtime/SessionBase.h"
+#include "runtime/Text.h"
+#include "runtime/schema/PlanUtil.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace tgc {
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+class BucketSession final : public SessionBase {
+public:
+  Status init(const std::string &path, const plan::Plan &top,
+              std::unique_ptr<BucketBackend> backend);
+  Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
+  /// Caller shapes anywhere in range (SessionBase's runRefs wants the declared shapes).
+  Status runRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                 size_t numOutputs) override;
+  std::string describe() const override;
+  void setProfiling(bool on) override {
+    profiling_ = on;
+    for (auto &b : buckets_)
+      b->setProfiling(on);
+  }
+  const std::vector<StepProfile> &lastProfile() const override {
+    return last_ >= 0 ? buckets_[(size_t)last_]->lastProfile() : profile_;
+  }
+  int64_t launchesPerRun() const override { return current().launchesPerRun(); }
+  double lastDeviceMicros() const override { return current().lastDeviceMicros(); }
+  double replayMicros(int iters, const std::vector<std::string> &omit) override {
+    return last_ >= 0 ? buckets_[(size_t)last_]->replayMicros(iters, omit) : -1;
+  }
+  std::string precision() const override { return buckets_.back()->precision(); }
+
+private:
+  /// The bucket of the last run, else the last bucket (the largest).
+  const Session &current() const { return *buckets_[last_ >= 0 ? (size_t)last_ : buckets_.size() - 1]; }
+  Status executeRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
+                     size_t numOutputs) override;
+  /// The caller's output buffers against this run's shapes `want`: dtype, rank, dims (the
+  /// run's or the declared maxima) and byte size.
+  Status checkOutputs(const TensorRef *outputs, size_t n, const std::vector<Shape> &want) const;
+
+  std::string path_;
+  plan::Plan top_;
+  /// Declared before the bucket sessions, which borrow its buffers: destroyed after them.
+  std::unique_ptr<BucketBackend> backend_;
+  std::vector<std::unique_ptr<Session>> buckets_;
+  /// Per bucket, each input's and output's shape there (the dims a bucket run passes).
+  std::vector<std::vector<Shape>> bucketIn_, bucketOut_;
+  int last_ = -1; ///< the bucket of the last run
+  /// Zero-padded inputs, outputs at the bucket's shape before they are cut, and the values of
+  /// the length inputs; reused across runs.
+  std::vector<std::vector<uint8_t>> inStage_, outStage_;
+  std::vector<int64_t> lengths_;
+};
+
+const Shape kLengthShape = {1};
+
+Status BucketSession::init(const std::string &path, const plan::Plan &top,
+                           std::unique_ptr<BucketBackend> backend) {
+  path_ = path;
+  top_ = top;
+  backend_ = std::move(backend);
+  const std::string pre = "package '" + path + "': ";
+  if (Status st = checkBucketedPlan(top_, pre); !st.ok)
+    return st;
+  if (Status st = readInterface(top_, pre); !st.ok)
+    return st;
+  fillBucketSpecs(top_, inputs_, outputs_);
+  if (Status st = backend_->init(path, top_, pre); !st.ok)
+    return st;
+  for (int k = 0; k < top_.buckets_size(); ++k) {
+    const plan::Plan &b = top_.buckets(k);
+    Status st;
+    auto s = backend_->loadBucket(path, b, pre + "bucket " + std::to_string(k) + ": ", st);
+    if (!s)
+      return st;
+    // A data-dependent extent is declared by the buckets (the top level keeps no count).
+    for (int i = 0; i < b.outputs_size(); ++i)
+      if (b.outputs(i).has_count() && outputs_[(size_t)i].dynamicAxis < 0)
+        outputs_[(size_t)i].dynamicAxis = b.outputs(i).dynamic_axis();
+    std::vector<int64_t> values(b.bucket_values().begin(), b.bucket_values().end());
+    bucketIn_.emplace_back();
+    for (const plan::TensorDesc &d : b.inputs())
+      bucketIn_.back().push_back(shapeAt(d, values));
+    bucketOut_.emplace_back();
+    for (const plan::TensorDesc &d : b.outputs())
+      bucketOut_.back().push_back(shapeAt(d, values));
+    s->setProfiling(profiling_);
+    buckets_.push_back(std::move(s));
+  }
+  inStage_.resize(inputs_.size());
+  outStage_.resize(outputs_.size());
+  return Status::success();
+}
+
+Status BucketSession::checkOutputs(const TensorRef *outputs, size_t n,
+                                   const std::vector<Shape> &want) const {
+  if (n != outputs_.size())
+    return Status::error("expected " + std::to_string(outputs_.size()) + " outputs, got " +
+                         std::to_string(n));
+  if (n > 0 && !outputs)
+    return Status::error("output array is null");
+  for (size_t i = 0; i < n; ++i) {
+    const TensorRef &r = outputs[i];
+    const TensorSpec &s = outputs_[i];
+    bool same = r.dtype == s.dtype && r.rank >= 0 && (size_t)r.rank == s.shape.size() &&
+                (r.rank == 0 || r.dims);
+    for (size_t a = 0; same && a < s.shape.size(); ++a)
+      same = r.dims[a] == want[i][a] || r.dims[a] == s.shape[a];
+    const std::string name = "output '" + escapeText(s.name) + "'";
+    if (!same)
+      return Status::error(name + ": expected " + dtypeName(s.dtype) + " " +
+                           shapeString(want[i].data(), want[i].size()) +
+                           " (this run's shape) or " +
+                           shapeString(s.shape.data(), s.shape.size()) + ", got " +
+                           (r.rank < 0 || (r.rank > 0 && !r.dims) || r.rank > 64
+                                ? std::string("an invalid shape")
+                                : std::string(isKnownDType((int32_t)r.dtype) ? dtypeName(r.dtype)
+                                                                              : "dtype(?)") +
+                                      " " + shapeString(r.dims, (size_t)r.rank)));
+    const int64_t need = bytesOf(s.dtype, want[i]);
+    if (need > 0 && !r.data)
+      return Status::error(name + ": data pointer is null");
+    if ((int64_t)r.bytes < need)
+      return Status::error(name + ": buffer has " + std::to_string(r.bytes) + " bytes, needs " +
+                           std::to_string(need));
+  }
+  return Status::success();
+}
+
+Status BucketSession::runRefs(const TensorRef *inputs, size_t numInputs,
+                              const TensorRef *outputs, size_t numOutputs) {
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
+  return executeRefs(inputs, numInputs, outputs, numOutputs);
+}
+
+Status BucketSession::executeRefs(const TensorRef *inputs, size_t numInputs,
+                                  const TensorRef *outputs, size_t numOutputs) {
+  std::vector<int64_t> values;
+  if (Status st = bindSymbols(top_, inputs_, inputs, numInputs, values); !st.ok)
+    return st;
+  for (size_t i = 0; i < numInputs; ++i) {
+    const TensorRef &r = inputs[i];
+    const int64_t need = bytesOf(r.dtype, Shape(r.dims, r.dims + r.rank));
+    const std::string name = "input '" + escapeText(inputs_[i].name) + "'";
+    if (need < 0)
+      return Status::error(name + ": its dims overflow");
+    if (need > 0 && !r.data)
+      return Status::error(name + ": data pointer is null");
+    if ((int64_t)r.bytes < need)
+      return Status::error(name + ": buffer has " + std::to_string(r.bytes) + " bytes, needs " +
+                           std::to_string(need));
+  }
+  if (Status st = checkIndexBounds(inputs_, inputs, numInputs); !st.ok)
+    return st;
+  std::vector<Shape> want;
+  for (int i = 0; i < top_.outputs_size(); ++i)
+    want.push_back(shapeAt(top_.outputs(i), values));
+  if (Status st = checkOutputs(outputs, numOutputs, want); !st.ok)
+    return st;
+
+  const int k = pickBucket(top_, values);
+  if (k < 0) // checkBucketedPlan made sure the maxima have a bucket
+    return Status::error("no bucket of the package covers this run");
+  const plan::Plan &b = top_.buckets(k);
+  const bool exact = std::equal(values.begin(), values.end(), b.bucket_values().begin());
+  if (!exact)
+    for (const TensorSpec &s : outputs_)
+      if (s.dynamicAxis >= 0)
+        return Status::error("output '" + escapeText(s.name) +
+                             "' has a data-dependent extent, which a padded run would count "
+                             "wrongly: run it at a bucket's exact shape");
+  if (k != last_) {
+    if (Status st = backend_->switchTo(b); !st.ok)
+      return st;
+    last_ = -1; // until this bucket has run
+  }
+
+  // Inputs at the bucket's shape: the caller's own buffer when it is, else zero-padded.
+  const std::vector<Shape> &bin = bucketIn_[(size_t)k], &bout = bucketOut_[(size_t)k];
+  std::vector<TensorRef> in(bin.size());
+  try {
+    for (size_t i = 0; i < numInputs; ++i) {
+      const TensorRef &r = inputs[i];
+      const Shape caller(r.dims, r.dims + r.rank);
+      const int64_t bytes = bytesOf(r.dtype, bin[i]);
+      in[i] = {r.dtype, bin[i].data(), r.rank, r.data, r.bytes};
+      if (caller == bin[i])
+        continue;
+      std::vector<uint8_t> &stage = inStage_[i];
+      stage.assign((size_t)bytes, 0);
+      copyBlock(static_cast<const uint8_t *>(r.data), caller, stage.data(), bin[i], caller,
+                dtypeSize(r.dtype));
+      in[i].data = stage.data();
+      in[i].bytes = stage.size();
+    }
+    lengths_.assign(bin.size() - numInputs, 0);
+    for (size_t i = numInputs; i < bin.size(); ++i) {
+      int64_t &len = lengths_[i - numInputs];
+      len = values[(size_t)b.inputs((int)i).length_of() - 1];
+      in[i] = {DType::I64, kLengthShape.data(), 1, &len, sizeof len};
+    }
+    // Outputs at the bucket's shape: the caller's buffer on an exact run, else staged.
+    std::vector<TensorRef> out(bout.size());
+    for (size_t i = 0; i < bout.size(); ++i) {
+      const int64_t bytes = bytesOf(outputs_[i].dtype, bout[i]);
+      out[i] = {outputs_[i].dtype, bout[i].data(), (int32_t)bout[i].size(), outputs[i].data,
+                outputs[i].bytes};
+      if (exact && (int64_t)outputs[i].bytes >= bytes)
+        continue;
+      outStage_[i].resize((size_t)bytes);
+      out[i].data = outStage_[i].data();
+      out[i].bytes = outStage_[i].size();
+    }
+    Session &s = *buckets_[(size_t)k];
+    if (Status st = s.runRefs(in.data(), in.size(), out.data(), out.size()); !st.ok)
+      return st;
+    last_ = k;
+    // Cut each output back: an axis that follows a symbol has the run's value.
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Shape inner = s.outputShape(i);
+      Shape cut = inner;
+      for (size_t a = 0; a < cut.size(); ++a)
+        if (int sym = symbolOf(top_.outputs((int)i), (int)a); sym >= 0)
+          cut[a] = std::min(cut[a], values[(size_t)sym]);
+      shapes_[i] = cut;
+      if (out[i].data != outputs[i].data)
+        copyBlock(static_cast<const uint8_t *>(out[i].data), inner,
+                  static_cast<uint8_t *>(outputs[i].data), cut, cut,
+                  dtypeSize(outputs_[i].dtype));
+    }
+  } catch (const std::bad_alloc &) {
+    return Status::error("out of memory staging the inputs and outputs of bucket " +
+                         std::to_string(k));
+  }
+  return Status::success();
+}
+
+Status BucketSession::run(const std::vector<HostTensor> &inputs,
+                          std::vector<HostTensor> &outputs) {
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
+  std::vector<TensorRef> in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor &t = inputs[i];
+    in[i] = {t.dtype, t.shape.data(), (int32_t)t.shape.size(),
+             const_cast<uint8_t *>(t.data.data()), t.data.size()};
+  }
+  std::vector<int64_t> values;
+  if (Status st = bindSymbols(top_, inputs_, in.data(), in.size(), values); !st.ok)
+    return st;
+  for (size_t i = 0; i < inputs.size(); ++i) // a HostTensor's bytes match its own shape
+    if (bytesOf(inputs[i].dtype, inputs[i].shape) != (int64_t)inputs[i].data.size())
+      return Status::error("input '" + escapeText(inputs_[i].name) + "': data has " +
+                           std::to_string(inputs[i].data.size()) + " bytes, expected " +
+                           std::to_string(bytesOf(inputs[i].dtype, inputs[i].shape)));
+  outputs.clear();
+  try {
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      const TensorSpec &s = outputs_[i];
+      // A data-dependent output at its bound, any other at this run's shape.
+      outputs.push_back(HostTensor::zeros(
+          s.dtype, s.dynamicAxis >= 0 ? s.shape : shapeAt(top_.outputs((int)i), values), s.name));
+    }
+  } catch (const std::bad_alloc &) {
+    outputs.clear();
+    return Status::error("out of memory allocating the outputs");
+  }
+  std::vector<TensorRef> out(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    out[i] = {outputs[i].dtype, outputs[i].shape.data(), (int32_t)outputs[i].shape.size(),
+              outputs[i].data.data(), outputs[i].data.size()};
+  if (Status st = executeRefs(in.data(), in.size(), out.data(), out.size()); !st.ok)
+    return st;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].shape = shapes_[i];
+    outputs[i].data.resize((size_t)bytesOf(outputs[i].dtype, shapes_[i]));
+  }
+  return Status::success();
+}
+
+std::string BucketSession::describe() const {
+  std::string s = "package: " + path_ + "\n" + backend_->describe() + describeBuckets(top_) +
+                  plan::formatPlan(top_);
+  for (int k = 0; k < top_.buckets_size(); ++k)
+    s += "\nbucket " + std::to_string(k) + ":\n" + plan::formatPlan(top_.buckets(k));
+  return s;
+}
+
+} // namespace
+
+std::string describeBuckets(const plan::Plan &top) {
+  std::string s = "bucketed: " + std::to_string(top.buckets_size()) + " buckets over";
+  for (const plan::Symbol &sym : top.symbols())
+    s += " " + escapeText(sym.name()) + " " + std::to_string(sym.min()) + ".." +
+         std::to_string(sym.max());
+  s += "\nshared arena: " + std::to_string(top.arena_bytes()) +
+       " bytes, allocated once (the largest bucket's; every bucket runs in it)\n";
+  s += "shared weights: " + std::to_string(top.weights_bytes()) + " bytes, loaded once\n";
+  for (int k = 0; k < top.buckets_size(); ++k) {
+    const plan::Plan &b = top.buckets(k);
+    int kernels = 0;
+    for (const plan::Step &st : b.steps())
+      kernels += st.kind() != plan::Step::COPY;
+    s += "  bucket " + std::to_string(k) + ":";
+    for (int v = 0; v < b.bucket_values_size() && v < top.symbols_size(); ++v)
+      s += " " + escapeText(top.symbols(v).name()) + "=" + std::to_string(b.bucket_values(v));
+    s += ", arena " + std::to_string(b.arena_bytes()) + " bytes, " +
+         std::to_string(b.steps_size()) + " steps (" + std::to_string(kernels) + " kernels), " +
+         escapeText(b.kernels_file()) + "\n";
+  }
+  return s;
+}
+
+std::unique_ptr<Session> loadBucketSession(const std::string &path, const plan::Plan &top,
+                                           std::unique_ptr<BucketBackend> backend, Status &st) {
+  auto s = std::make_unique<BucketSession>();
+  try {
+    st = s->init(path, top, std::move(backend));
+  } catch (const std::exception &e) {
+    st = Status::error("package '" + path + "': " + e.what());
+  }
+  if (!st.ok)
+    return nullptr;
+  return s;
+}
+
+} // namespace tgc

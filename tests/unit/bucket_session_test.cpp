@@ -1,0 +1,341 @@
+// bucket_session_test.cpp — bucketed CPU packages (docs/runtime.md, "Bucketed packages"): one
+// package of three buckets, each compiled from tg IR at its own shape with its own weights (so a
+// run's outputs tell which bucket ran), assembled as the compiler writes them
+// (BucketPackage.h); bucket choice, zero padding, cut outputs, the length input, the exact-shape
+// path, the C API, refusals of bad shapes and of corrupt packages, one arena at the maximum.
+#include "codegen/cpu/CpuBackend.h"
+#include "runtime/Session.h"
+#include "runtime/schema/PlanUtil.h"
+#include "runtime/tgc_runtime.h"
+
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "tests/unit/BucketPackage.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using tgc::DType;
+using tgc::HostTensor;
+
+namespace {
+
+constexpr int64_t kHidden = 80; // > 64 elements: the weight lands in weights.bin
+const std::vector<std::vector<int64_t>> kBuckets = {{1, 4}, {2, 4}, {2, 8}}; // (batch, seq)
+
+std::string tmpDir() {
+  const char *t = std::getenv("TEST_TMPDIR");
+  return t ? t : "/tmp";
+}
+
+/// Bucket k's weight: element j is (k + 1) + j / 64 (each bucket's differ; exact in 6 decimals).
+float weightOf(size_t k, int64_t j) { return float(k + 1) + float(j) / 64.f; }
+
+/// y = x * w (w per bucket), m2 = m + m, len_out = the length input the runtime fills.
+std::string modelIr(size_t k, int64_t b, int64_t s) {
+  std::string w = "[";
+  for (int64_t j = 0; j < kHidden; ++j)
+    w += (j ? ", " : "") + std::to_string(weightOf(k, j));
+  w += "]";
+  const std::string x = "tensor<" + std::to_string(b) + "x" + std::to_string(s) + "x" +
+                        std::to_string(kHidden) + "xf32>";
+  const std::string m = "tensor<" + std::to_string(b) + "x" + std::to_string(s) + "xf32>";
+  return "func.func @main(%x: " + x + " {tg.name = \"x\"}, %m: " + m +
+         " {tg.name = \"m\"}, %n: tensor<1xi64> {tg.name = \"seq_len\"}) -> (" + x +
+         " {tg.name = \"y\"}, " + m + " {tg.name = \"m2\"}, tensor<1xi64> {tg.name = "
+         "\"len_out\"}) {\n"
+         "  %w = tg.constant dense<" + w + "> : tensor<" + std::to_string(kHidden) + "xf32>\n"
+         "  %0 = tg.mul %x, %w : " + x + ", tensor<" + std::to_string(kHidden) + "xf32> -> " + x +
+         "\n  %1 = tg.add %m, %m : " + m + ", " + m + " -> " + m + "\n"
+         "  return %0, %1, %n : " + x + ", " + m + ", tensor<1xi64>\n}\n";
+}
+
+std::string compileIr(const std::string &ir, const std::string &name) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
+  EXPECT_TRUE(module) << "IR does not parse:\n" << ir;
+  if (!module)
+    return "";
+  const std::string dir = tmpDir() + "/" + name;
+  tgc::PackageInfo info;
+  info.tgcVersion = "test";
+  info.modelName = "bucketed";
+  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpDir() + "/kcache");
+  EXPECT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
+  return stats ? dir : "";
+}
+
+tgc::test::BucketSpec bucketSpec() {
+  tgc::test::BucketSpec spec;
+  tgc::plan::Symbol batch, seq;
+  batch.set_name("batch"), batch.set_min(1), batch.set_max(2);
+  seq.set_name("seq"), seq.set_min(1), seq.set_max(8);
+  spec.symbols = {batch, seq};
+  spec.dimSymbols = {{"x", {0, 1, -1}}, {"y", {0, 1, -1}}, {"m", {0, 1}}, {"m2", {0, 1}}};
+  spec.lengthInputs = {{"seq_len", 2}}; // symbol 1 (seq) + 1
+  return spec;
+}
+
+HostTensor f32(std::vector<int64_t> shape, uint32_t seed) {
+  HostTensor t = HostTensor::zeros(DType::F32, shape, "");
+  float *p = reinterpret_cast<float *>(t.data.data());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = float((i * 7 + seed) % 23) - 11.f;
+  return t;
+}
+
+const float *floats(const HostTensor &t) { return reinterpret_cast<const float *>(t.data.data()); }
+
+class BucketedPackage : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    std::vector<std::string> dirs;
+    for (size_t k = 0; k < kBuckets.size(); ++k) {
+      dirs.push_back(compileIr(modelIr(k, kBuckets[k][0], kBuckets[k][1]),
+                               "bucket" + std::to_string(k) + ".tgpkg"));
+      if (dirs.back().empty())
+        return;
+    }
+    dir_ = new std::string(tmpDir() + "/bucketed.tgpkg");
+    tgc::test::assembleBucketed(*dir_, dirs, kBuckets, bucketSpec());
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  void SetUp() override { ASSERT_TRUE(dir_) << "the bucket packages did not compile"; }
+
+  static std::unique_ptr<tgc::Session> load(const std::string &d) {
+    tgc::Status st;
+    auto s = tgc::Session::load(d, st, 1);
+    EXPECT_TRUE(s) << st.message;
+    return s;
+  }
+  static std::string loadError(const std::string &d) {
+    tgc::Status st;
+    auto s = tgc::Session::load(d, st, 1);
+    EXPECT_FALSE(s) << "the package loaded but should have been refused";
+    return st.message;
+  }
+  /// A fresh copy of the package to corrupt.
+  static std::string copy(const std::string &name) {
+    const std::string d = tmpDir() + "/" + name;
+    fs::remove_all(d);
+    fs::copy(*dir_, d);
+    return d;
+  }
+  /// Runs (batch, seq) and checks every output against the model, computed with bucket
+  /// `bucket`'s weight: the bucket the run must take.
+  static void expectRun(tgc::Session &s, int64_t b, int64_t q, size_t bucket) {
+    SCOPED_TRACE("run batch " + std::to_string(b) + " seq " + std::to_string(q));
+    std::vector<HostTensor> out;
+    HostTensor x = f32({b, q, kHidden}, 3), m = f32({b, q}, 5);
+    tgc::Status st = s.run({x, m}, out);
+    ASSERT_TRUE(st.ok) << st.message;
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[0].shape, (std::vector<int64_t>{b, q, kHidden}));
+    EXPECT_EQ(out[1].shape, (std::vector<int64_t>{b, q}));
+    EXPECT_EQ(out[2].shape, (std::vector<int64_t>{1}));
+    ASSERT_EQ(out[0].data.size(), size_t(b * q * kHidden * 4));
+    for (int64_t i = 0; i < b * q * kHidden; ++i)
+      ASSERT_EQ(floats(out[0])[i], floats(x)[i] * weightOf(bucket, i % kHidden)) << "y[" << i << "]";
+    for (int64_t i = 0; i < b * q; ++i)
+      ASSERT_EQ(floats(out[1])[i], 2 * floats(m)[i]) << "m2[" << i << "]";
+    int64_t len = 0;
+    std::memcpy(&len, out[2].data.data(), 8);
+    EXPECT_EQ(len, q) << "the length input holds the run's seq";
+    EXPECT_EQ(s.outputShape(0), (std::vector<int64_t>{b, q, kHidden}));
+  }
+
+  static std::string *dir_;
+};
+std::string *BucketedPackage::dir_ = nullptr;
+
+TEST_F(BucketedPackage, ReportsItsRangesAndOneArena) {
+  auto s = load(*dir_);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->inputs().size(), 2u) << "the length input is not the caller's";
+  const tgc::TensorSpec &x = s->inputs()[0];
+  EXPECT_EQ(x.shape, (std::vector<int64_t>{2, 8, kHidden}));
+  EXPECT_EQ(x.minShape, (std::vector<int64_t>{1, 1, kHidden}));
+  EXPECT_EQ(x.dimSymbols, (std::vector<std::string>{"batch", "seq", ""}));
+  EXPECT_EQ(s->outputs()[1].dimSymbols, (std::vector<std::string>{"batch", "seq"}));
+  const tgc::plan::Plan top = tgc::test::readPlanFile(*dir_);
+  int64_t maxArena = 0;
+  for (const auto &b : top.buckets())
+    maxArena = std::max(maxArena, b.arena_bytes());
+  ASSERT_GT(maxArena, top.buckets(0).arena_bytes()) << "the buckets' arenas should differ";
+  const std::string d = s->describe();
+  EXPECT_NE(d.find("shared arena: " + std::to_string(maxArena) + " bytes, allocated once"),
+            std::string::npos) << d;
+  EXPECT_NE(d.find("arena: " + std::to_string(maxArena) + " bytes in host memory (one allocation"),
+            std::string::npos) << d;
+  EXPECT_NE(d.find("bucket 1: batch=2 seq=4, arena " +
+                   std::to_string(top.buckets(1).arena_bytes()) + " bytes"),
+            std::string::npos) << d;
+}
+
+TEST_F(BucketedPackage, PicksTheSmallestBucketPadsAndCuts) {
+  auto s = load(*dir_);
+  ASSERT_TRUE(s);
+  expectRun(*s, 1, 3, 0); // padded into (1, 4)
+  expectRun(*s, 2, 3, 1); // (2, 4) before (2, 8)
+  expectRun(*s, 1, 5, 2); // only (2, 8) has seq 8
+  expectRun(*s, 1, 1, 0);
+  expectRun(*s, 2, 8, 2); // exact shapes: no padding
+  expectRun(*s, 1, 4, 0);
+  expectRun(*s, 2, 4, 1);
+  expectRun(*s, 1, 3, 0); // back to a bucket run before, after others used the arena
+}
+
+// runRefs (the C API's path) takes output buffers at the run's shape or at the maxima; either
+// way the output is written row-major at its actual shape from the start.
+TEST_F(BucketedPackage, CApiRunsAnyShapeInRange) {
+  char *err = nullptr;
+  tgc_session *s = tgc_session_load(dir_->c_str(), 1, &err);
+  ASSERT_TRUE(s) << err;
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  ASSERT_EQ(tgc_session_input_dims_range(s, 0, lo, hi), 1);
+  EXPECT_EQ(std::vector<int64_t>(lo, lo + 3), (std::vector<int64_t>{1, 1, kHidden}));
+  EXPECT_EQ(std::vector<int64_t>(hi, hi + 3), (std::vector<int64_t>{2, 8, kHidden}));
+  EXPECT_EQ(tgc_session_input_dims_range(s, 2, lo, hi), -1);
+  const char *sym = nullptr;
+  ASSERT_EQ(tgc_session_dim_symbol(s, 0, 0, 1, &sym), 1);
+  EXPECT_STREQ(sym, "seq");
+  EXPECT_EQ(tgc_session_dim_symbol(s, 0, 0, 2, &sym), 0);
+
+  HostTensor x = f32({1, 3, kHidden}, 1), m = f32({1, 3}, 2);
+  const int64_t xd[3] = {1, 3, kHidden}, md[2] = {1, 3}, yd[3] = {2, 8, kHidden}, m2d[2] = {1, 3},
+                ld[1] = {1};
+  std::vector<float> y(2 * 8 * kHidden, -1.f), m2(3, -1.f);
+  int64_t len = 0;
+  tgc_tensor in[2] = {{1, 3, xd, x.data.data(), x.data.size()},
+                      {1, 2, md, m.data.data(), m.data.size()}};
+  tgc_tensor out[3] = {{1, 3, yd, y.data(), y.size() * 4}, // at the maxima
+                       {1, 2, m2d, m2.data(), m2.size() * 4}, // at the run's shape
+                       {7, 1, ld, &len, 8}};
+  ASSERT_EQ(tgc_session_run(s, in, 2, out, 3, &err), 0) << err;
+  int64_t shape[3] = {0, 0, 0};
+  EXPECT_EQ(tgc_session_output_shape(s, 0, shape, nullptr), 0);
+  EXPECT_EQ(std::vector<int64_t>(shape, shape + 3), (std::vector<int64_t>{1, 3, kHidden}));
+  for (int64_t i = 0; i < 3 * kHidden; ++i)
+    ASSERT_EQ(y[i], floats(x)[i] * weightOf(0, i % kHidden)) << i;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(m2[i], 2 * floats(m)[i]);
+  EXPECT_EQ(len, 3);
+
+  // A buffer too small for the run's shape is refused.
+  tgc_tensor small[3] = {out[0], out[1], out[2]};
+  small[1].bytes = 8;
+  EXPECT_EQ(tgc_session_run(s, in, 2, small, 3, &err), -1);
+  ASSERT_TRUE(err);
+  EXPECT_NE(std::string(err).find("output 'm2': buffer has 8 bytes, needs 12"), std::string::npos)
+      << err;
+  tgc_free_error(err);
+  tgc_session_free(s);
+}
+
+TEST_F(BucketedPackage, RefusesShapesOutOfRange) {
+  auto s = load(*dir_);
+  ASSERT_TRUE(s);
+  auto error = [&](std::vector<HostTensor> in) {
+    std::vector<HostTensor> out;
+    tgc::Status st = s->run(in, out);
+    EXPECT_FALSE(st.ok);
+    return st.message;
+  };
+  EXPECT_EQ(error({f32({1, 9, kHidden}, 0), f32({1, 9}, 0)}),
+            "input 'x' dim 1 (seq): 9 is outside 1..8");
+  EXPECT_EQ(error({f32({3, 2, kHidden}, 0), f32({3, 2}, 0)}),
+            "input 'x' dim 0 (batch): 3 is outside 1..2");
+  EXPECT_EQ(error({f32({1, 2, kHidden + 1}, 0), f32({1, 2}, 0)}),
+            "input 'x' dim 2: 81 is not 80 (expected f32 [1..2, 1..8, 80])");
+  EXPECT_EQ(error({f32({1, 3, kHidden}, 0), f32({1, 4}, 0)}),
+            "input 'm' dim 1 (seq): 4, but input 'x' dim 1 gives seq = 3 (one symbol, one value "
+            "per run)");
+  EXPECT_EQ(error({f32({3, kHidden}, 0), f32({1, 3}, 0)}),
+            "input 'x': expected f32 [1..2, 1..8, 80], got f32 [3, 80]");
+  HostTensor wrong = HostTensor::zeros(DType::I64, {1, 3}, "");
+  EXPECT_EQ(error({f32({1, 3, kHidden}, 0), wrong}),
+            "input 'm': expected f32 [1..2, 1..8], got i64 [1, 3]");
+  EXPECT_EQ(error({f32({1, 3, kHidden}, 0)}), "expected 2 inputs, got 1");
+  expectRun(*s, 1, 2, 0); // the session still runs
+}
+
+TEST_F(BucketedPackage, RefusesACorruptBucket) {
+  { // a step range outside the shared arena
+    const std::string d = copy("bad_step.tgpkg");
+    tgc::plan::Plan p = tgc::test::readPlanFile(d);
+    tgc::plan::Plan &b = *p.mutable_buckets(1);
+    for (tgc::plan::Step &st : *b.mutable_steps())
+      for (tgc::plan::BufferArg &a : *st.mutable_args())
+        if (a.kind() == tgc::plan::ARENA || a.kind() == tgc::plan::WEIGHT)
+          a.set_offset(p.arena_bytes() + p.weights_bytes());
+    tgc::test::writePlanFile(d, p);
+    const std::string e = loadError(d);
+    EXPECT_NE(e.find("bucket 1: step"), std::string::npos) << e;
+    EXPECT_NE(e.find("lies outside the"), std::string::npos) << e;
+  }
+  { // a missing kernels file
+    const std::string d = copy("no_kernels.tgpkg");
+    fs::remove(d + "/kernels.b2.so");
+    const std::string e = loadError(d);
+    EXPECT_NE(e.find("bucket 2: kernels.b2.so cannot be read"), std::string::npos) << e;
+  }
+  { // a corrupt kernels file
+    const std::string d = copy("bad_kernels.tgpkg");
+    std::string k = tgc::test::readBytes(d + "/kernels.b0.so");
+    k[k.size() / 2] ^= 1;
+    tgc::test::writeBytes(d + "/kernels.b0.so", k);
+    const std::string e = loadError(d);
+    EXPECT_NE(e.find("bucket 0: kernels.b0.so checksum mismatch"), std::string::npos) << e;
+  }
+  { // format 4 without buckets, format 3 with them
+    const std::string d = copy("no_buckets.tgpkg");
+    tgc::plan::Plan p = tgc::test::readPlanFile(d);
+    p.clear_buckets();
+    tgc::test::writePlanFile(d, p);
+    EXPECT_NE(loadError(d).find("format 4 (bucketed) but holds no buckets"), std::string::npos);
+    p = tgc::test::readPlanFile(*dir_);
+    p.set_format_version(tgc::plan::kPlanFormatVersion);
+    tgc::test::writePlanFile(d, p);
+    EXPECT_NE(loadError(d).find("format 3 but holds 3 buckets"), std::string::npos);
+  }
+  { // a bucket's arena larger than the shared one; a bucket value outside its range
+    const std::string d = copy("big_arena.tgpkg");
+    tgc::plan::Plan p = tgc::test::readPlanFile(d);
+    p.mutable_buckets(0)->set_arena_bytes(p.arena_bytes() + 64);
+    tgc::test::writePlanFile(d, p);
+    EXPECT_NE(loadError(d).find("bucket 0: arena of"), std::string::npos);
+    p = tgc::test::readPlanFile(*dir_);
+    p.mutable_buckets(0)->set_bucket_values(1, 9);
+    tgc::test::writePlanFile(d, p);
+    EXPECT_NE(loadError(d).find("bucket 0: its value 9 of 'seq' is outside 1..8"),
+              std::string::npos);
+  }
+  { // no bucket at the maxima; an input axis whose symbol is unknown
+    const std::string d = copy("no_max.tgpkg");
+    tgc::plan::Plan p = tgc::test::readPlanFile(d);
+    p.mutable_buckets()->RemoveLast();
+    tgc::test::writePlanFile(d, p);
+    EXPECT_NE(loadError(d).find("no bucket is at every symbol's maximum"), std::string::npos);
+    p = tgc::test::readPlanFile(*dir_);
+    p.mutable_inputs(0)->set_dim_symbols(1, 5);
+    tgc::test::writePlanFile(d, p);
+    EXPECT_NE(loadError(d).find("input 'x' axis 1 names symbol 5"), std::string::npos);
+  }
+  { // a corrupt shared weights file
+    const std::string d = copy("bad_weights.tgpkg");
+    std::string w = tgc::test::readBytes(d + "/weights.bin");
+    w[0] ^= 1;
+    tgc::test::writeBytes(d + "/weights.bin", w);
+    EXPECT_NE(loadError(d).find("weights.bin checksum mismatch"), std::string::npos);
+  }
+}
+
+} // namespace
