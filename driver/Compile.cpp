@@ -346,6 +346,11 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   RuleRegistry::get().setEnabled(&ctx, noRules ? std::vector<std::string>{"(no rule)"}
                                                : options.enabledRules);
   RuleRegistry::get().resetHits(&ctx);
+  // The pass timers outlive the pass manager: after a pass fails, MLIR 15's PassTiming still
+  // holds open timers that it stops as it is destroyed, which must find their manager alive
+  // (an owned one, enableTiming(unique_ptr), is destroyed first: a use after free).
+  PassTimes times;
+  mlir::TimingScope timingRoot = times.getRootScope();
   mlir::PassManager pm(&ctx);
   buildPipeline(pm, pipelineOptions);
   auto instr = std::make_unique<Instrumentation>(options, log);
@@ -362,9 +367,7 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
                  named(options.printIrAfter, p);
         },
         log));
-  auto timesOwned = std::make_unique<PassTimes>();
-  const PassTimes &times = *timesOwned;
-  pm.enableTiming(std::move(timesOwned)); // last: the timers exclude the hooks above
+  pm.enableTiming(timingRoot); // last: the timers exclude the hooks above
 
   std::string diagnostics;
   {
