@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -33,19 +34,74 @@ int fail(char **err, const std::string &message) {
   return -1;
 }
 
+/// The first published layout of tgc_compile_options ended at `verbose` (0.1); callers built
+/// against it pass that size and get the defaults for the fields appended since.
+constexpr size_t kFirstLayoutSize = offsetof(tgc_compile_options, input_ranges);
+
 /// The fields of `o` the caller knows about (struct_size), over the defaults; false when
-/// struct_size is smaller than the first published layout (this one: a zero-filled struct, or
-/// one never passed through tgc_compile_options_init), whose fields would be silently ignored.
+/// struct_size is smaller than the first published layout (a zero-filled struct, or one never
+/// passed through tgc_compile_options_init), whose fields would be silently ignored.
 bool known(const tgc_compile_options *o, tgc_compile_options &all, std::string &error) {
   tgc_compile_options_init(&all);
   if (!o)
     return true;
-  if (o->struct_size < sizeof all) {
+  if (o->struct_size < kFirstLayoutSize) {
     error = "options->struct_size is " + std::to_string(o->struct_size) + ", expected at least " +
-            std::to_string(sizeof all) + ": fill the options with tgc_compile_options_init";
+            std::to_string(kFirstLayoutSize) + ": fill the options with tgc_compile_options_init";
     return false;
   }
-  std::memcpy(&all, o, sizeof all); // a newer caller's extra fields are not ours to read
+  // A newer caller's extra fields are not ours to read; an older caller's missing ones keep
+  // their defaults.
+  std::memcpy(&all, o, std::min(o->struct_size, sizeof all));
+  all.struct_size = sizeof all;
+  return true;
+}
+
+/// options.input_ranges and options.buckets into `copt`; false with `error` set.
+bool takeRanges(const tgc_compile_options &o, tgc::CompileOptions &copt, std::string &error) {
+  if ((o.num_input_ranges && !o.input_ranges) || (o.num_buckets && !o.buckets)) {
+    error = "input_ranges or buckets is NULL but its count is not 0";
+    return false;
+  }
+  for (size_t i = 0; i < o.num_input_ranges; ++i) {
+    const tgc_input_range &r = o.input_ranges[i];
+    const std::string where = "input_ranges[" + std::to_string(i) + "]";
+    if (!r.name || !*r.name || r.rank < 0 || (r.rank > 0 && (!r.min_dims || !r.max_dims))) {
+      error = where + ": needs a name, a rank >= 0 and rank min and max dims";
+      return false;
+    }
+    std::vector<tgc::DimRange> dims;
+    for (int32_t a = 0; a < r.rank; ++a) {
+      if (r.min_dims[a] < 1 || r.max_dims[a] < r.min_dims[a]) {
+        error = where + " ('" + tgc::escapeText(r.name) + "'): dim " + std::to_string(a) +
+                " range " + std::to_string(r.min_dims[a]) + ".." + std::to_string(r.max_dims[a]) +
+                " is empty or not positive";
+        return false;
+      }
+      dims.push_back({r.min_dims[a], r.max_dims[a]});
+    }
+    if (copt.inputShapes.count(r.name) || !copt.inputRanges.emplace(r.name, dims).second) {
+      error = where + ": input '" + tgc::escapeText(r.name) + "' is named twice";
+      return false;
+    }
+  }
+  for (size_t i = 0; i < o.num_buckets; ++i) {
+    const tgc_bucket_values &b = o.buckets[i];
+    const std::string where = "buckets[" + std::to_string(i) + "]";
+    if (!b.symbol || !*b.symbol || b.count == 0 || !b.values || b.count > 4096) {
+      error = where + ": needs a symbol and 1 to 4096 values";
+      return false;
+    }
+    if (!copt.bucketValues.emplace(b.symbol, std::vector<int64_t>(b.values, b.values + b.count))
+             .second) {
+      error = where + ": symbol '" + tgc::escapeText(b.symbol) + "' is named twice";
+      return false;
+    }
+  }
+  if (!copt.bucketValues.empty() && copt.inputRanges.empty()) {
+    error = "buckets need an input with a range (input_ranges)";
+    return false;
+  }
   return true;
 }
 
@@ -104,7 +160,7 @@ bool toCompileOptions(const tgc_compile_options &o, tgc::CompileOptions &copt, s
   }
   copt.cacheDir = o.cache_dir ? o.cache_dir : tgc::defaultCacheDir();
   copt.dumpDir = o.dump_dir ? o.dump_dir : "";
-  return true;
+  return takeRanges(o, copt, error);
 }
 
 int compileChecked(const char *model, size_t modelSize, const tgc_compile_options *options,

@@ -26,6 +26,23 @@ typedef struct tgc_input_shape {
   const int64_t *dims; /**< rank dims, each >= 1 */
 } tgc_input_shape;
 
+/** A graph input whose dims vary between runs (`--input-shape NAME=1..8x1..128`): the compile
+ *  writes a bucketed package serving every shape from min_dims to max_dims (docs/design.md,
+ *  "Shape buckets"). A dim with min == max is fixed. */
+typedef struct tgc_input_range {
+  const char *name;
+  int32_t rank;
+  const int64_t *min_dims; /**< rank dims, each >= 1 */
+  const int64_t *max_dims; /**< rank dims, each >= its min */
+} tgc_input_range;
+
+/** A varying dim's bucket sizes (`--buckets SYMBOL=1,2,4,8`): ascending, ending at its max. */
+typedef struct tgc_bucket_values {
+  const char *symbol; /**< the dim's name in the model ("batch"), or "<input>.<axis>" */
+  size_t count;
+  const int64_t *values;
+} tgc_bucket_values;
+
 /** A graph input bound to a value at compile time (`--bind-input NAME=FILE.pb`): the file holds
  *  one ONNX TensorProto. */
 typedef struct tgc_bound_input {
@@ -46,6 +63,11 @@ typedef struct tgc_compile_options {
   const char *cache_dir;     /**< kernel cache; NULL: $TGC_CACHE_DIR or ~/.cache/tgc; "": none */
   const char *dump_dir;      /**< NULL: none; else per-stage IR, kernels and plan are written here */
   int verbose;               /**< non-zero: the compiler's messages and IR dumps go to stderr */
+  /* Since 0.2 (read only when struct_size covers them): shape buckets. */
+  const tgc_input_range *input_ranges;
+  size_t num_input_ranges;
+  const tgc_bucket_values *buckets; /**< NULL: the default bucket sizes */
+  size_t num_buckets;
 } tgc_compile_options;
 
 /** Sets every field of `*options` to its default (and struct_size). NULL is ignored. */

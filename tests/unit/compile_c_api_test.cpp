@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -100,3 +101,39 @@ TEST(CompileCApi, ModelBytes) {
 }
 
 } // namespace
+
+// Shape buckets through the C API: ranges and bucket sizes give a bucketed package (its plan
+// lists the buckets); a caller built against the first layout (struct_size ending at `verbose`)
+// still compiles, with the new fields at their defaults.
+TEST(CompileCApi, InputRangesAndBuckets) {
+  tgc_compile_options o;
+  tgc_compile_options_init(&o);
+  o.cache_dir = "";
+  const int64_t lo[] = {1, 1}, hi[] = {4, 32};
+  tgc_input_range range = {"input_0", 2, lo, hi};
+  const int64_t seq[] = {16, 32};
+  tgc_bucket_values buckets = {"seq", 2, seq};
+  o.input_ranges = &range;
+  o.num_input_ranges = 1;
+  o.buckets = &buckets;
+  o.num_buckets = 1;
+  const std::string out = tmpDir() + "/ranges.tgpkg";
+  ASSERT_EQ(compileMessage("tests/data/models/gpt2_tiny_dyn/model.onnx", 0, &o, out), "");
+  std::ifstream plan(out + "/plan.txt");
+  std::string text((std::istreambuf_iterator<char>(plan)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("bucket 5: batch=4 seq=32"), std::string::npos) << text.substr(0, 400);
+
+  const int64_t bad[] = {8, 32};
+  range.max_dims = lo;
+  range.min_dims = bad;
+  std::string m = compileMessage("tests/data/models/gpt2_tiny_dyn/model.onnx", 0, &o,
+                                 tmpDir() + "/bad.tgpkg");
+  EXPECT_NE(m.find("input_ranges[0] ('input_0'): dim 0 range 8..1 is empty"), std::string::npos)
+      << m;
+
+  tgc_compile_options old;
+  tgc_compile_options_init(&old);
+  old.struct_size = offsetof(tgc_compile_options, input_ranges);
+  old.cache_dir = "";
+  EXPECT_EQ(compileMessage(kModel.c_str(), 0, &old, tmpDir() + "/old.tgpkg"), "");
+}
