@@ -103,12 +103,22 @@ public:
       throw TgcError(st.message);
   }
 
-  /// [(name, tgc dtype name, numpy dtype, shape)] of the inputs or outputs.
+  /// [(name, tgc dtype name, numpy dtype, shape, min shape, dim symbols)] of the inputs or
+  /// outputs. A bucketed package's axis that follows a symbol takes any value from the min
+  /// shape's to the shape's (its symbol's name; None for a fixed axis).
   py::list specs(bool outputs) const {
     py::list l;
-    for (const tgc::TensorSpec &s : outputs ? session_->outputs() : session_->inputs())
+    for (const tgc::TensorSpec &s : outputs ? session_->outputs() : session_->inputs()) {
+      py::list symbols;
+      for (size_t a = 0; a < s.shape.size(); ++a)
+        symbols.append(a < s.dimSymbols.size() && !s.dimSymbols[a].empty()
+                           ? py::object(py::str(s.dimSymbols[a]))
+                           : py::object(py::none()));
+      const std::vector<int64_t> &lo = s.minShape.size() == s.shape.size() ? s.minShape : s.shape;
       l.append(py::make_tuple(s.name, tgc::dtypeName(s.dtype), numpyDType(s.dtype),
-                              py::tuple(py::cast(s.shape))));
+                              py::tuple(py::cast(s.shape)), py::tuple(py::cast(lo)),
+                              py::tuple(symbols)));
+    }
     return l;
   }
 
@@ -173,9 +183,10 @@ public:
     }
     if (!st.ok)
       throw TgcError(st.message);
-    // An output of data-dependent extent: its valid part, packed at the buffer's start, trimmed.
+    // An output of data-dependent extent, or a bucketed package's output at a run's values of
+    // its symbols: its valid part, packed at the buffer's start (declared at the maxima), trimmed.
     for (size_t i = 0; i < out.size(); ++i) {
-      if (session_->outputs()[i].dynamicAxis < 0)
+      if (shapes[i] == session_->outputs()[i].shape)
         continue;
       int64_t n = 1;
       for (int64_t d : shapes[i])
@@ -200,7 +211,8 @@ private:
 /// `cacheDir` says otherwise; "" for none). Returns the statistics `tgc compile --stats` prints.
 py::dict compileModel(const std::string &model, const std::string &out, const std::string &target,
                       const std::string &precision,
-                      const std::map<std::string, std::vector<int64_t>> &inputShapes,
+                      const std::map<std::string, std::vector<std::pair<int64_t, int64_t>>>
+                          &inputShapes,
                       const std::map<std::string, std::string> &boundInputs,
                       std::optional<std::string> cacheDir,
                       const std::vector<std::string> &disabledRules, const std::string &dumpDir) {
@@ -215,12 +227,24 @@ py::dict compileModel(const std::string &model, const std::string &out, const st
     throw TgcError(llvm::toString(p.takeError()));
   o.target = *t;
   o.precision = *p;
-  for (const auto &[name, dims] : inputShapes)
-    for (int64_t d : dims)
-      if (d <= 0)
-        throw TgcError("input_shapes['" + name + "']: dim " + std::to_string(d) +
-                       " is not a positive integer");
-  o.inputShapes = inputShapes;
+  // Fixed dims into inputShapes; an input with a range into inputRanges (a bucketed package).
+  for (const auto &[name, dims] : inputShapes) {
+    std::vector<tgc::DimRange> ranges;
+    bool varies = false;
+    for (const auto &[lo, hi] : dims) {
+      if (lo <= 0 || hi < lo)
+        throw TgcError("input_shapes['" + name + "']: dim " + std::to_string(lo) +
+                       (hi != lo ? ".." + std::to_string(hi) : "") +
+                       " is not a positive integer or a non-empty range of them");
+      ranges.push_back({lo, hi});
+      varies = varies || lo != hi;
+    }
+    if (varies)
+      o.inputRanges[name] = ranges;
+    else
+      for (const tgc::DimRange &r : ranges)
+        o.inputShapes[name].push_back(r.min);
+  }
   o.boundInputs = boundInputs;
   o.disabledRules = disabledRules;
   o.dumpDir = dumpDir;

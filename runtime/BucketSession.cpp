@@ -297,31 +297,63 @@ Status BucketSession::run(const std::vector<HostTensor> &inputs,
 }
 
 std::string BucketSession::describe() const {
-  std::string s = "package: " + path_ + "\n" + backend_->describe() + describeBuckets(top_) +
-                  plan::formatPlan(top_);
-  for (int k = 0; k < top_.buckets_size(); ++k)
-    s += "\nbucket " + std::to_string(k) + ":\n" + plan::formatPlan(top_.buckets(k));
+  std::string s = "package: " + path_ + "\n" + backend_->describe() + describeBuckets(top_);
+  for (size_t k = 0; k < buckets_.size(); ++k) // each bucket as its own session describes it
+    s += "\nbucket " + std::to_string(k) + ":\n" + buckets_[k]->describe();
   return s;
 }
 
 } // namespace
 
 std::string describeBuckets(const plan::Plan &top) {
-  std::string s = "bucketed: " + std::to_string(top.buckets_size()) + " buckets over";
+  auto name = [&](int sym) {
+    return sym >= 0 && sym < top.symbols_size() ? escapeText(top.symbols(sym).name()) : "?";
+  };
+  std::string s = "tgc plan v" + std::to_string(top.format_version()) + " (bucketed)\n" +
+                  "target:       " + escapeText(top.target()) + "\n" +
+                  "tgc version:  " + escapeText(top.tgc_version()) + "\n" +
+                  (top.precision().empty() ? "" : "precision:    " + top.precision() + "\n") +
+                  "model:        " + escapeText(top.model_name()) + "\n";
+  s += "symbols:     ";
   for (const plan::Symbol &sym : top.symbols())
     s += " " + escapeText(sym.name()) + " " + std::to_string(sym.min()) + ".." +
          std::to_string(sym.max());
-  s += "\nshared arena: " + std::to_string(top.arena_bytes()) +
-       " bytes, allocated once (the largest bucket's; every bucket runs in it)\n";
-  s += "shared weights: " + std::to_string(top.weights_bytes()) + " bytes, loaded once\n";
+  for (int io = 0; io < 2; ++io) {
+    s += io == 0 ? "\ninputs:\n" : "outputs:\n";
+    const auto &descs = io == 0 ? top.inputs() : top.outputs();
+    for (int i = 0; i < descs.size(); ++i) {
+      const plan::TensorDesc &d = descs[i];
+      s += "  [" + std::to_string(i) + "] '" + escapeText(d.name()) + "' " +
+           (isKnownDType(d.dtype()) ? dtypeName((DType)d.dtype()) : "?") + " [";
+      for (int a = 0; a < d.shape_size(); ++a) {
+        const int sym = symbolOf(d, a);
+        s += (a ? ", " : "") +
+             (sym < 0 ? std::to_string(d.shape(a))
+                      : name(sym) + (io == 0 ? " " + std::to_string(top.symbols(sym).min()) +
+                                                   ".." + std::to_string(d.shape(a))
+                                             : ""));
+      }
+      s += "]";
+      if (d.has_index_bound())
+        s += " in [" + std::to_string(d.index_bound().lo()) + ", " +
+             std::to_string(d.index_bound().hi()) + "]";
+      s += "\n";
+    }
+  }
+  s += "weights:      " + escapeText(top.weights_file()) + ", " +
+       std::to_string(top.weights_bytes()) + " bytes, loaded once for every bucket\n";
+  s += "arena:        " + std::to_string(top.arena_bytes()) +
+       " bytes, allocated once: the largest bucket's, shared by every bucket\n";
+  s += "buckets:      " + std::to_string(top.buckets_size()) +
+       " (a run takes the smallest that fits; inputs padded with zeros, outputs cut back)\n";
   for (int k = 0; k < top.buckets_size(); ++k) {
     const plan::Plan &b = top.buckets(k);
     int kernels = 0;
     for (const plan::Step &st : b.steps())
       kernels += st.kind() != plan::Step::COPY;
     s += "  bucket " + std::to_string(k) + ":";
-    for (int v = 0; v < b.bucket_values_size() && v < top.symbols_size(); ++v)
-      s += " " + escapeText(top.symbols(v).name()) + "=" + std::to_string(b.bucket_values(v));
+    for (int v = 0; v < b.bucket_values_size(); ++v)
+      s += " " + name(v) + "=" + std::to_string(b.bucket_values(v));
     s += ", arena " + std::to_string(b.arena_bytes()) + " bytes, " +
          std::to_string(b.steps_size()) + " steps (" + std::to_string(kernels) + " kernels), " +
          escapeText(b.kernels_file()) + "\n";

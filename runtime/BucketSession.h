@@ -52,7 +52,8 @@ std::unique_ptr<BucketBackend> makeCpuBucketBackend(int numThreads);
 std::unique_ptr<Session> loadBucketSession(const std::string &path, const plan::Plan &top,
                                            std::unique_ptr<BucketBackend> backend, Status &st);
 
-/// The symbols and the bucket table of a bucketed plan, for describe() and `tgc inspect`:
+/// A bucketed plan as text, for describe() and `tgc inspect`: its header, symbols, interface
+/// (each varying axis as its symbol and range), shared weights and arena, and the bucket table:
 /// each bucket's values, arena bytes, steps and kernels file, and that one arena of the
 /// largest bucket's size serves them all.
 std::string describeBuckets(const plan::Plan &top);

@@ -26,9 +26,15 @@ Error.__module__ = "tgc"
 Error.__doc__ = "Every tgc failure (compile, load, run): the message tgc prints."
 __version__ = _tgc.__version__
 
-TensorInfo = collections.namedtuple("TensorInfo", ["name", "dtype", "shape", "tgc_dtype"])
+TensorInfo = collections.namedtuple(
+    "TensorInfo", ["name", "dtype", "shape", "tgc_dtype", "min_shape", "dim_symbols"],
+    defaults=(None, None))
 TensorInfo.__doc__ = """A package input or output: name, numpy dtype, shape (tuple of ints) and
-tgc's element type name ("f32", "i64", "bf16", ...). bf16 crosses as its raw bits in uint16."""
+tgc's element type name ("f32", "i64", "bf16", ...). bf16 crosses as its raw bits in uint16.
+A bucketed package (`tgc compile --input-shape NAME=1..8x1..128`) takes inputs of any shape
+from min_shape to shape, axis by axis; dim_symbols names each axis' symbol ("batch", "seq"; None for a fixed
+axis), which has one value per run, and each output axis that follows a symbol comes back at
+that value. In a single-shape package min_shape equals shape."""
 
 
 class CompileResult(os.PathLike):
@@ -76,7 +82,9 @@ def compile(model, out_dir, target="cpu", precision="fp32", input_shapes=None, b
     target: "cpu" or "cuda:sm_90" / "cuda:sm_80" (CUDA packages compile with NVRTC, loaded at
         run time from the CUDA toolkit; no GPU is needed to compile).
     precision: "fp32", "fp16" or "bf16" (the last two CUDA only).
-    input_shapes: {input name: tuple of ints} for inputs with symbolic dims.
+    input_shapes: {input name: tuple of dims} for inputs with symbolic dims. A dim is an int, or
+        a range (min, max) or "min..max": then one bucketed package serves every shape in range
+        (as `tgc compile --input-shape 'ids=1..8x1..128'`; Session.run takes any such shape).
     bind_inputs: {input name: ndarray or path of a TensorProto .pb}: the input becomes a constant.
     cache_dir: kernel cache folder; None: $TGC_CACHE_DIR or ~/.cache/tgc (as the CLI); "": none.
     disable_rules: rule labels that must not run. dump_dir: per-stage IR, kernels and plan.
@@ -84,11 +92,7 @@ def compile(model, out_dir, target="cpu", precision="fp32", input_shapes=None, b
     out_dir = _path(out_dir, "out_dir")
     shapes = {}
     for name, dims in (input_shapes or {}).items():
-        try:
-            shapes[str(name)] = [int(d) for d in (dims if np.ndim(dims) else [dims])]
-        except (TypeError, ValueError):
-            raise Error(f"input_shapes[{name!r}]: expected a tuple of ints, got {dims!r}") \
-                from None
+        shapes[str(name)] = _dim_ranges(name, dims)
     tmp = None
     try:
         if isinstance(model, (bytes, bytearray, memoryview)):
@@ -118,6 +122,25 @@ def compile(model, out_dir, target="cpu", precision="fp32", input_shapes=None, b
     return CompileResult(stats)
 
 
+def _dim_ranges(name, dims):
+    """input_shapes[name] as [(min, max)] per dim (an int d is (d, d))."""
+    def one(d):
+        if isinstance(d, str) and ".." in d:
+            lo, hi = d.split("..", 1)
+            return int(lo), int(hi)
+        if isinstance(d, (tuple, list)):
+            lo, hi = d
+            return int(lo), int(hi)
+        return int(d), int(d)
+    try:
+        if isinstance(dims, (str, int, np.integer)):
+            dims = [dims]
+        return [one(d) for d in dims]
+    except (TypeError, ValueError):
+        raise Error(f"input_shapes[{name!r}]: expected a tuple of ints or ranges (min, max) / "
+                    f"'min..max', got {dims!r}") from None
+
+
 class Session:
     """A loaded package (one arena). Session(package_dir, threads=0); threads <= 0: default.
 
@@ -131,8 +154,10 @@ class Session:
     def __init__(self, package_dir, threads=0):
         self._s = _tgc.Session(_path(package_dir, "package_dir"), int(threads))
         self.path = os.fspath(package_dir)
-        self.inputs = [TensorInfo(n, d, s, t) for n, t, d, s in self._s.specs(False)]
-        self.outputs = [TensorInfo(n, d, s, t) for n, t, d, s in self._s.specs(True)]
+        self.inputs = [TensorInfo(n, d, s, t, lo, sym) for n, t, d, s, lo, sym in
+                       self._s.specs(False)]
+        self.outputs = [TensorInfo(n, d, s, t, lo, sym) for n, t, d, s, lo, sym in
+                        self._s.specs(True)]
         self.input_names = [i.name for i in self.inputs]
         self.output_names = [o.name for o in self.outputs]
 

@@ -137,7 +137,7 @@ std::string describeBucketsWithoutGpu(const std::string &path, const plan::Plan 
     return "";
   std::string text = "package: " + path + "\ndevice: none usable here (" + why +
                      "); GEMM kernels are chosen when the package loads on a GPU\n" +
-                     describeBuckets(top) + plan::formatPlan(top);
+                     describeBuckets(top);
   for (int k = 0; k < top.buckets_size(); ++k) {
     CudaSession s;
     if (!(st = s.validateBucket(path, top.buckets(k), pre + "bucket " + std::to_string(k) + ": "))

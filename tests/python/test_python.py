@@ -421,6 +421,24 @@ def inner(repo):
         return np.array_equal(s.run([x])["y"], x + b) or "wrong sum"
     check("input_shapes and bind_inputs (ndarray)", shapes_and_binds)
 
+    # ---- a bucketed package (issue 28): input_shapes ranges, any shape in range
+    def bucketed():
+        r = tgc.compile(os.path.join(models, "bert_tiny_dyn", "model.onnx"),
+                        os.path.join(tmp, "bucketed.tgpkg"),
+                        input_shapes={"input_0": ("1..4", (1, 32))}, cache_dir=cache)
+        s = tgc.Session(r)
+        i = s.inputs[0]
+        if (i.shape, i.min_shape, i.dim_symbols) != ((4, 32), (1, 1), ("batch", "seq")):
+            return f"inputs {s.inputs}"
+        for n in (0, 1, 4):  # 1x7, 3x20, 1x1: padded into buckets, cut back
+            ins, outs = read_set("bert_tiny_dyn", n)
+            got = s.run(ins)["output_0"]
+            if got.shape != outs[0].shape or rel_l2(got, outs[0]) > 1e-5:
+                return f"set {n}: shape {got.shape}, rel_l2 {rel_l2(got, outs[0])}"
+        return expect_error(lambda: s.run([np.zeros((1, 33), np.int64)]),
+                            "input 'input_0' dim 1 (seq): 33 is outside 1..32")
+    check("bucketed package: any shape in range, outputs at the run's shape", bucketed)
+
     # ---- the GIL is released while compiling and running
     def gil_released():
         done = threading.Event()

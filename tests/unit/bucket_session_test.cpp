@@ -171,8 +171,11 @@ TEST_F(BucketedPackage, ReportsItsRangesAndOneArena) {
     maxArena = std::max(maxArena, b.arena_bytes());
   ASSERT_GT(maxArena, top.buckets(0).arena_bytes()) << "the buckets' arenas should differ";
   const std::string d = s->describe();
-  EXPECT_NE(d.find("shared arena: " + std::to_string(maxArena) + " bytes, allocated once"),
+  EXPECT_NE(d.find("arena:        " + std::to_string(maxArena) +
+                   " bytes, allocated once: the largest bucket's, shared by every bucket"),
             std::string::npos) << d;
+  EXPECT_NE(d.find("[0] 'x' f32 [batch 1..2, seq 1..8, 80]"), std::string::npos) << d;
+  EXPECT_NE(d.find("[0] 'y' f32 [batch, seq, 80]"), std::string::npos) << d;
   EXPECT_NE(d.find("arena: " + std::to_string(maxArena) + " bytes in host memory (one allocation"),
             std::string::npos) << d;
   EXPECT_NE(d.find("bucket 1: batch=2 seq=4, arena " +

@@ -1,6 +1,7 @@
 // BenchCommand.cpp — `tgc bench`: a package's latency (median and p50/p90/p99 of wall time); on
 // the GPU also the kernels' device time and the device-resident graph replay (optionally without
-// some steps: --omit). --json writes the figures for scripts.
+// some steps: --omit). --json writes the figures for scripts. --shape times a bucketed package
+// at any shape in its range (random inputs; default: its maxima, the largest bucket).
 #include "tools/tgc/Cli.h"
 
 #include "tools/tgc/KernelGraph.h"
@@ -17,7 +18,7 @@ namespace {
 struct BenchArgs {
   std::string pkg, testData, jsonPath;
   int threads = 0, iters = 100, warmup = 10;
-  std::vector<std::string> omits, namedInputs;
+  std::vector<std::string> omits, namedInputs, shapes;
 };
 
 int runBench(BenchArgs &a) {
@@ -29,8 +30,22 @@ int runBench(BenchArgs &a) {
     return fail(err);
   Session &s = *session;
   std::vector<HostTensor> inputs, expected;
-  if (!takeInputs(a.testData, {}, a.namedInputs, s, inputs, expected, err))
+  std::vector<std::vector<int64_t>> shapes;
+  if (!shapesForRun(a.shapes, s, shapes, err))
     return fail(err);
+  if (!a.shapes.empty() && (!a.testData.empty() || !a.namedInputs.empty()))
+    return fail("--shape draws random inputs: give it without --test-data and --input");
+  if (!a.shapes.empty())
+    inputs = randomInputs(s, shapes);
+  else if (!takeInputs(a.testData, {}, a.namedInputs, s, inputs, expected, err))
+    return fail(err);
+  if (std::any_of(s.inputs().begin(), s.inputs().end(),
+                  [](const TensorSpec &t) { return !t.minShape.empty(); })) {
+    std::string shown; // a bucketed package: the shapes timed
+    for (size_t i = 0; i < inputs.size() && i < s.inputs().size(); ++i)
+      shown += (i ? ", " : "") + s.inputs()[i].name + " " + shapeStr(inputs[i].shape);
+    std::printf("bucketed package, inputs: %s\n", shown.c_str());
+  }
   std::vector<double> times = runMicros(s, inputs, a.warmup, a.iters, err);
   if (times.empty())
     return fail(err);
@@ -126,6 +141,9 @@ Command addBench(CLI::App &app) {
   bench->add_option("--test-data", a->testData, "take inputs from this test_data_set folder");
   bench->add_option("--input", a->namedInputs,
                     "an input by name, repeatable: NAME=@FILE.npy (or a TensorProto .pb)");
+  bench->add_option("--shape", a->shapes,
+                    "random inputs of this shape, repeatable: NAME=DIMxDIM (a bucketed "
+                    "package: any shape in its range; default: the largest bucket's)");
   bench->add_option("--iters,--iterations", a->iters, "timed runs")->capture_default_str();
   bench->add_option("--warmup", a->warmup, "untimed runs first")->capture_default_str();
   bench->add_option("--threads", a->threads, "intra-op threads (0: all cores)");

@@ -34,8 +34,19 @@ bool takeInputShapes(const std::vector<std::string> &specs, CompileOptions &o, s
 std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix);
 bool readTensors(const std::vector<std::string> &files, std::vector<HostTensor> &out,
                  std::string &err);
-/// Inputs drawn for `s` (floats in [-1, 1), integers in [0, 10) or an index input's range).
-std::vector<HostTensor> randomInputs(const Session &s);
+/// Inputs drawn for `s` (floats in [-1, 1), integers in [0, 10) or an index input's range),
+/// each at its declared shape, or at `shapes[i]` where that is non-empty (a bucketed package's
+/// in-range shape: shapesForRun).
+std::vector<HostTensor> randomInputs(const Session &s,
+                                     const std::vector<std::vector<int64_t>> &shapes = {});
+/// Whether `shape` is one input `spec` takes: its declared shape, or in a bucketed package each
+/// axis inside its range (TensorSpec::minShape..shape).
+bool shapeInRange(const TensorSpec &spec, const std::vector<int64_t> &shape);
+/// `--shape NAME=DIMxDIM` specs (tgc bench) as one shape per input of `s` (empty: the declared
+/// shape, a bucketed package's maxima = its largest bucket); an unknown input, a shape given
+/// twice or out of range is an error naming the input and its range.
+bool shapesForRun(const std::vector<std::string> &specs, const Session &s,
+                  std::vector<std::vector<int64_t>> &shapes, std::string &err);
 /// A run's inputs: from --test-data (with its expected outputs), --inputs files, --input
 /// NAME=@FILE (.npy or .pb; every package input named once, takeNamedInputs), or random.
 bool takeInputs(const std::string &testData, const std::vector<std::string> &inputFiles,

@@ -104,11 +104,14 @@ bool readTensors(const std::vector<std::string> &files, std::vector<tgc::HostTen
   return true;
 }
 
-std::vector<tgc::HostTensor> randomInputs(const tgc::Session &s) {
+std::vector<tgc::HostTensor> randomInputs(const tgc::Session &s,
+                                          const std::vector<std::vector<int64_t>> &shapes) {
   std::mt19937 rng(42);
   std::vector<tgc::HostTensor> in;
   for (const tgc::TensorSpec &spec : s.inputs()) {
-    tgc::HostTensor t = tgc::HostTensor::zeros(spec.dtype, spec.shape, spec.name);
+    const size_t i = in.size();
+    tgc::HostTensor t = tgc::HostTensor::zeros(
+        spec.dtype, i < shapes.size() && !shapes[i].empty() ? shapes[i] : spec.shape, spec.name);
     bool isFloat = spec.dtype == tgc::DType::F32 || spec.dtype == tgc::DType::F64 ||
                    spec.dtype == tgc::DType::F16 || spec.dtype == tgc::DType::BF16;
     // Integers in [0, 10), or as much of it as lies in the range of an input that indexes a
@@ -280,13 +283,73 @@ bool readInputFile(const std::string &path, HostTensor &t, std::string &err) {
   return true;
 }
 
+bool shapeInRange(const TensorSpec &spec, const std::vector<int64_t> &shape) {
+  if (shape.size() != spec.shape.size())
+    return false;
+  for (size_t a = 0; a < shape.size(); ++a) {
+    const int64_t lo = a < spec.minShape.size() ? spec.minShape[a] : spec.shape[a];
+    if (shape[a] < lo || shape[a] > spec.shape[a])
+      return false;
+  }
+  return true;
+}
+
+/// "[1..8, 128]": a spec's shape with each varying axis as its range.
+static std::string rangeStr(const TensorSpec &w) {
+  std::string r = "[";
+  for (size_t a = 0; a < w.shape.size(); ++a) {
+    const int64_t lo = a < w.minShape.size() ? w.minShape[a] : w.shape[a];
+    r += (a ? ", " : "") + (lo != w.shape[a] ? std::to_string(lo) + ".." : std::string()) +
+         std::to_string(w.shape[a]);
+  }
+  return r + "]";
+}
+
+bool shapesForRun(const std::vector<std::string> &specs, const Session &s,
+                  std::vector<std::vector<int64_t>> &shapes, std::string &err) {
+  const std::vector<TensorSpec> &want = s.inputs();
+  shapes.assign(want.size(), {});
+  for (const std::string &spec : specs) {
+    std::string name;
+    std::vector<DimRange> dims;
+    if (!parseInputShape(spec, name, dims, err)) {
+      err = "--shape" + err.substr(err.find('\''));
+      return false;
+    }
+    auto it = std::find_if(want.begin(), want.end(),
+                           [&](const TensorSpec &w) { return w.name == name; });
+    if (it == want.end()) {
+      err = "--shape names '" + escapeText(name) + "', which is not an input of the package";
+      return false;
+    }
+    std::vector<int64_t> &shape = shapes[(size_t)(it - want.begin())];
+    if (!shape.empty()) {
+      err = "--shape names '" + escapeText(name) + "' twice";
+      return false;
+    }
+    for (const DimRange &d : dims) {
+      if (d.min != d.max) {
+        err = "--shape '" + escapeText(spec) + "': give one shape (a range is for tgc compile)";
+        return false;
+      }
+      shape.push_back(d.min);
+    }
+    if (!shapeInRange(*it, shape)) {
+      err = "--shape '" + escapeText(spec) + "': input '" + escapeText(name) + "' takes " +
+            dtypeName(it->dtype) + " " + rangeStr(*it);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool takeNamedInputs(const std::vector<std::string> &specs, const Session &s,
                      std::vector<HostTensor> &inputs, std::string &err) {
   const std::vector<TensorSpec> &want = s.inputs();
   std::vector<HostTensor> byIndex(want.size());
   std::vector<bool> given(want.size(), false);
   auto expects = [](const TensorSpec &w) {
-    return std::string(dtypeName(w.dtype)) + " " + shapeStr(w.shape);
+    return std::string(dtypeName(w.dtype)) + " " + rangeStr(w);
   };
   for (const std::string &spec : specs) {
     const size_t eq = spec.find("=@");
@@ -334,7 +397,7 @@ bool takeNamedInputs(const std::vector<std::string> &specs, const Session &s,
         }
       t.dtype = it->dtype;
     }
-    if (t.dtype != it->dtype || t.shape != it->shape) {
+    if (t.dtype != it->dtype || !shapeInRange(*it, t.shape)) {
       err = "--input " + escapeText(name) + ": '" + escapeText(path) + "' holds " +
             dtypeName(t.dtype) + " " + shapeStr(t.shape) + ", the package expects " + expects(*it);
       return false;
@@ -361,7 +424,7 @@ bool takeNamedInputs(const std::vector<std::string> &specs, const Session &s,
 static void bf16FromBits(std::vector<HostTensor> &tensors, const std::vector<TensorSpec> &specs) {
   for (size_t i = 0; i < tensors.size() && i < specs.size(); ++i)
     if (tensors[i].dtype == DType::U16 && specs[i].dtype == DType::BF16 &&
-        tensors[i].shape == specs[i].shape)
+        shapeInRange(specs[i], tensors[i].shape))
       tensors[i].dtype = DType::BF16;
 }
 
