@@ -634,6 +634,43 @@ os.close(master)
 check("progress line on a terminal (slow compile)", p.returncode == 0 and seen.startswith(b"\r[")
       and b"codegen, host C++ compiler" in seen and seen.endswith(b"\r"), repr(seen[:300]))
 
+# A bucketed package (issue 28): inspect lists symbols and buckets, bench --shape times any shape
+# in range (the largest bucket by default) and refuses one outside it, run takes test data and
+# --input files of any in-range shape.
+bpkg = os.path.join(TMP, "bucketed.tgpkg")
+r = tgc("compile", model("bert_tiny_dyn"), "-o", bpkg, "--input-shape", "input_0=1..2x1..16")
+check("bucketed compile", r.returncode == 0 and os.path.exists(os.path.join(bpkg, "plan.pb")),
+      r.stderr)
+r = tgc("inspect", bpkg)
+check("inspect lists symbols, ranges and buckets with one shared arena", r.returncode == 0
+      and "symbols:      batch 1..2 seq 1..16" in r.stdout
+      and "'input_0' i64 [batch 1..2, seq 1..16]" in r.stdout
+      and "bytes, allocated once: the largest bucket's, shared by every bucket" in r.stdout
+      and re.search(r"bucket 0: batch=1 seq=16, arena \d+ bytes, \d+ steps", r.stdout) is not None,
+      r.stdout[:1500] + r.stderr)
+r = tgc("bench", bpkg, "--shape", "input_0=2x5", "--iters", "3", "--warmup", "1")
+check("bench --shape in range", r.returncode == 0 and "inputs: input_0 [2, 5]" in r.stdout
+      and "median latency" in r.stdout, r.stdout + r.stderr)
+r = tgc("bench", bpkg, "--iters", "2", "--warmup", "0")
+check("bench defaults to the largest bucket", r.returncode == 0
+      and "inputs: input_0 [2, 16]" in r.stdout, r.stdout + r.stderr)
+r = tgc("bench", bpkg, "--shape", "input_0=3x5", "--iters", "2")
+check("bench --shape out of range refused with the range", r.returncode == 1
+      and "input 'input_0' takes i64 [1..2, 1..16]" in r.stderr, r.stderr)
+r = tgc("run", bpkg, "--test-data", data("bert_tiny_dyn", 0))  # 1x7: padded into a bucket
+check("run --test-data of an in-range shape checks its outputs", r.returncode == 0
+      and "[1, 7, 128]" in r.stdout and "PASS" in r.stdout, r.stdout + r.stderr)
+ids = pb_array(os.path.join(data("bert_tiny_dyn", 0), "input_0.pb"))
+npy = os.path.join(TMP, "ids_1x7.npy")
+np.save(npy, ids)
+r = tgc("run", bpkg, "--input", "input_0=@" + npy)
+check("run --input of an in-range shape", r.returncode == 0 and "[1, 7, 128]" in r.stdout,
+      r.stdout + r.stderr)
+np.save(npy, np.zeros((1, 17), np.int64))
+r = tgc("run", bpkg, "--input", "input_0=@" + npy)
+check("run --input out of range refused with the range", r.returncode == 1
+      and "the package expects i64 [1..2, 1..16]" in r.stderr, r.stderr)
+
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"cli: {sum(results)} passed, {len(results) - sum(results)} failed")
 sys.exit(0 if all(results) else 1)
