@@ -10,6 +10,9 @@
         input_shapes = {"input_ids": "1x128"}, # dims of inputs the model leaves open
     )
 
+A range (`input_shapes = {"input_ids": "1..8x1..128"}`) makes one package serving every shape in
+it (shape buckets, docs/design.md); `buckets = {"seq": "32,128"}` chooses the bucket sizes.
+
 The target's output is the package directory (a tree artifact): put it in a test's or binary's
 `data` and pass `$(rootpath :bert)` to it; the program loads it with the runtime
 (`//runtime` for C++ `tgc::Session`, `//runtime:c_api` + `//runtime` for <tgc/tgc_runtime.h>).
@@ -29,6 +32,8 @@ def _tgc_package_impl(ctx):
     args.add("--no-cache")
     for name, dims in sorted(ctx.attr.input_shapes.items()):
         args.add("--input-shape=%s=%s" % (name, dims))
+    for symbol, values in sorted(ctx.attr.buckets.items()):
+        args.add("--buckets=%s=%s" % (symbol, values))
     bound = []
     for tensor, name in ctx.attr.bind_inputs.items():
         files = tensor.files.to_list()
@@ -67,7 +72,11 @@ tgc_package = rule(
             doc = "Arithmetic precision of the package.",
         ),
         "input_shapes": attr.string_dict(
-            doc = "Dims of graph inputs the model leaves open: {\"input_ids\": \"1x128\"}.",
+            doc = "Dims of graph inputs the model leaves open: {\"input_ids\": \"1x128\"}, " +
+                  "or ranges for a bucketed package: {\"input_ids\": \"1..8x1..128\"}.",
+        ),
+        "buckets": attr.string_dict(
+            doc = "Bucket sizes of a varying dim (with a range in input_shapes): {\"seq\": \"32,128\"}.",
         ),
         "bind_inputs": attr.label_keyed_string_dict(
             allow_files = [".pb"],
