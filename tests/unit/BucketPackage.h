@@ -3,15 +3,18 @@
 // compiler's bucketed compile writes it: the bucket plans nested in one format-4 top-level plan,
 // their kernels files renamed per bucket, their weights concatenated into one weights.bin (each
 // bucket's WEIGHT ranges moved to its part), the length inputs marked. Header-only; works for
-// CPU and CUDA packages alike (it reads only plan fields).
+// CPU and CUDA packages alike (it reads only plan fields). Also the small model the bucket tests
+// compile at each shape, and the check of one run of it.
 #ifndef TGC_TESTS_UNIT_BUCKETPACKAGE_H
 #define TGC_TESTS_UNIT_BUCKETPACKAGE_H
 
+#include "runtime/Session.h"
 #include "runtime/schema/PlanUtil.h"
 #include "runtime/schema/plan.pb.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -140,6 +143,81 @@ inline void assembleBucketed(const std::string &dir, const std::vector<std::stri
   top.set_end_marker(plan::kPlanMagic);
   writeBytes(dir + "/weights.bin", blob);
   writePlanFile(dir, top);
+}
+
+
+// ---- The small model both bucket tests compile at each bucket's shape (bucket_session_test on
+// the CPU, cuda_bucket_test on a GPU): y = x * w with bucket k's own weight w (so a run's y
+// tells which bucket ran), m2 = m + m, and len_out = the length input the runtime fills with
+// the run's seq. Buckets (batch, seq): (1, 4), (2, 4), (2, 8) over batch 1..2, seq 1..8.
+
+inline constexpr int64_t kHidden = 80; // > 64 elements: the weight lands in weights.bin
+inline const std::vector<std::vector<int64_t>> kBuckets = {{1, 4}, {2, 4}, {2, 8}}; // (batch, seq)
+
+/// Bucket k's weight: element j is (k + 1) + j / 64 (each bucket's differ; exact in 6 decimals).
+inline float weightOf(size_t k, int64_t j) { return float(k + 1) + float(j) / 64.f; }
+
+/// y = x * w (w per bucket), m2 = m + m, len_out = the length input the runtime fills.
+inline std::string modelIr(size_t k, int64_t b, int64_t s) {
+  std::string w = "[";
+  for (int64_t j = 0; j < kHidden; ++j)
+    w += (j ? ", " : "") + std::to_string(weightOf(k, j));
+  w += "]";
+  const std::string x = "tensor<" + std::to_string(b) + "x" + std::to_string(s) + "x" +
+                        std::to_string(kHidden) + "xf32>";
+  const std::string m = "tensor<" + std::to_string(b) + "x" + std::to_string(s) + "xf32>";
+  return "func.func @main(%x: " + x + " {tg.name = \"x\"}, %m: " + m +
+         " {tg.name = \"m\"}, %n: tensor<1xi64> {tg.name = \"seq_len\"}) -> (" + x +
+         " {tg.name = \"y\"}, " + m + " {tg.name = \"m2\"}, tensor<1xi64> {tg.name = "
+         "\"len_out\"}) {\n"
+         "  %w = tg.constant dense<" + w + "> : tensor<" + std::to_string(kHidden) + "xf32>\n"
+         "  %0 = tg.mul %x, %w : " + x + ", tensor<" + std::to_string(kHidden) + "xf32> -> " + x +
+         "\n  %1 = tg.add %m, %m : " + m + ", " + m + " -> " + m + "\n"
+         "  return %0, %1, %n : " + x + ", " + m + ", tensor<1xi64>\n}\n";
+}
+
+inline BucketSpec bucketSpec() {
+  BucketSpec spec;
+  plan::Symbol batch, seq;
+  batch.set_name("batch"), batch.set_min(1), batch.set_max(2);
+  seq.set_name("seq"), seq.set_min(1), seq.set_max(8);
+  spec.symbols = {batch, seq};
+  spec.dimSymbols = {{"x", {0, 1, -1}}, {"y", {0, 1, -1}}, {"m", {0, 1}}, {"m2", {0, 1}}};
+  spec.lengthInputs = {{"seq_len", 2}}; // symbol 1 (seq) + 1
+  return spec;
+}
+
+inline HostTensor f32(std::vector<int64_t> shape, uint32_t seed) {
+  HostTensor t = HostTensor::zeros(DType::F32, shape, "");
+  float *p = reinterpret_cast<float *>(t.data.data());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = float((i * 7 + seed) % 23) - 11.f;
+  return t;
+}
+
+inline const float *floats(const HostTensor &t) { return reinterpret_cast<const float *>(t.data.data()); }
+
+/// Runs (batch, seq) and checks every output against the model, computed with bucket
+/// `bucket`'s weight: the bucket the run must take.
+inline void expectBucketRun(Session &s, int64_t b, int64_t q, size_t bucket) {
+  SCOPED_TRACE("run batch " + std::to_string(b) + " seq " + std::to_string(q));
+  std::vector<HostTensor> out;
+  HostTensor x = f32({b, q, kHidden}, 3), m = f32({b, q}, 5);
+  tgc::Status st = s.run({x, m}, out);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{b, q, kHidden}));
+  EXPECT_EQ(out[1].shape, (std::vector<int64_t>{b, q}));
+  EXPECT_EQ(out[2].shape, (std::vector<int64_t>{1}));
+  ASSERT_EQ(out[0].data.size(), size_t(b * q * kHidden * 4));
+  for (int64_t i = 0; i < b * q * kHidden; ++i)
+    ASSERT_EQ(floats(out[0])[i], floats(x)[i] * weightOf(bucket, i % kHidden)) << "y[" << i << "]";
+  for (int64_t i = 0; i < b * q; ++i)
+    ASSERT_EQ(floats(out[1])[i], 2 * floats(m)[i]) << "m2[" << i << "]";
+  int64_t len = 0;
+  std::memcpy(&len, out[2].data.data(), 8);
+  EXPECT_EQ(len, q) << "the length input holds the run's seq";
+  EXPECT_EQ(s.outputShape(0), (std::vector<int64_t>{b, q, kHidden}));
 }
 
 } // namespace tgc::test

@@ -24,37 +24,13 @@
 namespace fs = std::filesystem;
 using tgc::DType;
 using tgc::HostTensor;
+using namespace tgc::test;
 
 namespace {
-
-constexpr int64_t kHidden = 80; // > 64 elements: the weight lands in weights.bin
-const std::vector<std::vector<int64_t>> kBuckets = {{1, 4}, {2, 4}, {2, 8}}; // (batch, seq)
 
 std::string tmpDir() {
   const char *t = std::getenv("TEST_TMPDIR");
   return t ? t : "/tmp";
-}
-
-/// Bucket k's weight: element j is (k + 1) + j / 64 (each bucket's differ; exact in 6 decimals).
-float weightOf(size_t k, int64_t j) { return float(k + 1) + float(j) / 64.f; }
-
-/// y = x * w (w per bucket), m2 = m + m, len_out = the length input the runtime fills.
-std::string modelIr(size_t k, int64_t b, int64_t s) {
-  std::string w = "[";
-  for (int64_t j = 0; j < kHidden; ++j)
-    w += (j ? ", " : "") + std::to_string(weightOf(k, j));
-  w += "]";
-  const std::string x = "tensor<" + std::to_string(b) + "x" + std::to_string(s) + "x" +
-                        std::to_string(kHidden) + "xf32>";
-  const std::string m = "tensor<" + std::to_string(b) + "x" + std::to_string(s) + "xf32>";
-  return "func.func @main(%x: " + x + " {tg.name = \"x\"}, %m: " + m +
-         " {tg.name = \"m\"}, %n: tensor<1xi64> {tg.name = \"seq_len\"}) -> (" + x +
-         " {tg.name = \"y\"}, " + m + " {tg.name = \"m2\"}, tensor<1xi64> {tg.name = "
-         "\"len_out\"}) {\n"
-         "  %w = tg.constant dense<" + w + "> : tensor<" + std::to_string(kHidden) + "xf32>\n"
-         "  %0 = tg.mul %x, %w : " + x + ", tensor<" + std::to_string(kHidden) + "xf32> -> " + x +
-         "\n  %1 = tg.add %m, %m : " + m + ", " + m + " -> " + m + "\n"
-         "  return %0, %1, %n : " + x + ", " + m + ", tensor<1xi64>\n}\n";
 }
 
 std::string compileIr(const std::string &ir, const std::string &name) {
@@ -72,27 +48,6 @@ std::string compileIr(const std::string &ir, const std::string &name) {
   EXPECT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
   return stats ? dir : "";
 }
-
-tgc::test::BucketSpec bucketSpec() {
-  tgc::test::BucketSpec spec;
-  tgc::plan::Symbol batch, seq;
-  batch.set_name("batch"), batch.set_min(1), batch.set_max(2);
-  seq.set_name("seq"), seq.set_min(1), seq.set_max(8);
-  spec.symbols = {batch, seq};
-  spec.dimSymbols = {{"x", {0, 1, -1}}, {"y", {0, 1, -1}}, {"m", {0, 1}}, {"m2", {0, 1}}};
-  spec.lengthInputs = {{"seq_len", 2}}; // symbol 1 (seq) + 1
-  return spec;
-}
-
-HostTensor f32(std::vector<int64_t> shape, uint32_t seed) {
-  HostTensor t = HostTensor::zeros(DType::F32, shape, "");
-  float *p = reinterpret_cast<float *>(t.data.data());
-  for (int64_t i = 0; i < t.numel(); ++i)
-    p[i] = float((i * 7 + seed) % 23) - 11.f;
-  return t;
-}
-
-const float *floats(const HostTensor &t) { return reinterpret_cast<const float *>(t.data.data()); }
 
 class BucketedPackage : public ::testing::Test {
 protected:
@@ -129,29 +84,6 @@ protected:
     fs::copy(*dir_, d);
     return d;
   }
-  /// Runs (batch, seq) and checks every output against the model, computed with bucket
-  /// `bucket`'s weight: the bucket the run must take.
-  static void expectRun(tgc::Session &s, int64_t b, int64_t q, size_t bucket) {
-    SCOPED_TRACE("run batch " + std::to_string(b) + " seq " + std::to_string(q));
-    std::vector<HostTensor> out;
-    HostTensor x = f32({b, q, kHidden}, 3), m = f32({b, q}, 5);
-    tgc::Status st = s.run({x, m}, out);
-    ASSERT_TRUE(st.ok) << st.message;
-    ASSERT_EQ(out.size(), 3u);
-    EXPECT_EQ(out[0].shape, (std::vector<int64_t>{b, q, kHidden}));
-    EXPECT_EQ(out[1].shape, (std::vector<int64_t>{b, q}));
-    EXPECT_EQ(out[2].shape, (std::vector<int64_t>{1}));
-    ASSERT_EQ(out[0].data.size(), size_t(b * q * kHidden * 4));
-    for (int64_t i = 0; i < b * q * kHidden; ++i)
-      ASSERT_EQ(floats(out[0])[i], floats(x)[i] * weightOf(bucket, i % kHidden)) << "y[" << i << "]";
-    for (int64_t i = 0; i < b * q; ++i)
-      ASSERT_EQ(floats(out[1])[i], 2 * floats(m)[i]) << "m2[" << i << "]";
-    int64_t len = 0;
-    std::memcpy(&len, out[2].data.data(), 8);
-    EXPECT_EQ(len, q) << "the length input holds the run's seq";
-    EXPECT_EQ(s.outputShape(0), (std::vector<int64_t>{b, q, kHidden}));
-  }
-
   static std::string *dir_;
 };
 std::string *BucketedPackage::dir_ = nullptr;
@@ -186,14 +118,14 @@ TEST_F(BucketedPackage, ReportsItsRangesAndOneArena) {
 TEST_F(BucketedPackage, PicksTheSmallestBucketPadsAndCuts) {
   auto s = load(*dir_);
   ASSERT_TRUE(s);
-  expectRun(*s, 1, 3, 0); // padded into (1, 4)
-  expectRun(*s, 2, 3, 1); // (2, 4) before (2, 8)
-  expectRun(*s, 1, 5, 2); // only (2, 8) has seq 8
-  expectRun(*s, 1, 1, 0);
-  expectRun(*s, 2, 8, 2); // exact shapes: no padding
-  expectRun(*s, 1, 4, 0);
-  expectRun(*s, 2, 4, 1);
-  expectRun(*s, 1, 3, 0); // back to a bucket run before, after others used the arena
+  expectBucketRun(*s, 1, 3, 0); // padded into (1, 4)
+  expectBucketRun(*s, 2, 3, 1); // (2, 4) before (2, 8)
+  expectBucketRun(*s, 1, 5, 2); // only (2, 8) has seq 8
+  expectBucketRun(*s, 1, 1, 0);
+  expectBucketRun(*s, 2, 8, 2); // exact shapes: no padding
+  expectBucketRun(*s, 1, 4, 0);
+  expectBucketRun(*s, 2, 4, 1);
+  expectBucketRun(*s, 1, 3, 0); // back to a bucket run before, after others used the arena
 }
 
 // runRefs (the C API's path) takes output buffers at the run's shape or at the maxima; either
@@ -267,7 +199,7 @@ TEST_F(BucketedPackage, RefusesShapesOutOfRange) {
   EXPECT_EQ(error({f32({1, 3, kHidden}, 0), wrong}),
             "input 'm': expected f32 [1..2, 1..8], got i64 [1, 3]");
   EXPECT_EQ(error({f32({1, 3, kHidden}, 0)}), "expected 2 inputs, got 1");
-  expectRun(*s, 1, 2, 0); // the session still runs
+  expectBucketRun(*s, 1, 2, 0); // the session still runs
 }
 
 TEST_F(BucketedPackage, RefusesACorruptBucket) {
