@@ -42,7 +42,9 @@ public:
   double replayMicros(int iters, const std::vector<std::string> &omit) override {
     return last_ >= 0 ? buckets_[(size_t)last_]->replayMicros(iters, omit) : -1;
   }
-  std::string precision() const override { return buckets_.back()->precision(); }
+  std::string precision() const override {
+    return top_.precision().empty() ? "fp32" : top_.precision();
+  }
 
 private:
   /// The bucket of the last run, else the last bucket (the largest).
