@@ -53,8 +53,9 @@ int tgc_session_io(const tgc_session *s, int is_output, size_t index, const char
  *  packed row-major at the start of the output buffer, and this gives that dim cut to the run's
  *  count (before any run: the upper bound). Writes the output's rank dims to `dims` (room for the
  *  rank tgc_session_io gives; may be NULL) and that axis to `*axis` (-1 when none; may be NULL).
- *  1 for such an output, 0 for one of static shape (dims as declared), -1 for a NULL session or
- *  an `index` out of range. */
+ *  1 for such an output, 0 for one of static shape (dims as declared; in a bucketed package,
+ *  each axis that follows a symbol at the last run's value of it), -1 for a NULL session or an
+ *  `index` out of range. */
 int tgc_session_output_shape(const tgc_session *s, size_t index, int64_t *dims, int32_t *axis);
 
 /** The values input `index` may hold when it indexes a Gather or GatherElements (tgc_session_run
