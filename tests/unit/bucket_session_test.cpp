@@ -2,7 +2,8 @@
 // package of three buckets, each compiled from tg IR at its own shape with its own weights (so a
 // run's outputs tell which bucket ran), assembled as the compiler writes them
 // (BucketPackage.h); bucket choice, zero padding, cut outputs, the length input, the exact-shape
-// path, the C API, refusals of bad shapes and of corrupt packages, one arena at the maximum.
+// path, the C API, refusals of bad shapes and of corrupt packages, one arena at the maximum, and
+// a data-dependent output (exact shapes only).
 #include "codegen/cpu/CpuBackend.h"
 #include "runtime/Session.h"
 #include "runtime/schema/PlanUtil.h"
@@ -271,6 +272,49 @@ TEST_F(BucketedPackage, RefusesACorruptBucket) {
     tgc::test::writeBytes(d + "/weights.bin", w);
     EXPECT_NE(loadError(d).find("weights.bin checksum mismatch"), std::string::npos);
   }
+}
+
+// A data-dependent output (Unique along the padded axis) works at a bucket's exact shape, and a
+// padded run, whose padding could be counted, is refused with what to do.
+TEST(BucketedDataDependent, RunsAtABucketsShapeAndRefusesPadding) {
+  auto ir = [](int64_t s) {
+    const std::string x = "tensor<2x" + std::to_string(s) + "xf32>",
+                      i = "tensor<" + std::to_string(s) + "xi64>";
+    return "func.func @main(%x: " + x + " {tg.name = \"x\"}) -> (" + x +
+           " {tg.name = \"u\"}, tensor<i64>) attributes {tg.dynamic_outputs = [0, 1]} {\n"
+           "  %0:5 = tg.unique %x {axis = 1 : i64} : " + x + " -> " + x + ", " + i + ", " + i +
+           ", " + i + ", tensor<i64>\n  return %0#0, %0#4 : " + x + ", tensor<i64>\n}\n";
+  };
+  const std::vector<std::vector<int64_t>> values = {{4}, {8}};
+  std::vector<std::string> dirs;
+  for (int64_t s : {4, 8}) {
+    dirs.push_back(compileIr(ir(s), "unique" + std::to_string(s) + ".tgpkg"));
+    ASSERT_FALSE(dirs.back().empty());
+  }
+  BucketSpec spec;
+  tgc::plan::Symbol seq;
+  seq.set_name("seq"), seq.set_min(1), seq.set_max(8);
+  spec.symbols = {seq};
+  spec.dimSymbols = {{"x", {-1, 0}}, {"u", {-1, 0}}};
+  const std::string dir = tmpDir() + "/unique_bucketed.tgpkg";
+  assembleBucketed(dir, dirs, values, spec);
+  tgc::Status st;
+  auto s = tgc::Session::load(dir, st, 1);
+  ASSERT_TRUE(s) << st.message;
+  EXPECT_EQ(s->outputs()[0].dynamicAxis, 1);
+  HostTensor x = HostTensor::zeros(DType::F32, {2, 4}, "x");
+  const float cols[4] = {1, 2, 1, 3}; // columns (1,1), (2,2), (1,1), (3,3): three distinct
+  for (int r = 0; r < 2; ++r)
+    std::memcpy(x.data.data() + r * 16, cols, 16);
+  std::vector<HostTensor> out;
+  st = s->run({x}, out);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(s->outputShape(0), (std::vector<int64_t>{2, 3}));
+  st = s->run({HostTensor::zeros(DType::F32, {2, 3}, "x")}, out);
+  EXPECT_FALSE(st.ok);
+  EXPECT_EQ(st.message, "output 'u' has a data-dependent extent, which a padded run would count "
+                        "wrongly: run it at a bucket's exact shape");
 }
 
 } // namespace
