@@ -39,8 +39,10 @@ public:
   }
   int64_t launchesPerRun() const override { return current().launchesPerRun(); }
   double lastDeviceMicros() const override { return current().lastDeviceMicros(); }
+  /// The last run's bucket replayed (its graph reads the inputs that run left on the device).
   double replayMicros(int iters, const std::vector<std::string> &omit) override {
-    return last_ >= 0 ? buckets_[(size_t)last_]->replayMicros(iters, omit) : -1;
+    RunGuard guard(running_);
+    return guard.acquired && last_ >= 0 ? buckets_[(size_t)last_]->replayMicros(iters, omit) : -1;
   }
   std::string precision() const override {
     return top_.precision().empty() ? "fp32" : top_.precision();
