@@ -19,9 +19,6 @@ namespace {
 
 constexpr const char *kWho = "bucketed package";
 
-/// Format version of a bucketed package's top-level plan (single-shape packages keep 3).
-constexpr uint32_t kBucketedFormatVersion = 4;
-
 /// A maximal byte run of one bucket's weights that its plan reads.
 struct Chunk {
   size_t bucket = 0;
@@ -204,7 +201,7 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
 
   // The top-level plan: the interface at the maxima, the symbols, the shared weights.
   top.set_magic(plan::kPlanMagic);
-  top.set_format_version(kBucketedFormatVersion);
+  top.set_format_version(plan::kPlanFormatVersionBucketed);
   top.set_target(largest.target());
   top.set_tgc_version(largest.tgc_version());
   top.set_model_name(largest.model_name());
