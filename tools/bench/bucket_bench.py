@@ -54,6 +54,9 @@ def main():
     ap.add_argument("--precision", default="fp32")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--out", default=os.environ.get("OUT", os.path.join(ROOT, "out", "bucket_bench")))
+    ap.add_argument("--shapes", default=",".join(f"{b}x{s}" for b, s in SHAPES),
+                    help="comma list of BxS to time")
+    ap.add_argument("--rounds", type=int, default=2, help="A B pairs per shape (best of each)")
     ap.add_argument("names", nargs="*", default=["bert_tiny_dyn", "gpt2_tiny_dyn", "llama_tiny_dyn"])
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -68,11 +71,11 @@ def main():
         model = os.path.join(MODELS, name, "model.onnx")
         bpkg = os.path.join(args.out, name + ".buckets")
         barena, bweights = compiled(args.tgc, model, bpkg, "input_0=1..8x1..128", flags)
-        for shape in SHAPES:
+        for shape in [tuple(int(x) for x in t.split("x")) for t in args.shapes.split(",")]:
             spkg = os.path.join(args.out, f"{name}.{shape[0]}x{shape[1]}")
             sarena, sweights = compiled(args.tgc, model, spkg, f"input_0={shape[0]}x{shape[1]}", flags)
             one, buck = [], []
-            for _ in range(2):  # A B A B: drift hits both alike
+            for _ in range(args.rounds):  # A B A B: drift hits both alike
                 one.append(bench(args.tgc, spkg, shape, args.iters, gpu, args.out))
                 buck.append(bench(args.tgc, bpkg, shape, args.iters, gpu, args.out))
             o, b = min(one), min(buck)
@@ -82,7 +85,7 @@ def main():
             print(lines[-1], flush=True)
             if shape == (8, 128):
                 mem.append(f"| {name} | {barena} | {sarena} | {bweights} | {sweights} |")
-    table = (f"Shape buckets ({args.target}, {args.precision}; {unit}; best of two medians)\n\n" +
+    table = (f"Shape buckets ({args.target}, {args.precision}; {unit}; best of {args.rounds} medians each)\n\n" +
              "\n".join(lines) + "\n\n" + "\n".join(mem) + "\n")
     print(table)
     open(os.path.join(args.out, "bucket_table.md"), "w").write(table)
