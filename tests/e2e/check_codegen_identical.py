@@ -43,8 +43,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tgc_identical_") as tmp:
         for m in sorted(os.listdir(models_dir)):
             onnx_path = os.path.join(models_dir, m, "model.onnx")
-            if not os.path.exists(onnx_path) or os.path.exists(
-                    os.path.join(models_dir, m, "shapes.json")):  # dynamic axes: no one shape
+            if not os.path.exists(onnx_path) or any(os.path.exists(
+                    os.path.join(models_dir, m, f)) for f in ("shapes.json", "decode.json")):  # dynamic axes: no one shape
                 continue
             for target, precision, src in CONFIGS:
                 key = "%s %s %s" % (m, target, precision)
