@@ -70,6 +70,7 @@ static const char *kindName(BufferKind k) {
   case OUTPUT: return "OUTPUT";
   case ARENA: return "ARENA";
   case WEIGHT: return "WEIGHT";
+  case STATE: return "STATE";
   default: return "UNKNOWN";
   }
 }
@@ -77,7 +78,7 @@ static const char *kindName(BufferKind k) {
 std::string formatArg(const BufferArg &a) {
   std::ostringstream os;
   os << kindName(a.kind());
-  if (a.kind() == INPUT || a.kind() == OUTPUT)
+  if (a.kind() == INPUT || a.kind() == OUTPUT || a.kind() == STATE)
     os << "[" << a.index() << "]";
   os << "+" << a.offset() << ":" << a.bytes();
   return os.str();

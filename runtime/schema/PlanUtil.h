@@ -22,6 +22,10 @@ constexpr uint32_t kPlanFormatVersion = 3;
 /// Format version of a bucketed package's top-level plan (Plan.buckets set; docs/runtime.md,
 /// "Bucketed packages"). Single-shape packages keep kPlanFormatVersion.
 constexpr uint32_t kPlanFormatVersionBucketed = 4;
+/// Format version of a decode package's top-level plan (`tgc compile --decode`): a bucketed plan
+/// (its buckets are the prefill plans) with Plan.states, decode_step and decode set
+/// (docs/runtime.md, "Decode packages").
+constexpr uint32_t kPlanFormatVersionDecode = 5;
 /// Alignment of every arena and weight offset.
 constexpr int64_t kAlignment = 64;
 /// Largest plan.pb the runtime reads.
