@@ -56,12 +56,13 @@ bool parseInputShape(const std::string &spec, std::string &name, std::vector<Dim
   while (std::getline(ss, d, 'x')) {
     const size_t dots = d.find("..");
     DimRange r;
+    // A fixed dim may be 0 (an empty past cache); a range's ends are positive.
     bool ok = dots == std::string::npos
-                  ? number(d, r.min) && (r.max = r.min, true)
+                  ? (d == "0" ? (r.min = r.max = 0, true) : number(d, r.min) && (r.max = r.min, true))
                   : number(d.substr(0, dots), r.min) && number(d.substr(dots + 2), r.max);
     if (!ok) {
       err = "--input-shape '" + spec + "': dim '" + d +
-            "' is not a positive integer or a range A..B of them";
+            "' is not a dim (0, a positive integer) or a range A..B of positive integers";
       return false;
     }
     if (r.min > r.max) {
