@@ -1,9 +1,12 @@
 // BucketSession.cpp — a bucketed package's session: load every bucket on one set of weights and
 // one arena, and run a caller's shapes through the smallest bucket that fits (see
-// BucketSession.h; the plan-level rules are in BucketPlan.cpp).
+// BucketSession.h; the plan-level rules are in BucketPlan.cpp). A decode package's session is
+// one too, with its states and step plan: prefill runs a bucket, step the step plan (the rules
+// in DecodePlan.cpp, the generate loop in Generate.cpp).
 #include "runtime/BucketSession.h"
 
 #include "runtime/BucketPlan.h"
+#include "runtime/DecodePlan.h"
 #include "runtime/IndexBounds.h"
 #include "runtime/PackageFiles.h"
 #include "runtime/SessionBase.h"
@@ -35,22 +38,39 @@ public:
       b->setProfiling(on);
   }
   const std::vector<StepProfile> &lastProfile() const override {
-    return last_ >= 0 ? buckets_[(size_t)last_]->lastProfile() : profile_;
+    const Session *s = lastRun();
+    return s ? s->lastProfile() : profile_;
   }
   int64_t launchesPerRun() const override { return current().launchesPerRun(); }
   double lastDeviceMicros() const override { return current().lastDeviceMicros(); }
   /// The last run's bucket replayed (its graph reads the inputs that run left on the device).
   double replayMicros(int iters, const std::vector<std::string> &omit) override {
     RunGuard guard(running_);
-    return guard.acquired && last_ >= 0 ? buckets_[(size_t)last_]->replayMicros(iters, omit) : -1;
+    Session *s = lastRun();
+    return guard.acquired && s ? s->replayMicros(iters, omit) : -1;
   }
   std::string precision() const override {
     return top_.precision().empty() ? "fp32" : top_.precision();
   }
+  int64_t maxSeq() const override { return step_ ? top_.decode().max_seq() : 0; }
+  int64_t maxPromptTokens() const override { return step_ ? top_.symbols(0).max() : 0; }
+  int64_t vocab() const override { return step_ ? top_.decode().vocab() : 0; }
+  Status prefill(const std::vector<int64_t> &promptIds, std::vector<float> &lastLogits) override;
+  Status step(int64_t token, int64_t position, std::vector<float> &logits) override;
 
 private:
-  /// The bucket of the last run, else the last bucket (the largest).
-  const Session &current() const { return *buckets_[last_ >= 0 ? (size_t)last_ : buckets_.size() - 1]; }
+  static constexpr int kStepRun = -2; ///< last_ after a decode package's step plan ran
+  /// The session of the last run (a bucket, or the step plan), null before any.
+  Session *lastRun() const {
+    return last_ == kStepRun ? step_.get() : last_ >= 0 ? buckets_[(size_t)last_].get() : nullptr;
+  }
+  /// The session of the last run, else the last bucket (the largest).
+  const Session &current() const {
+    const Session *s = lastRun();
+    return s ? *s : *buckets_.back();
+  }
+  /// Logits row `row` of output decode.logits (f32, f16 or bf16 in `raw`) as f32.
+  void logitsRow(const std::vector<uint8_t> &raw, int64_t row, std::vector<float> &out) const;
   Status executeRefs(const TensorRef *inputs, size_t numInputs, const TensorRef *outputs,
                      size_t numOutputs) override;
   /// The caller's output buffers against this run's shapes `want`: dtype, rank, dims (the
@@ -69,6 +89,11 @@ private:
   /// the length inputs; reused across runs.
   std::vector<std::vector<uint8_t>> inStage_, outStage_;
   std::vector<int64_t> lengths_;
+  /// A decode package's step plan session (null otherwise), and the step's inputs and outputs,
+  /// reused across steps: input_ids, attention_mask and position_ids values, the outputs' bytes.
+  std::unique_ptr<Session> step_;
+  std::vector<int64_t> stepIds_, stepMask_, stepPos_;
+  std::vector<std::vector<uint8_t>> stepOut_;
 };
 
 const Shape kLengthShape = {1};
@@ -81,6 +106,10 @@ Status BucketSession::init(const std::string &path, const plan::Plan &top,
   const std::string pre = "package '" + path + "': ";
   if (Status st = checkBucketedPlan(top_, pre); !st.ok)
     return st;
+  const bool decode = isDecodePlan(top_);
+  if (decode)
+    if (Status st = checkDecodePlan(top_, pre); !st.ok)
+      return st;
   if (Status st = readInterface(top_, pre); !st.ok)
     return st;
   fillBucketSpecs(top_, inputs_, outputs_);
@@ -108,6 +137,124 @@ Status BucketSession::init(const std::string &path, const plan::Plan &top,
   }
   inStage_.resize(inputs_.size());
   outStage_.resize(outputs_.size());
+  if (decode) { // the step plan, on the same weights, arena and states
+    Status st;
+    step_ = backend_->loadBucket(path, top_.decode_step(), pre + "step plan: ", st);
+    if (!step_)
+      return st;
+    step_->setProfiling(profiling_);
+  }
+  return Status::success();
+}
+
+void BucketSession::logitsRow(const std::vector<uint8_t> &raw, int64_t row,
+                              std::vector<float> &out) const {
+  const DType t = outputs_[(size_t)top_.decode().logits()].dtype;
+  const int64_t vocab = top_.decode().vocab();
+  out.resize((size_t)vocab);
+  const uint8_t *p = raw.data() + (size_t)(row * vocab) * dtypeSize(t);
+  for (int64_t v = 0; v < vocab; ++v) {
+    if (t == DType::F32) {
+      std::memcpy(&out[(size_t)v], p + 4 * v, 4);
+      continue;
+    }
+    uint16_t h;
+    std::memcpy(&h, p + 2 * v, 2);
+    out[(size_t)v] = t == DType::F16 ? halfToFloat(h) : bf16ToFloat(h);
+  }
+}
+
+Status BucketSession::prefill(const std::vector<int64_t> &promptIds,
+                              std::vector<float> &lastLogits) {
+  if (!step_)
+    return Session::prefill(promptIds, lastLogits); // the refusal
+  const plan::DecodeInfo &di = top_.decode();
+  const int64_t n = (int64_t)promptIds.size();
+  if (n < 1 || n > maxPromptTokens())
+    return Status::error("prefill: a prompt of " + std::to_string(n) + " tokens is outside 1.." +
+                         std::to_string(maxPromptTokens()) +
+                         " (the package's prefill buckets)");
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
+  try {
+    std::vector<int64_t> mask((size_t)n, 1), pos((size_t)n);
+    for (int64_t i = 0; i < n; ++i)
+      pos[(size_t)i] = i;
+    const Shape shape = {1, n};
+    std::vector<TensorRef> in(inputs_.size());
+    for (size_t i = 0; i < in.size(); ++i) { // checkDecodePlan: every input has one of 3 roles
+      const int32_t r = (int32_t)i;
+      const std::vector<int64_t> &v = r == di.input_ids() ? promptIds
+                                      : r == di.attention_mask() ? mask : pos;
+      in[i] = {DType::I64, shape.data(), 2, const_cast<int64_t *>(v.data()),
+               v.size() * sizeof(int64_t)};
+    }
+    std::vector<Shape> outShapes;
+    std::vector<std::vector<uint8_t>> outData;
+    std::vector<TensorRef> out(outputs_.size());
+    for (size_t i = 0; i < out.size(); ++i)
+      outShapes.push_back(shapeAt(top_.outputs((int)i), {n}));
+    for (size_t i = 0; i < out.size(); ++i) {
+      outData.emplace_back((size_t)bytesOf(outputs_[i].dtype, outShapes[i]));
+      out[i] = {outputs_[i].dtype, outShapes[i].data(), (int32_t)outShapes[i].size(),
+                outData[i].data(), outData[i].size()};
+    }
+    if (Status st = backend_->resetStates(); !st.ok)
+      return Status::error("prefill: zeroing the caches: " + st.message);
+    if (Status st = executeRefs(in.data(), in.size(), out.data(), out.size()); !st.ok)
+      return Status::error("prefill: " + st.message);
+    logitsRow(outData[(size_t)di.logits()], n - 1, lastLogits);
+  } catch (const std::bad_alloc &) {
+    return Status::error("prefill: out of memory staging the prompt and the logits");
+  }
+  return Status::success();
+}
+
+Status BucketSession::step(int64_t token, int64_t position, std::vector<float> &logits) {
+  if (!step_)
+    return Session::step(token, position, logits); // the refusal
+  const plan::DecodeInfo &di = top_.decode();
+  if (position < 0 || position >= di.max_seq())
+    return Status::error("step: position " + std::to_string(position) +
+                         " is outside the cache's 0.." + std::to_string(di.max_seq() - 1) +
+                         " (the package was compiled with --max-seq " +
+                         std::to_string(di.max_seq()) + ")");
+  RunGuard guard(running_);
+  if (!guard.acquired)
+    return Status::error(kConcurrentRun);
+  try {
+    stepIds_.assign(1, token);
+    stepPos_.assign(1, position);
+    stepMask_.assign((size_t)di.max_seq(), 0);
+    std::fill(stepMask_.begin(), stepMask_.begin() + position + 1, 1);
+    const std::vector<TensorSpec> &ins = step_->inputs(), &outs = step_->outputs();
+    std::vector<TensorRef> in(ins.size()), out(outs.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const int32_t r = (int32_t)i;
+      std::vector<int64_t> &v = r == di.input_ids() ? stepIds_
+                                : r == di.attention_mask() ? stepMask_ : stepPos_;
+      in[i] = {DType::I64, ins[i].shape.data(), (int32_t)ins[i].shape.size(), v.data(),
+               v.size() * sizeof(int64_t)};
+    }
+    stepOut_.resize(outs.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      stepOut_[i].resize((size_t)bytesOf(outs[i].dtype, outs[i].shape));
+      out[i] = {outs[i].dtype, outs[i].shape.data(), (int32_t)outs[i].shape.size(),
+                stepOut_[i].data(), stepOut_[i].size()};
+    }
+    if (last_ != kStepRun) { // the arena as the step plan's own package would start it
+      if (Status st = backend_->switchTo(top_.decode_step()); !st.ok)
+        return Status::error("step: " + st.message);
+      last_ = -1;
+    }
+    if (Status st = step_->runRefs(in.data(), in.size(), out.data(), out.size()); !st.ok)
+      return Status::error("step: " + st.message);
+    last_ = kStepRun;
+    logitsRow(stepOut_[(size_t)di.logits()], 0, logits);
+  } catch (const std::bad_alloc &) {
+    return Status::error("step: out of memory staging the token and the logits");
+  }
   return Status::success();
 }
 
@@ -304,6 +451,8 @@ std::string BucketSession::describe() const {
   std::string s = "package: " + path_ + "\n" + backend_->describe() + describeBuckets(top_);
   for (size_t k = 0; k < buckets_.size(); ++k) // each bucket as its own session describes it
     s += "\nbucket " + std::to_string(k) + ":\n" + buckets_[k]->describe();
+  if (step_)
+    s += "\nstep plan:\n" + step_->describe();
   return s;
 }
 
@@ -313,7 +462,9 @@ std::string describeBuckets(const plan::Plan &top) {
   auto name = [&](int sym) {
     return sym >= 0 && sym < top.symbols_size() ? escapeText(top.symbols(sym).name()) : "?";
   };
-  std::string s = "tgc plan v" + std::to_string(top.format_version()) + " (bucketed)\n" +
+  const bool decode = isDecodePlan(top);
+  std::string s = "tgc plan v" + std::to_string(top.format_version()) +
+                  (decode ? " (decode: bucketed prefill, one-token step)\n" : " (bucketed)\n") +
                   "target:       " + escapeText(top.target()) + "\n" +
                   "tgc version:  " + escapeText(top.tgc_version()) + "\n" +
                   (top.precision().empty() ? "" : "precision:    " + top.precision() + "\n") +
@@ -362,6 +513,48 @@ std::string describeBuckets(const plan::Plan &top) {
          std::to_string(b.steps_size()) + " steps (" + std::to_string(kernels) + " kernels), " +
          escapeText(b.kernels_file()) + "\n";
   }
+  return s + describeDecode(top);
+}
+
+std::string describeDecode(const plan::Plan &top) {
+  if (!isDecodePlan(top))
+    return "";
+  const plan::DecodeInfo &di = top.decode();
+  auto in = [&](int32_t i) {
+    return i >= 0 && i < top.inputs_size() ? "'" + escapeText(top.inputs(i).name()) + "'"
+                                           : std::string(i == -1 ? "none" : "?");
+  };
+  std::string s = "decode:       max_seq " + std::to_string(di.max_seq()) + ", vocab " +
+                  std::to_string(di.vocab()) + "; input_ids " + in(di.input_ids()) +
+                  ", attention_mask " + in(di.attention_mask()) + ", position_ids " +
+                  in(di.position_ids()) + ", logits " +
+                  (di.logits() >= 0 && di.logits() < top.outputs_size()
+                       ? "'" + escapeText(top.outputs(di.logits()).name()) + "'"
+                       : std::string("?")) +
+                  "\n";
+  int64_t total = 0;
+  std::string lines;
+  for (int k = 0; k < top.states_size(); ++k) {
+    const plan::StateDesc &st = top.states(k);
+    std::vector<int64_t> shape(st.shape().begin(), st.shape().end());
+    const int64_t b = isKnownDType(st.dtype()) ? bytesOf((DType)st.dtype(), shape) : -1;
+    total += b > 0 ? b : 0;
+    lines += "  [" + std::to_string(k) + "] '" + escapeText(st.name()) + "' " +
+             (isKnownDType(st.dtype()) ? dtypeName((DType)st.dtype()) : "?") + " " +
+             plan::formatShape(shape) + ", " + std::to_string(b) + " bytes\n";
+  }
+  s += "states:       " + std::to_string(top.states_size()) + ", " + std::to_string(total) +
+       " bytes in all, allocated once and shared by every plan (zeroed by each prefill)\n" + lines;
+  const plan::Plan &st = top.decode_step();
+  int kernels = 0;
+  for (const plan::Step &x : st.steps())
+    kernels += x.kind() != plan::Step::COPY;
+  s += "step plan:    one token (input_ids [1, 1], position_ids [1, 1], attention_mask [1, " +
+       std::to_string(di.max_seq()) + "]), arena " + std::to_string(st.arena_bytes()) +
+       " bytes, " + std::to_string(st.steps_size()) + " steps (" + std::to_string(kernels) +
+       " kernels), " + escapeText(st.kernels_file()) +
+       (top.target().rfind("cuda:", 0) == 0 ? ", one CUDA graph captured at its first run" : "") +
+       "\n";
   return s;
 }
 

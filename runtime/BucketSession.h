@@ -29,16 +29,20 @@ public:
   virtual ~BucketBackend() = default;
   /// Reads and checks the package's weights once (`top`'s weights_file: size and checksum),
   /// keeps them where the kernels read them, and allocates the one arena of
-  /// top.arena_bytes(). Errors start with `pre`.
+  /// top.arena_bytes() and, for a decode package, each of top.states() (zeroed), which the
+  /// sessions it makes resolve STATE arguments to. Errors start with `pre`.
   virtual Status init(const std::string &dir, const plan::Plan &top, const std::string &pre) = 0;
-  /// Bucket plan `b`'s session on the shared weights and arena, validated as a single package
-  /// is (kernels file and checksum, every step's ranges); null with `st` set (starting with
-  /// `pre`) when it is refused.
+  /// Bucket plan `b`'s session (or a decode package's step plan's) on the shared weights, arena
+  /// and states, validated as a single package is (kernels file and checksum, every step's
+  /// ranges, STATE ones against the states); null with `st` set (starting with `pre`) when it
+  /// is refused.
   virtual std::unique_ptr<Session> loadBucket(const std::string &dir, const plan::Plan &b,
                                               const std::string &pre, Status &st) = 0;
   /// Before a run of bucket `b` when the last run was another bucket's: zeroes the part of
   /// the arena `b` uses, so that every bucket starts from the arena a single package has.
   virtual Status switchTo(const plan::Plan &b) = 0;
+  /// A decode package's new sequence: zeroes every state (ordered before the next run).
+  virtual Status resetStates() = 0;
   /// Lines for describe(): the device, and the weights and arena held once.
   virtual std::string describe() const = 0;
 };
@@ -47,8 +51,10 @@ public:
 std::unique_ptr<BucketBackend> makeCpuBucketBackend(int numThreads);
 
 /// Loads the bucketed package at `path` whose top-level plan `top` passed readPlan (a format 4
-/// plan with buckets): checks it (checkBucketedPlan), then the backend's weights and arena, then
-/// every bucket. Null with `st` set on failure.
+/// plan with buckets, or a format 5 decode package): checks it (checkBucketedPlan, and
+/// checkDecodePlan for a decode package), then the backend's weights, arena and states, then
+/// every bucket and the step plan. A decode package's session also generates (Session::prefill,
+/// step, generate). Null with `st` set on failure.
 std::unique_ptr<Session> loadBucketSession(const std::string &path, const plan::Plan &top,
                                            std::unique_ptr<BucketBackend> backend, Status &st);
 
@@ -57,6 +63,10 @@ std::unique_ptr<Session> loadBucketSession(const std::string &path, const plan::
 /// each bucket's values, arena bytes, steps and kernels file, and that one arena of the
 /// largest bucket's size serves them all.
 std::string describeBuckets(const plan::Plan &top);
+
+/// A decode package's part of describeBuckets: the decode info, the states and the step plan's
+/// summary ("" for any other plan).
+std::string describeDecode(const plan::Plan &top);
 
 } // namespace tgc
 

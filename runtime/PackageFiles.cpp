@@ -60,20 +60,29 @@ Status readPlan(const std::string &dir, plan::Plan &p) {
     std::snprintf(hex, sizeof hex, "0x%08x", p.magic());
     return Status::error(std::string("plan.pb has bad magic ") + hex + " (not a tgc plan)");
   }
-  if (p.format_version() != plan::kPlanFormatVersion &&
-      p.format_version() != plan::kPlanFormatVersionBucketed)
-    return Status::error("plan.pb is package format " + std::to_string(p.format_version()) +
+  const uint32_t v = p.format_version();
+  // Bucketed (4) and decode (5) packages hold buckets; single-shape ones (3) none.
+  const bool bucketed = v == plan::kPlanFormatVersionBucketed ||
+                        v == plan::kPlanFormatVersionDecode;
+  if (v != plan::kPlanFormatVersion && !bucketed)
+    return Status::error("plan.pb is package format " + std::to_string(v) +
                          ", this runtime reads " + std::to_string(plan::kPlanFormatVersion) +
-                         ": recompile the model with this tgc");
-  if (p.format_version() == plan::kPlanFormatVersionBucketed && p.buckets_size() == 0)
-    return Status::error("plan.pb is package format " +
-                         std::to_string(plan::kPlanFormatVersionBucketed) +
-                         " (bucketed) but holds no buckets (file is corrupt)");
-  if (p.format_version() != plan::kPlanFormatVersionBucketed && p.buckets_size() > 0)
-    return Status::error("plan.pb is package format " + std::to_string(p.format_version()) +
+                         " (" + std::to_string(plan::kPlanFormatVersionBucketed) + " bucketed, " +
+                         std::to_string(plan::kPlanFormatVersionDecode) +
+                         " decode): recompile the model with this tgc");
+  if (bucketed && p.buckets_size() == 0)
+    return Status::error("plan.pb is package format " + std::to_string(v) +
+                         (v == plan::kPlanFormatVersionDecode ? " (decode)" : " (bucketed)") +
+                         " but holds no buckets (file is corrupt)");
+  if (!bucketed && p.buckets_size() > 0)
+    return Status::error("plan.pb is package format " + std::to_string(v) +
                          " but holds " + std::to_string(p.buckets_size()) +
                          " buckets (bucketed packages are format " +
                          std::to_string(plan::kPlanFormatVersionBucketed) + ")");
+  if (!bucketed && (p.states_size() > 0 || p.has_decode_step() || p.has_decode()))
+    return Status::error("plan.pb is package format " + std::to_string(v) +
+                         " but holds states or a step plan (decode packages are format " +
+                         std::to_string(plan::kPlanFormatVersionDecode) + ")");
   if (p.end_marker() != plan::kPlanMagic)
     return Status::error("plan.pb is truncated (end marker missing)");
   if (!plan::planChecksumMatches(p))
@@ -86,7 +95,8 @@ bool peekBucketedPlan(const std::string &dir, plan::Plan &top) {
   if (!readWhole(dir + "/plan.pb", plan::kMaxPlanBytes, bytes, "plan").ok ||
       !top.ParseFromString(bytes))
     return false;
-  return top.buckets_size() > 0 || top.format_version() == plan::kPlanFormatVersionBucketed;
+  return top.buckets_size() > 0 || top.format_version() == plan::kPlanFormatVersionBucketed ||
+         top.format_version() == plan::kPlanFormatVersionDecode;
 }
 
 Status checkOutputSources(

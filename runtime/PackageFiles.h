@@ -48,7 +48,8 @@ Status readWhole(const std::string &path, int64_t limit, std::string &out, const
 /// self-checksum. Errors name plan.pb and what is wrong (no package prefix).
 Status readPlan(const std::string &dir, plan::Plan &p);
 
-/// Whether `dir`/plan.pb parses as a bucketed plan (it has buckets, or format 4): then `top`
+/// Whether `dir`/plan.pb parses as a bucketed plan (it has buckets, or format 4 or 5, a decode
+/// package's): then `top`
 /// holds it, unchecked (readPlan checks it). Anything else is for the single-shape loaders,
 /// which report what is wrong.
 bool peekBucketedPlan(const std::string &dir, plan::Plan &top);

@@ -10,6 +10,7 @@
 #include "runtime/Session.h"
 #include "runtime/BucketSession.h"
 #include "runtime/CpuLevel.h"
+#include "runtime/DecodePlan.h"
 #include "runtime/SessionBase.h"
 #include "runtime/Text.h"
 
@@ -55,14 +56,20 @@ using KernelFn = void (*)(void *const *);
 class CpuSession final : public SessionBase {
 public:
   Status init(const std::string &path, int numThreads);
-  /// A bucket of a bucketed package (BucketSession.h): plan `p` with its kernels file in `dir`,
-  /// on weights and an arena the caller owns (`p`'s weights_bytes and arena_bytes, at least).
+  /// A bucket (or a decode package's step plan) of a bucketed package (BucketSession.h): plan
+  /// `p` with its kernels file in `dir`, on weights and an arena the caller owns (`p`'s
+  /// weights_bytes and arena_bytes, at least) and the decode package's states (`states`, of
+  /// `stateBytes` each; none for a plain bucketed package).
   Status initBucket(const std::string &dir, const plan::Plan &p, uint8_t *weights,
-                    uint8_t *arena, int numThreads, const std::string &pre) {
+                    uint8_t *arena, const std::vector<uint8_t *> &states,
+                    const std::vector<int64_t> &stateBytes, int numThreads,
+                    const std::string &pre) {
     path_ = dir;
     plan_ = p;
     weightsPtr_ = weights;
     arenaPtr_ = arena;
+    statePtrs_ = states;
+    stateBytes_ = stateBytes;
     return setup(pre, numThreads);
   }
   Status run(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) override;
@@ -85,6 +92,9 @@ private:
   plan::Plan plan_;
   AlignedBuffer weights_, arena_; ///< owned (a single package), else borrowed through:
   uint8_t *weightsPtr_ = nullptr, *arenaPtr_ = nullptr;
+  /// A decode package's states (borrowed from the CpuBucketBackend), and their sizes.
+  std::vector<uint8_t *> statePtrs_;
+  std::vector<int64_t> stateBytes_;
   void *dl_ = nullptr;
   struct RtStep {
     KernelFn fn = nullptr; ///< null for COPY
@@ -112,6 +122,7 @@ Status CpuSession::checkArg(const BufferArg &a, const std::string &where) const 
     buf = std::string(what) + " " + std::to_string(a.index());
     break;
   }
+  case plan::STATE: return checkStateArg(a, stateBytes_, where);
   default:
     return Status::error(where + ": unknown buffer kind " + std::to_string((int)a.kind()));
   }
@@ -230,8 +241,9 @@ Status CpuSession::setup(const std::string &pre, int numThreads) {
     } else if (s.kind() == plan::Step::COPY) {
       if (s.args_size() != 2 || s.args(0).bytes() != s.args(1).bytes())
         return Status::error(where + ": a copy needs two ranges of equal size");
-      if (s.args(0).kind() != plan::OUTPUT && s.args(0).kind() != plan::ARENA)
-        return Status::error(where + ": a copy must write an output or the arena");
+      if (s.args(0).kind() != plan::OUTPUT && s.args(0).kind() != plan::ARENA &&
+          s.args(0).kind() != plan::STATE)
+        return Status::error(where + ": a copy must write an output, the arena or a state");
     } else {
       return Status::error(where + ": unknown step kind " + std::to_string((int)s.kind()));
     }
@@ -263,6 +275,7 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
     case plan::OUTPUT: return static_cast<uint8_t *>(outputs[a.index()].data);
     case plan::ARENA: return arenaPtr_;
     case plan::WEIGHT: return weightsPtr_;
+    case plan::STATE: return statePtrs_[(size_t)a.index()]; // checked at load
     default: return nullptr;
     }
   };
@@ -372,12 +385,23 @@ public:
       std::memcpy(weights_.get(), bytes.data(), bytes.size());
     weightBytes_ = top.weights_bytes();
     arenaBytes_ = top.arena_bytes();
+    // A decode package's states: one zeroed allocation each, for the session's life.
+    if (Status st = stateSizes(top, pre, stateBytes_); !st.ok)
+      return st;
+    for (size_t k = 0; k < stateBytes_.size(); ++k) {
+      states_.push_back(allocAligned(stateBytes_[k]));
+      if (!states_.back())
+        return Status::error(pre + "out of memory allocating state " + std::to_string(k) +
+                             " (" + std::to_string(stateBytes_[k]) + " bytes)");
+      statePtrs_.push_back(states_.back().get());
+    }
     return Status::success();
   }
   std::unique_ptr<Session> loadBucket(const std::string &dir, const plan::Plan &b,
                                       const std::string &pre, Status &st) override {
     auto s = std::make_unique<CpuSession>();
-    st = s->initBucket(dir, b, weights_.get(), arena_.get(), threads_, pre);
+    st = s->initBucket(dir, b, weights_.get(), arena_.get(), statePtrs_, stateBytes_, threads_,
+                       pre);
     if (!st.ok)
       return nullptr;
     return s;
@@ -386,14 +410,29 @@ public:
     std::memset(arena_.get(), 0, (size_t)std::min(b.arena_bytes(), arenaBytes_));
     return Status::success();
   }
+  Status resetStates() override {
+    for (size_t k = 0; k < states_.size(); ++k)
+      std::memset(statePtrs_[k], 0, (size_t)stateBytes_[k]);
+    return Status::success();
+  }
   std::string describe() const override {
+    int64_t states = 0;
+    for (int64_t b : stateBytes_)
+      states += b;
     return "weights: " + std::to_string(weightBytes_) + " bytes in host memory, arena: " +
-           std::to_string(arenaBytes_) + " bytes in host memory (one allocation each)\n";
+           std::to_string(arenaBytes_) + " bytes in host memory (one allocation each)" +
+           (states_.empty() ? std::string()
+                            : ", states: " + std::to_string(states_.size()) + " of " +
+                                  std::to_string(states) + " bytes in all in host memory") +
+           "\n";
   }
 
 private:
   int threads_;
   AlignedBuffer weights_, arena_;
+  std::vector<AlignedBuffer> states_;
+  std::vector<uint8_t *> statePtrs_;
+  std::vector<int64_t> stateBytes_;
   int64_t weightBytes_ = 0, arenaBytes_ = 0;
 };
 

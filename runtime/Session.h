@@ -7,6 +7,7 @@
 
 #include "runtime/Tensor.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,26 @@ struct StepProfile {
   double startMicros = 0, micros = 0;
 };
 
+/// How Session::generate picks each new token (docs/runtime.md, "Decode packages").
+struct GenerateOptions {
+  /// 0 (the default): greedy, the argmax of the logits (the lowest id on ties). > 0: sample from
+  /// softmax(logits / temperature), restricted to the `topK` most likely ids when topK > 0.
+  float temperature = 0.f;
+  int topK = 0;
+  uint64_t seed = 0; ///< the sampler's seed (std::mt19937_64): equal seeds, equal ids
+  int64_t eosId = -1; ///< >= 0: stop after generating this id (it is returned); -1: never
+};
+
+/// What Session::generate measured: wall times around the prefill and around the step loop.
+struct GenerateStats {
+  int64_t promptTokens = 0, newTokens = 0;
+  int64_t steps = 0;            ///< step() calls: newTokens - 1 (the last id is not fed back)
+  double prefillMs = 0;         ///< the prefill run, up to the first new id
+  double decodeMs = 0;          ///< every step after it
+  double prefillTokensPerS = 0; ///< promptTokens / prefill time
+  double decodeTokensPerS = 0;  ///< steps / decode time (0 when there was no step)
+};
+
 /// A loaded package and one execution context (arena). Use one Session per thread; sessions
 /// of the same package share nothing mutable.
 class Session {
@@ -108,6 +129,34 @@ public:
   virtual double replayMicros(int iters, const std::vector<std::string> &omit) { return -1; }
   /// The package's --precision ("fp32", "fp16", "bf16"): f16/bf16 inside, whatever the edges.
   virtual std::string precision() const { return "fp32"; }
+
+  // Generation (decode packages, `tgc compile --decode`; docs/runtime.md, "Decode packages").
+  // Any other package refuses these calls with an error saying so.
+
+  /// The cache's positions (DecodeInfo.max_seq): prompt + new tokens <= maxSeq(); 0 when this
+  /// is not a decode package.
+  virtual int64_t maxSeq() const { return 0; }
+  /// The longest prompt prefill() takes (the largest prefill bucket); 0 when not a decode package.
+  virtual int64_t maxPromptTokens() const { return 0; }
+  /// The vocabulary size: the length of the logits prefill() and step() return (0: not decode).
+  virtual int64_t vocab() const { return 0; }
+  /// Starts a sequence: zeroes the caches, runs the smallest prefill bucket that fits the prompt
+  /// (input_ids padded with zeros, attention_mask 1 over the prompt and 0 over the padding,
+  /// position_ids 0..n-1), which writes the prompt's keys and values at cache slots 0..n-1, and
+  /// returns the logits of the last prompt position as f32 (vocab() values).
+  virtual Status prefill(const std::vector<int64_t> &promptIds, std::vector<float> &lastLogits);
+  /// One new token: runs the step plan (on CUDA one graph, captured at its first run) with
+  /// input_ids = token, position_ids = position, attention_mask 1 over slots 0..position and 0
+  /// after; it writes the token's key and value at slot `position` and returns its logits as f32.
+  /// `position` must lie in [0, maxSeq()); the caches are read as the earlier calls left them.
+  virtual Status step(int64_t token, int64_t position, std::vector<float> &logits);
+  /// prefill(prompt), then step() for each new id but the last: `maxNewTokens` ids (fewer when
+  /// options.eosId comes) in `newIds`, greedy unless options.temperature > 0, and the timings in
+  /// `stats`. A prompt + maxNewTokens beyond maxSeq(), or a prompt longer than
+  /// maxPromptTokens(), is refused before anything runs.
+  Status generate(const std::vector<int64_t> &prompt, int maxNewTokens,
+                  const GenerateOptions &options, std::vector<int64_t> &newIds,
+                  GenerateStats &stats);
 };
 
 } // namespace tgc

@@ -78,6 +78,7 @@ std::string openDriver(Driver &d) {
   resolve(dl, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing);
   resolve(dl, d.cuMemsetD8, {"cuMemsetD8_v2"}, missing);
   resolve(dl, d.cuMemsetD32Async, {"cuMemsetD32Async"}, missing);
+  resolve(dl, d.cuMemsetD8Async, {"cuMemsetD8Async"}, missing);
   resolve(dl, d.cuMemAllocHost, {"cuMemAllocHost_v2"}, missing);
   resolve(dl, d.cuMemFreeHost, {"cuMemFreeHost"}, missing);
   resolve(dl, d.cuLaunchKernel, {"cuLaunchKernel"}, missing);

@@ -7,6 +7,7 @@
 // flat in its number of buckets and a bucket never run costs nothing but its module.
 #include "runtime/BucketSession.h"
 #include "runtime/BucketPlan.h"
+#include "runtime/DecodePlan.h"
 #include "runtime/Env.h"
 #include "runtime/cuda/CudaSessionImpl.h"
 
@@ -38,6 +39,9 @@ public:
       return;
     d->cuCtxSetCurrent(sh_.ctx);
     for (CUdeviceptr p : {sh_.weights, sh_.arena})
+      if (p)
+        d->cuMemFree(p);
+    for (CUdeviceptr p : sh_.states)
       if (p)
         d->cuMemFree(p);
     if (sh_.stream)
@@ -89,6 +93,16 @@ public:
     if (!(e = check(*d, d->cuMemsetD8(sh_.arena, 0, (size_t)std::max<int64_t>(arenaBytes_, 256)),
                     "cuMemsetD8(arena)")).empty())
       return fail(e);
+    // A decode package's states: one zeroed device allocation each, for the session's life.
+    if (Status st = stateSizes(top, pre, sh_.stateBytes); !st.ok)
+      return st;
+    for (size_t k = 0; k < sh_.stateBytes.size(); ++k) {
+      sh_.states.push_back(0);
+      if (!(e = alloc(sh_.states.back(), sh_.stateBytes[k], "state")).empty() ||
+          !(e = check(*d, d->cuMemsetD8(sh_.states.back(), 0, (size_t)sh_.stateBytes[k]),
+                      "cuMemsetD8(state)")).empty())
+        return fail("state " + std::to_string(k) + ": " + e);
+    }
     return Status::success();
   }
 
@@ -112,10 +126,25 @@ public:
     return e.empty() ? Status::success() : Status::error(e);
   }
 
+  Status resetStates() override {
+    const Driver *d = sh_.d;
+    std::string e = check(*d, d->cuCtxSetCurrent(sh_.ctx), "cuCtxSetCurrent");
+    for (size_t k = 0; e.empty() && k < sh_.states.size(); ++k) // before the next run's graph
+      e = check(*d, d->cuMemsetD8Async(sh_.states[k], 0, (size_t)sh_.stateBytes[k], sh_.stream),
+                "cuMemsetD8Async(state)");
+    return e.empty() ? Status::success() : Status::error(e);
+  }
+
   std::string describe() const override {
+    int64_t states = 0;
+    for (int64_t b : sh_.stateBytes)
+      states += b;
     return "device: " + deviceName_ + "; weights: " + std::to_string(weightBytes_) +
-           " bytes, arena: " + std::to_string(arenaBytes_) +
-           " bytes on the device (one allocation each, one context and stream for every "
+           " bytes, arena: " + std::to_string(arenaBytes_) + " bytes" +
+           (sh_.states.empty() ? std::string()
+                               : ", states: " + std::to_string(sh_.states.size()) + " of " +
+                                     std::to_string(states) + " bytes in all") +
+           " on the device (one allocation each, one context and stream for every "
            "bucket; a bucket's GEMM tuning and CUDA graph capture happen at its first run)\n";
   }
 
@@ -133,17 +162,28 @@ std::string describeBucketsWithoutGpu(const std::string &path, const plan::Plan 
                                       const std::string &why, Status &st) {
   const std::string pre = "package '" + path + "': ";
   std::string weights;
-  if (!(st = checkBucketedPlan(top, pre)).ok || !(st = readSharedWeights(path, top, pre, weights)).ok)
+  std::vector<int64_t> stateBytes;
+  if (!(st = checkBucketedPlan(top, pre)).ok ||
+      (isDecodePlan(top) && !(st = checkDecodePlan(top, pre)).ok) ||
+      !(st = stateSizes(top, pre, stateBytes)).ok ||
+      !(st = readSharedWeights(path, top, pre, weights)).ok)
     return "";
   std::string text = "package: " + path + "\ndevice: none usable here (" + why +
                      "); GEMM kernels are chosen when the package loads on a GPU\n" +
                      describeBuckets(top);
   for (int k = 0; k < top.buckets_size(); ++k) {
     CudaSession s;
-    if (!(st = s.validateBucket(path, top.buckets(k), pre + "bucket " + std::to_string(k) + ": "))
+    if (!(st = s.validateBucket(path, top.buckets(k), pre + "bucket " + std::to_string(k) + ": ",
+                                stateBytes))
              .ok)
       return "";
     text += "\nbucket " + std::to_string(k) + ":\n" + s.planText();
+  }
+  if (isDecodePlan(top)) {
+    CudaSession s;
+    if (!(st = s.validateBucket(path, top.decode_step(), pre + "step plan: ", stateBytes)).ok)
+      return "";
+    text += "\nstep plan:\n" + s.planText();
   }
   return text;
 }

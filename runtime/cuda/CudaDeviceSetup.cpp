@@ -47,6 +47,7 @@ CUdeviceptr CudaSession::ptrOf(const BufferArg &a) const {
   switch (a.kind()) {
   case plan::ARENA: return arena_ + a.offset();
   case plan::WEIGHT: return weights_ + a.offset();
+  case plan::STATE: return shared_ ? shared_->states[(size_t)a.index()] + a.offset() : 0;
   case plan::INPUT: return inputsBuf_ + inOffsets_[a.index()] + a.offset();
   default: return 0;
   }

@@ -2,6 +2,7 @@
 // argument's byte range, every GEMM's extent, the norm steps a GEMM may apply, and the caller's
 // tensors against the plan's specs.
 #include "runtime/cuda/CudaSessionImpl.h"
+#include "runtime/DecodePlan.h"
 #include "runtime/Env.h"
 
 namespace tgc::cuda::detail {
@@ -16,6 +17,7 @@ Status CudaSession::checkArg(const BufferArg &a, const std::string &where) const
       return Status::error(where + ": input index " + std::to_string(a.index()) + " out of range");
     limit = inBytes_[a.index()];
     break;
+  case plan::STATE: return checkStateArg(a, stateBytes_, where);
   default:
     return Status::error(where + ": buffer kind " + std::to_string((int)a.kind()) +
                          " is not valid in a CUDA package");
@@ -114,6 +116,7 @@ Status CudaSession::validatePlan() {
       st = checkArg(s.args(j), where + " arg " + std::to_string(j));
       if (!st.ok)
         return st;
+      writesStates_ = writesStates_ || s.args(j).kind() == plan::STATE;
     }
     if (s.kind() == plan::Step::GEMM) {
       if (s.skip_if_gemm_fused() || s.norm().kind() != plan::NormDesc::NONE)

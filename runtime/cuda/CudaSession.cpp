@@ -73,6 +73,14 @@ Status CudaSession::execute(const TensorRef *inputs, size_t numInputs, const Ten
     return fail(e);
   if (setupPending_) { // a bucket's first run: its GEMM tuning (the graph is captured below)
     setupPending_ = false;
+    // The tuners replay the steps, which write a decode package's caches: with this run's
+    // inputs in place they write what this run writes (zeros would write token 0 at slot 0).
+    for (size_t i = 0; writesStates_ && i < numInputs; ++i)
+      if (inBytes_[i] > 0 &&
+          !(e = ck(d_->cuMemcpyHtoD(inputsBuf_ + inOffsets_[i], inputs[i].data,
+                                    (size_t)inBytes_[i]),
+                   "cuMemcpyHtoD(input)")).empty())
+        return fail(e);
     if (!(st = finishSetup()).ok)
       setupError_ = st.message;
   }

@@ -69,13 +69,15 @@ inline std::string shapeString(const std::vector<int64_t> &s) {
 }
 
 /// What the bucket sessions of a bucketed package share (CudaBucket.cpp owns it): the driver,
-/// the context and stream, and the weights and arena on the device.
+/// the context and stream, and the weights, arena and (a decode package) states on the device.
 struct CudaShared {
   const Driver *d = nullptr;
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
   CUdeviceptr weights = 0, arena = 0;
+  std::vector<CUdeviceptr> states;
+  std::vector<int64_t> stateBytes;
 };
 
 class CudaSession final : public SessionBase {
@@ -88,16 +90,19 @@ public:
   Status initBucket(const std::string &dir, const plan::Plan &p, const std::string &pre,
                     const CudaShared *shared) {
     shared_ = shared;
-    if (Status st = validateBucket(dir, p, pre); !st.ok)
+    if (Status st = validateBucket(dir, p, pre, shared->stateBytes); !st.ok)
       return st;
     return setupGpu();
   }
-  /// initBucket's checks of plan `p` alone (no GPU touched; it has no weights of its own).
-  Status validateBucket(const std::string &dir, const plan::Plan &p, const std::string &pre) {
+  /// initBucket's checks of plan `p` alone (no GPU touched; it has no weights of its own), its
+  /// STATE arguments against a decode package's states of `stateBytes` each.
+  Status validateBucket(const std::string &dir, const plan::Plan &p, const std::string &pre,
+                        const std::vector<int64_t> &stateBytes) {
     path_ = dir;
     pre_ = pre;
     plan_ = p;
     bucket_ = true;
+    stateBytes_ = stateBytes;
     return validatePlan();
   }
   /// init's checks of the package alone (no GPU touched).
@@ -349,6 +354,11 @@ private:
   /// error it returned (every later run returns it).
   bool bucket_ = false;
   const CudaShared *shared_ = nullptr;
+  /// A decode package's states' sizes (STATE arguments are checked against them), and whether
+  /// this plan has any STATE argument: its first run then copies the inputs in before the GEMM
+  /// tuning, whose replays write the caches (at the run's own slots, as the run itself will).
+  std::vector<int64_t> stateBytes_;
+  bool writesStates_ = false;
   bool setupPending_ = false;
   std::string setupError_;
 };
