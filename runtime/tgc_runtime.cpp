@@ -3,6 +3,9 @@
 
 #include "runtime/Session.h"
 
+#include <string>
+#include <vector>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +31,17 @@ std::vector<tgc::TensorRef> refsOf(const tgc_tensor *t, size_t n) {
   for (size_t i = 0; i < n; ++i)
     r[i] = {static_cast<tgc::DType>(t[i].dtype), t[i].dims, t[i].rank, t[i].data, t[i].bytes};
   return r;
+}
+
+/// prefill/step's logits into the caller's buffer of `len` floats.
+int copyLogits(const std::vector<float> &l, float *out, size_t len, const char *fn, char **err) {
+  if (len < l.size()) {
+    setError(err, std::string(fn) + ": logits buffer has " + std::to_string(len) +
+                      " floats, the vocabulary needs " + std::to_string(l.size()));
+    return -1;
+  }
+  std::copy(l.begin(), l.end(), out);
+  return 0;
 }
 
 } // namespace
@@ -168,6 +182,125 @@ int tgc_session_dim_symbol(const tgc_session *s, int is_output, size_t index, in
   if (name)
     *name = t.dimSymbols[(size_t)axis].c_str();
   return 1;
+}
+
+void tgc_generate_options_init(tgc_generate_options *options) {
+  if (!options)
+    return;
+  std::memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+  options->eos_id = -1;
+}
+
+int tgc_session_decode_info(const tgc_session *s, int64_t *max_seq, int64_t *max_prompt,
+                            int64_t *vocab) {
+  if (!s)
+    return -1;
+  const tgc::Session &x = *s->session;
+  if (x.maxSeq() <= 0)
+    return 0;
+  if (max_seq)
+    *max_seq = x.maxSeq();
+  if (max_prompt)
+    *max_prompt = x.maxPromptTokens();
+  if (vocab)
+    *vocab = x.vocab();
+  return 1;
+}
+
+int tgc_session_generate(tgc_session *s, const int64_t *prompt, size_t n, int max_new,
+                         const tgc_generate_options *opt, int64_t *out_ids, size_t *num_out,
+                         double *prefill_ms, double *decode_tokens_per_s, char **err) {
+  if (err)
+    *err = nullptr;
+  if (!s || (n && !prompt) || !out_ids || !num_out) {
+    setError(err, "tgc_session_generate: NULL session, prompt, out_ids or num_out");
+    return -1;
+  }
+  if (opt && opt->struct_size != sizeof(tgc_generate_options)) {
+    setError(err, "tgc_session_generate: options.struct_size is " +
+                      std::to_string(opt->struct_size) + ", expected " +
+                      std::to_string(sizeof(tgc_generate_options)) +
+                      " (set it up with tgc_generate_options_init)");
+    return -1;
+  }
+  try {
+    tgc::GenerateOptions o;
+    if (opt) {
+      o.temperature = opt->temperature;
+      o.topK = opt->top_k;
+      o.seed = opt->seed;
+      o.eosId = opt->eos_id;
+    }
+    std::vector<int64_t> ids;
+    tgc::GenerateStats stats;
+    tgc::Status st = s->session->generate(std::vector<int64_t>(prompt, prompt + n), max_new, o,
+                                          ids, stats);
+    if (!st.ok) {
+      setError(err, st.message);
+      return -1;
+    }
+    std::copy(ids.begin(), ids.end(), out_ids); // at most max_new
+    *num_out = ids.size();
+    if (prefill_ms)
+      *prefill_ms = stats.prefillMs;
+    if (decode_tokens_per_s)
+      *decode_tokens_per_s = stats.decodeTokensPerS;
+    return 0;
+  } catch (const std::exception &e) {
+    setError(err, std::string("tgc_session_generate: ") + e.what());
+  } catch (...) {
+    setError(err, "tgc_session_generate: unknown error");
+  }
+  return -1;
+}
+
+int tgc_session_prefill(tgc_session *s, const int64_t *prompt, size_t n, float *logits,
+                        size_t logits_len, char **err) {
+  if (err)
+    *err = nullptr;
+  if (!s || (n && !prompt) || !logits) {
+    setError(err, "tgc_session_prefill: NULL session, prompt or logits");
+    return -1;
+  }
+  try {
+    std::vector<float> l;
+    tgc::Status st = s->session->prefill(std::vector<int64_t>(prompt, prompt + n), l);
+    if (!st.ok) {
+      setError(err, st.message);
+      return -1;
+    }
+    return copyLogits(l, logits, logits_len, "tgc_session_prefill", err);
+  } catch (const std::exception &e) {
+    setError(err, std::string("tgc_session_prefill: ") + e.what());
+  } catch (...) {
+    setError(err, "tgc_session_prefill: unknown error");
+  }
+  return -1;
+}
+
+int tgc_session_step(tgc_session *s, int64_t token, int64_t position, float *logits,
+                     size_t logits_len, char **err) {
+  if (err)
+    *err = nullptr;
+  if (!s || !logits) {
+    setError(err, "tgc_session_step: NULL session or logits");
+    return -1;
+  }
+  try {
+    std::vector<float> l;
+    tgc::Status st = s->session->step(token, position, l);
+    if (!st.ok) {
+      setError(err, st.message);
+      return -1;
+    }
+    return copyLogits(l, logits, logits_len, "tgc_session_step", err);
+  } catch (const std::exception &e) {
+    setError(err, std::string("tgc_session_step: ") + e.what());
+  } catch (...) {
+    setError(err, "tgc_session_step: unknown error");
+  }
+  return -1;
 }
 
 const char *tgc_session_describe(tgc_session *s) {

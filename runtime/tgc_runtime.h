@@ -78,6 +78,51 @@ int tgc_session_input_dims_range(const tgc_session *s, size_t index, int64_t *mi
 int tgc_session_dim_symbol(const tgc_session *s, int is_output, size_t index, int32_t axis,
                            const char **name);
 
+/* ---- Generation with a decode package (`tgc compile --decode --max-seq N`; docs/runtime.md,
+ * "Decode packages"). Any other package refuses these calls (-1, the error says why). */
+
+/** How tgc_session_generate picks each new id. Set it up with tgc_generate_options_init, then
+ *  change fields; later versions may append fields (struct_size tells which the caller knows). */
+typedef struct tgc_generate_options {
+  size_t struct_size; /**< sizeof(tgc_generate_options), set by tgc_generate_options_init */
+  float temperature;  /**< 0 (default): greedy argmax, lowest id on ties; > 0: sampling */
+  int32_t top_k;      /**< sampling only: draw among the top_k most likely ids (0: all) */
+  uint64_t seed;      /**< sampling only: the generator's seed (equal seeds, equal ids) */
+  int64_t eos_id;     /**< >= 0: stop after this id (it is returned); -1 (default): never */
+} tgc_generate_options;
+
+/** Sets every field of `*options` to its default (greedy, no EOS) and struct_size. NULL is
+ *  ignored. */
+void tgc_generate_options_init(tgc_generate_options *options);
+
+/** 1 for a decode package, with its cache positions (`*max_seq`: prompt + new ids <= it), the
+ *  longest prompt (`*max_prompt`) and the logits' length (`*vocab`) written (each pointer may be
+ *  NULL); 0 for any other package; -1 for a NULL session. */
+int tgc_session_decode_info(const tgc_session *s, int64_t *max_seq, int64_t *max_prompt,
+                            int64_t *vocab);
+
+/** Generates up to `max_new` ids after the prompt `prompt` (`n` ids): one prefill, then one step
+ *  per new id but the last. `opt` may be NULL (greedy). Writes the new ids to `out_ids` (room
+ *  for `max_new`) and their number to `*num_out` (fewer than max_new only when opt->eos_id
+ *  came), and, when not NULL, the prefill's wall time in ms and the decode steps per second (0
+ *  when max_new is 1). A prompt + max_new beyond max_seq, or a prompt longer than max_prompt, is
+ *  refused before anything runs. 0 on success, -1 on error. */
+int tgc_session_generate(tgc_session *s, const int64_t *prompt, size_t n, int max_new,
+                         const tgc_generate_options *opt, int64_t *out_ids, size_t *num_out,
+                         double *prefill_ms, double *decode_tokens_per_s, char **err);
+
+/** Starts a sequence: zeroes the caches and runs the prompt (`n` ids, 1..max_prompt) through
+ *  the smallest prefill bucket that fits; writes the last prompt position's logits as f32 to
+ *  `logits` (`logits_len` >= vocab floats). 0 on success, -1 on error. */
+int tgc_session_prefill(tgc_session *s, const int64_t *prompt, size_t n, float *logits,
+                        size_t logits_len, char **err);
+
+/** One new token `token` at cache slot `position` (0 <= position < max_seq; the mask covers
+ *  slots 0..position): runs the step plan (on CUDA its one graph) and writes its logits as f32
+ *  to `logits` (`logits_len` >= vocab floats). 0 on success, -1 on error. */
+int tgc_session_step(tgc_session *s, int64_t token, int64_t position, float *logits,
+                     size_t logits_len, char **err);
+
 /** Human-readable summary of the package; valid while `s` lives. */
 const char *tgc_session_describe(tgc_session *s);
 
