@@ -92,6 +92,8 @@ Command addRun(CLI::App &app);
 Command addBench(CLI::App &app);
 Command addInspect(CLI::App &app);
 Command addOps(CLI::App &app);
+/// `tgc generate` (GenerateCommand.cpp): generation with a decode package.
+Command addGenerate(CLI::App &app);
 
 } // namespace tgc::cli
 

@@ -1,4 +1,5 @@
-// main.cpp — the tgc command line: compile, bisect, run, bench, inspect (one file each).
+// main.cpp — the tgc command line: compile, bisect, run, bench, inspect, ops, generate (one file
+// each).
 //
 // A thin shell over the library: argument parsing (CLI11), then tgc::compile or tgc::Session.
 // Exit codes: 0 success; 1 any error or a failed --check; CLI11's own codes (< 128) for bad
@@ -20,6 +21,8 @@ const char *kExamples = R"(Examples:
   tgc run model.tgpkg --test-data model/test_data_set_0
   tgc bench model.tgpkg --iters 200
   tgc inspect model.tgpkg
+  tgc compile decoder.onnx -o gen.tgpkg --decode --max-seq 128
+  tgc generate gen.tgpkg --prompt-ids 1,2,3 --max-new-tokens 32 --json gen.json
 )";
 
 int tgcMain(int argc, char **argv) {
@@ -35,7 +38,7 @@ int tgcMain(int argc, char **argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", versionText(), "print tgc's version and what it was built with");
   const Command commands[] = {addCompile(app), addBisect(app), addRun(app), addBench(app),
-                              addInspect(app), addOps(app)};
+                              addInspect(app), addOps(app), addGenerate(app)};
   CLI11_PARSE(app, argc, argv);
   for (const Command &c : commands)
     if (*c.app)
