@@ -201,6 +201,35 @@ public:
 
   std::string describe() const { return session_->describe(); }
   std::string precision() const { return session_->precision(); }
+  int64_t maxSeq() const { return session_->maxSeq(); }
+
+  /// Session::generate (a decode package): the new ids and the timings, as a dict.
+  py::dict generate(const std::vector<int64_t> &prompt, int maxNew, float temperature, int topK,
+                    uint64_t seed, int64_t eosId) {
+    tgc::GenerateOptions o;
+    o.temperature = temperature;
+    o.topK = topK;
+    o.seed = seed;
+    o.eosId = eosId;
+    std::vector<int64_t> ids;
+    tgc::GenerateStats stats;
+    tgc::Status st;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      st = session_->generate(prompt, maxNew, o, ids, stats);
+    }
+    if (!st.ok)
+      throw TgcError(st.message);
+    py::dict d;
+    d["new_ids"] = ids;
+    d["prefill_ms"] = stats.prefillMs;
+    d["prefill_tokens_per_s"] = stats.prefillTokensPerS;
+    d["decode_ms"] = stats.decodeMs;
+    d["decode_steps"] = stats.steps;
+    d["decode_tokens_per_s"] = stats.decodeTokensPerS;
+    return d;
+  }
 
 private:
   std::unique_ptr<tgc::Session> session_;
@@ -326,5 +355,8 @@ PYBIND11_MODULE(_tgc, m) {
       .def("specs", &PySession::specs, py::arg("outputs"))
       .def("run", &PySession::run, py::arg("inputs"))
       .def("describe", &PySession::describe)
-      .def("precision", &PySession::precision);
+      .def("precision", &PySession::precision)
+      .def("max_seq", &PySession::maxSeq)
+      .def("generate", &PySession::generate, py::arg("prompt"), py::arg("max_new_tokens"),
+           py::arg("temperature"), py::arg("top_k"), py::arg("seed"), py::arg("eos_id"));
 }

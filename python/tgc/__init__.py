@@ -170,6 +170,26 @@ class Session:
         """Target, kernels and their steps, arena and weight bytes."""
         return self._s.describe()
 
+    @property
+    def max_seq(self):
+        """A decode package's cache positions (prompt + new tokens <= max_seq); 0 otherwise."""
+        return self._s.max_seq()
+
+    def generate(self, prompt_ids, max_new_tokens, temperature=0.0, top_k=0, seed=0,
+                 eos_id=None):
+        """Generates with a decode package (`tgc compile --decode`): greedy (argmax, lowest id
+        on ties) unless temperature > 0 (then sampled, among the top_k most likely ids when
+        top_k > 0, seeded by `seed`); stops early after `eos_id` when given. Returns a dict:
+        new_ids (list of ints), prefill_ms, prefill_tokens_per_s, decode_ms, decode_steps,
+        decode_tokens_per_s. A prompt + max_new_tokens beyond max_seq, or any other package,
+        raises tgc.Error."""
+        try:
+            ids = [int(i) for i in prompt_ids]
+        except (TypeError, ValueError):
+            raise Error(f"prompt_ids: expected a sequence of ints, got {prompt_ids!r}") from None
+        return self._s.generate(ids, int(max_new_tokens), float(temperature), int(top_k),
+                                int(seed), -1 if eos_id is None else int(eos_id))
+
     def run(self, inputs):
         names = self.input_names
         if isinstance(inputs, collections.abc.Mapping):
