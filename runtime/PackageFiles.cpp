@@ -67,9 +67,7 @@ Status readPlan(const std::string &dir, plan::Plan &p) {
   if (v != plan::kPlanFormatVersion && !bucketed)
     return Status::error("plan.pb is package format " + std::to_string(v) +
                          ", this runtime reads " + std::to_string(plan::kPlanFormatVersion) +
-                         " (" + std::to_string(plan::kPlanFormatVersionBucketed) + " bucketed, " +
-                         std::to_string(plan::kPlanFormatVersionDecode) +
-                         " decode): recompile the model with this tgc");
+                         ": recompile the model with this tgc");
   if (bucketed && p.buckets_size() == 0)
     return Status::error("plan.pb is package format " + std::to_string(v) +
                          (v == plan::kPlanFormatVersionDecode ? " (decode)" : " (bucketed)") +
