@@ -132,7 +132,10 @@ llvm::Expected<BucketPlan> planBuckets(const CompileOptions &options,
         syms.push_back(-1);
         continue;
       }
-      const std::string param = decl->hasShape ? decl->params[a] : "";
+      std::string param = decl->hasShape ? decl->params[a] : "";
+      if (auto n = options.dimNames.find(input);
+          n != options.dimNames.end() && a < n->second.size() && !n->second[a].empty())
+        param = n->second[a];
       const std::string name = param.empty() ? input + "." + std::to_string(a) : param;
       int64_t s = symbolOf(name);
       if (s < 0) {

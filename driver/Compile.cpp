@@ -8,6 +8,7 @@
 // drift.
 #include "driver/Compile.h"
 #include "driver/CompileBuckets.h"
+#include "driver/CompileDecode.h"
 
 #include "codegen/common/StagedDir.h"
 #include "codegen/cuda/CudaBackend.h"
@@ -332,6 +333,9 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   importOptions.boundInputs = options.boundInputs;
   importOptions.dimSymbols = options.dimSymbols;
   importOptions.symbolNames = options.symbolNames;
+  importOptions.states = options.states;
+  importOptions.decodeMode = options.decodeMode;
+  importOptions.maxSeq = options.maxSeq;
   auto module = importOnnxFile(ctx, options.modelPath, importOptions);
   if (!module)
     return module.takeError();
@@ -414,6 +418,8 @@ struct CompileContext {
 llvm::Expected<CompileResult> compile(const CompileOptions &options, llvm::raw_ostream &log) {
   if (auto err = checkOptions(options))
     return std::move(err);
+  if (options.decode)
+    return compileDecode(options, log);
   if (!options.inputRanges.empty())
     return compileBucketed(options, log);
   if (!options.target.isCuda() && options.precision != Precision::FP32)

@@ -38,6 +38,15 @@ struct CompileOptions {
   /// the importer (ImportOptions::dimSymbols) for the padding pass.
   std::map<std::string, std::vector<int64_t>> dimSymbols;
   std::vector<std::string> symbolNames; ///< likewise: the symbols' names, by index
+  /// Per input, a name for each axis' symbol that overrides the model's dim_param ("" keeps
+  /// it): binds dims the model names differently (a decoder's total_seq to seq in prefill).
+  std::map<std::string, std::vector<std::string>> dimNames;
+  /// `tgc compile --decode --max-seq N` (docs/design.md, "Generation"): a decode package.
+  bool decode = false;
+  int64_t maxSeq = 0;
+  /// Internal to decode compiles: ImportOptions::states, decodeMode and maxSeq.
+  std::map<std::string, int64_t> states;
+  std::string decodeMode;
   /// Graph inputs bound to a value at compile time: name -> TensorProto file (ImportOptions).
   std::map<std::string, std::string> boundInputs;
   bool printIrAfterAll = false;

@@ -30,32 +30,30 @@ std::string bucketName(const BucketPlan &plan, size_t k) {
 
 } // namespace
 
-llvm::Expected<CompileResult> compileBucketed(const CompileOptions &options,
-                                              llvm::raw_ostream &log) {
+llvm::Expected<BucketPackages> compileBucketPackages(const CompileOptions &options,
+                                                     const std::string &stageDir,
+                                                     llvm::raw_ostream &log) {
   auto inputs = graphInputDims(options.modelPath);
   if (!inputs)
     return inputs.takeError();
   auto plan = planBuckets(options, *inputs);
   if (!plan)
     return plan.takeError();
-  auto stage = codegen::StagedDir::create(options.outputPath);
-  if (!stage)
-    return stage.takeError();
-
-  CompileResult result;
-  std::vector<codegen::BucketPackage> packages;
+  BucketPackages out;
+  CompileResult &result = out.result;
   const size_t n = plan->buckets.size();
   for (size_t k = 0; k < n; ++k) {
     const std::string name = bucketName(*plan, k);
     CompileOptions o = options;
     o.inputRanges.clear();
     o.bucketValues.clear();
+    o.dimNames.clear();
     o.inputShapes = plan->shapesOf(k, options.inputShapes);
     o.dimSymbols = plan->dimSymbols;
     o.symbolNames.clear();
     for (const BucketSymbol &s : plan->symbols)
       o.symbolNames.push_back(s.name);
-    o.outputPath = (*stage)->path() + "/bucket" + std::to_string(k);
+    o.outputPath = stageDir + "/bucket" + std::to_string(k);
     if (!options.dumpDir.empty())
       o.dumpDir = options.dumpDir + "/bucket" + std::to_string(k);
     if (options.onStage)
@@ -68,7 +66,7 @@ llvm::Expected<CompileResult> compileBucketed(const CompileOptions &options,
     if (!r)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "bucket %s: %s",
                                      name.c_str(), llvm::toString(r.takeError()).c_str());
-    packages.push_back({o.outputPath, plan->buckets[k]});
+    out.packages.push_back({o.outputPath, plan->buckets[k]});
     result.opsBefore = r->opsBefore;
     result.opsAfter = r->opsAfter;
     result.opsAfterByKind = r->opsAfterByKind;
@@ -82,24 +80,34 @@ llvm::Expected<CompileResult> compileBucketed(const CompileOptions &options,
         it->second += stageTime.second;
     }
   }
-  std::vector<plan::Symbol> symbols;
   for (const BucketSymbol &s : plan->symbols) {
-    plan::Symbol &p = symbols.emplace_back();
+    plan::Symbol &p = out.symbols.emplace_back();
     p.set_name(s.name);
     p.set_min(s.min);
     p.set_max(s.max);
   }
-  auto stats = codegen::mergeBuckets((*stage)->path(), packages, symbols);
-  if (!stats)
-    return stats.takeError();
-  if (auto e = (*stage)->publish())
-    return std::move(e);
-  result.package = *stats;
   log << "buckets:";
   for (size_t k = 0; k < n; ++k)
     log << (k ? "," : "") << " [" << bucketName(*plan, k) << "]";
   log << "\n";
-  return result;
+  return out;
+}
+
+llvm::Expected<CompileResult> compileBucketed(const CompileOptions &options,
+                                              llvm::raw_ostream &log) {
+  auto stage = codegen::StagedDir::create(options.outputPath);
+  if (!stage)
+    return stage.takeError();
+  auto built = compileBucketPackages(options, (*stage)->path(), log);
+  if (!built)
+    return built.takeError();
+  auto stats = codegen::mergeBuckets((*stage)->path(), built->packages, built->symbols);
+  if (!stats)
+    return stats.takeError();
+  if (auto e = (*stage)->publish())
+    return std::move(e);
+  built->result.package = *stats;
+  return std::move(built->result);
 }
 
 } // namespace tgc

@@ -11,6 +11,7 @@
 #include "passes/cleanup/Passes.h"
 #include "passes/horizontal/Passes.h"
 #include "passes/kernels/Passes.h"
+#include "passes/decode/Passes.h"
 #include "passes/padding/Passes.h"
 #include "passes/precision/Passes.h"
 #include "passes/recognition/Passes.h"
@@ -34,6 +35,8 @@ void addFunctionPasses(mlir::OpPassManager &fn, const PipelineOptions &options) 
   fn.addPass(createRecognizeAttentionPass());
   // Bucketed compiles only (a no-op otherwise): mask padded keys before fusion hides them.
   fn.addPass(createMaskPaddingPass());
+  // Decode compiles only: past/present key-value tensors → the static cache states.
+  fn.addPass(createUseStaticKvCachePass());
   if (options.injectFault)
     fn.addPass(createInjectFaultPass());
   // Horizontal fusion, then fold the stacked weights and drop the layout ops that cancel.
@@ -78,6 +81,7 @@ void registerAllPasses() {
   registerRecognitionPasses();
   registerAttentionPasses();
   registerPaddingPasses();
+  registerDecodePasses();
   registerPrecisionPasses();
   registerTestingPasses();
 }

@@ -37,6 +37,12 @@ void forEachWeightArg(plan::Plan &p, const std::function<void(plan::BufferArg &)
       f(*d.mutable_source());
 }
 
+/// "kernels.so" → "kernels.step.so".
+std::string stepFileName(const std::string &name) {
+  const size_t dot = name.find('.');
+  return dot == std::string::npos ? name + ".step" : name.substr(0, dot) + ".step" + name.substr(dot);
+}
+
 /// "kernels.so" → "kernels.b3.so".
 std::string bucketFileName(const std::string &name, size_t k) {
   const size_t dot = name.find('.');
@@ -71,15 +77,21 @@ llvm::Error checkShape(const plan::TensorDesc &d, const plan::TensorDesc &ref,
 
 } // namespace
 
-llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
-                                          const std::vector<BucketPackage> &buckets,
-                                          const std::vector<plan::Symbol> &symbols) {
-  const size_t n = buckets.size();
+llvm::Expected<PackageStats>
+mergeBuckets(const std::string &dir, const std::vector<BucketPackage> &bucketsIn,
+             const std::vector<plan::Symbol> &symbols, const BucketPackage *step,
+             const std::function<void(plan::Plan &)> &finish) {
+  const size_t n = bucketsIn.size();
   if (n == 0)
     return backendError(kWho, "no buckets");
-  std::vector<plan::Plan> plans(n);
-  std::vector<std::string> blobs(n);
-  for (size_t k = 0; k < n; ++k) {
+  // The step plan (decode packages) goes through the weights and kernels like one more bucket.
+  std::vector<BucketPackage> buckets = bucketsIn;
+  if (step)
+    buckets.push_back(*step);
+  const size_t all = buckets.size();
+  std::vector<plan::Plan> plans(all);
+  std::vector<std::string> blobs(all);
+  for (size_t k = 0; k < all; ++k) {
     std::string bytes;
     if (!readFile(buckets[k].dir + "/plan.pb", bytes) || !plans[k].ParseFromString(bytes))
       return backendError(kWho, "cannot read the plan of bucket " + std::to_string(k));
@@ -90,8 +102,8 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
 
   // The weight runs each bucket reads, merged where they overlap.
   std::vector<Chunk> chunks;
-  std::vector<std::vector<size_t>> chunksOf(n); // indices into chunks, by start
-  for (size_t k = 0; k < n; ++k) {
+  std::vector<std::vector<size_t>> chunksOf(all); // indices into chunks, by start
+  for (size_t k = 0; k < all; ++k) {
     std::vector<std::pair<int64_t, int64_t>> ranges;
     bool inside = true;
     forEachWeightArg(plans[k], [&](plan::BufferArg &a) {
@@ -149,9 +161,10 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
   plan::Plan top;
   const plan::Plan &largest = plans[n - 1];
   PackageStats stats;
-  for (size_t k = 0; k < n; ++k) {
+  for (size_t k = 0; k < all; ++k) {
     plan::Plan &p = plans[k];
     const std::vector<size_t> &mine = chunksOf[k];
+    const bool isStep = k == n;
     forEachWeightArg(p, [&](plan::BufferArg &a) {
       auto it = std::upper_bound(mine.begin(), mine.end(), a.offset(),
                                  [&](int64_t off, size_t c) { return off < chunks[c].start; });
@@ -160,7 +173,7 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
       const Chunk &c = chunks[*(it - 1)];
       a.set_offset(c.offset + (a.offset() - c.start));
     });
-    for (int i = 0; i < p.inputs_size(); ++i)
+    for (int i = 0; i < p.inputs_size() && !isStep; ++i)
       if (p.inputs(i).length_of() == 0) {
         if (i >= largest.inputs_size())
           return backendError(kWho, "bucket " + std::to_string(k) + " has an extra input");
@@ -170,14 +183,14 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
       }
     if (p.outputs_size() != largest.outputs_size())
       return backendError(kWho, "the buckets have different numbers of outputs");
-    for (int i = 0; i < p.outputs_size(); ++i)
+    for (int i = 0; i < p.outputs_size() && !isStep; ++i)
       if (auto e = checkShape(p.outputs(i), largest.outputs(i), buckets[k].values,
                               "output '" + escapeText(p.outputs(i).name()) + "'"))
         return std::move(e);
     for (std::string *file : {p.mutable_kernels_file(), p.mutable_ptx_file()}) {
       if (file->empty())
         continue;
-      const std::string to = bucketFileName(*file, k);
+      const std::string to = isStep ? stepFileName(*file) : bucketFileName(*file, k);
       if (auto e = moveFile(buckets[k].dir + "/" + *file, dir + "/" + to))
         return std::move(e);
       *file = to;
@@ -185,7 +198,7 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
     for (const char *source : {"kernels.cpp", "kernels.cu"}) // the kernels' source, for readers
       if (llvm::sys::fs::exists(buckets[k].dir + "/" + source))
         if (auto e = moveFile(buckets[k].dir + "/" + source,
-                              dir + "/" + bucketFileName(source, k)))
+                              dir + "/" + (isStep ? stepFileName(source) : bucketFileName(source, k))))
           return std::move(e);
     p.clear_magic();
     p.clear_end_marker();
@@ -220,12 +233,24 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
   }
   for (const plan::Symbol &s : symbols)
     *top.add_symbols() = s;
+  // A decode package's states (the step's; the prefill plans' are the same) live at the top.
+  if (step) {
+    *top.mutable_states() = plans[n].states();
+    for (plan::Plan &p : plans)
+      p.clear_states();
+  }
   top.set_weights_file(wfile);
   top.set_weights_bytes((int64_t)blob.size());
   top.set_weights_xxh3(plan::xxh3(blob.data(), blob.size()));
+  if (step) {
+    *top.mutable_decode_step() = std::move(plans[n]);
+    plans.pop_back();
+  }
   for (plan::Plan &p : plans)
     *top.add_buckets() = std::move(p);
   top.set_end_marker(plan::kPlanMagic);
+  if (finish)
+    finish(top);
 
   std::string bytes;
   if (!plan::serializePlan(top, bytes) || !writeFile(dir + "/plan.pb", bytes.data(), bytes.size()))
@@ -237,6 +262,8 @@ llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
       text += " " + top.symbols(s).name() + "=" + std::to_string(top.buckets(k).bucket_values(s));
     text += "\n" + plan::formatPlan(top.buckets(k));
   }
+  if (top.has_decode_step())
+    text += "\ndecode step:\n" + plan::formatPlan(top.decode_step());
   if (!writeFile(dir + "/plan.txt", text.data(), text.size()))
     return backendError(kWho, "cannot write " + dir + "/plan.txt");
   for (const BucketPackage &b : buckets)

@@ -14,6 +14,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,13 @@ struct BucketPackage {
 /// last at every symbol's max) into `dir`, moving their kernels files there and removing their
 /// directories. Checks that every input and output keeps its shape across buckets except on the
 /// axes traced to a symbol (TensorDesc.dim_symbols), which take the bucket's value.
-llvm::Expected<PackageStats> mergeBuckets(const std::string &dir,
-                                          const std::vector<BucketPackage> &buckets,
-                                          const std::vector<plan::Symbol> &symbols);
+/// A decode package (`step` set): the step plan is merged too (its weights into the same blob,
+/// its kernels as kernels.step.*) into Plan.decode_step, and its states become the top-level
+/// plan's. `finish` may complete the top-level plan before it is written.
+llvm::Expected<PackageStats>
+mergeBuckets(const std::string &dir, const std::vector<BucketPackage> &buckets,
+             const std::vector<plan::Symbol> &symbols, const BucketPackage *step = nullptr,
+             const std::function<void(plan::Plan &)> &finish = {});
 
 } // namespace tgc::codegen
 

@@ -190,6 +190,20 @@ llvm::Error initPlan(plan::Plan &p, mlir::func::FuncOp fn, const PackageInfo &in
   p.set_kernels_file(kernelsFile);
   for (mlir::BlockArgument a : fn.getBody().front().getArguments()) {
     auto name = fn.getArgAttrOfType<mlir::StringAttr>(a.getArgNumber(), "tg.name");
+    if (auto k = fn.getArgAttrOfType<mlir::IntegerAttr>(a.getArgNumber(), "tg.state")) {
+      // A decode package's state (passes/decode): no input; listed as states[k].
+      while (p.states_size() <= k.getInt())
+        p.add_states();
+      plan::StateDesc &s = *p.mutable_states((int)k.getInt());
+      plan::TensorDesc d;
+      if (auto e = fillDesc(d, name ? name.str() : "state_" + std::to_string(k.getInt()),
+                            a.getType(), backend))
+        return e;
+      s.set_name(d.name());
+      s.set_dtype(d.dtype());
+      *s.mutable_shape() = d.shape();
+      continue;
+    }
     plan::TensorDesc &d = *p.add_inputs();
     if (auto e = fillDesc(d, name ? name.str() : "input_" + std::to_string(a.getArgNumber()),
                           a.getType(), backend))
@@ -216,6 +230,7 @@ plan::BufferArg toArg(const BufferLoc &loc) {
   case BufferLoc::Arena: a.set_kind(plan::ARENA); break;
   case BufferLoc::Weight: a.set_kind(plan::WEIGHT); break;
   case BufferLoc::Inline: a.set_kind(plan::BUFFER_UNKNOWN); break;
+  case BufferLoc::State: a.set_kind(plan::STATE); a.set_index((int32_t)loc.index); break;
   }
   a.set_offset(loc.offset);
   a.set_bytes(loc.bytes);
@@ -270,10 +285,21 @@ llvm::Error addOutputs(
   if (!ok)
     return backendError(backend, "@main has a malformed " + llvm::Twine(kDynamicOutputsAttr));
   const unsigned numOutputs = ret->getNumOperands() - (unsigned)dyn.size();
+  // Results with `tg.state` (a decode package's caches, passes/decode) are no outputs: a COPY
+  // step at the end writes each into its state. The others are numbered in order.
+  std::vector<int> outputOf(ret->getNumOperands(), -1);
+  std::vector<std::pair<int64_t, BufferLoc>> stateWrites;
   for (unsigned i = 0; i < numOutputs; ++i) {
-
     mlir::Value v = ret->getOperand(i);
+    auto it = buffers.locs.find(v);
+    if (it == buffers.locs.end() || it->second.kind == BufferLoc::Inline)
+      return backendError(backend, "output " + llvm::Twine(i) + " has no buffer");
+    if (auto k = fn.getResultAttrOfType<mlir::IntegerAttr>(i, "tg.state")) {
+      stateWrites.push_back({k.getInt(), it->second});
+      continue;
+    }
     auto name = fn.getResultAttrOfType<mlir::StringAttr>(i, "tg.name");
+    outputOf[i] = p.outputs_size();
     plan::TensorDesc *d = p.add_outputs();
     if (auto e = fillDesc(*d, name ? name.str() : "output_" + std::to_string(i), v.getType(),
                           backend))
@@ -281,13 +307,28 @@ llvm::Error addOutputs(
     if (auto syms = fn.getResultAttrOfType<mlir::ArrayAttr>(i, "tg.dim_symbols"))
       for (mlir::Attribute s : syms)
         d->add_dim_symbols((int32_t)s.cast<mlir::IntegerAttr>().getInt());
-    auto it = buffers.locs.find(v);
-    if (it == buffers.locs.end() || it->second.kind == BufferLoc::Inline)
-      return backendError(backend, "output " + llvm::Twine(i) + " has no buffer");
-    source(i, *d, it->second);
+    source((unsigned)outputOf[i], *d, it->second);
+  }
+  for (const auto &[k, loc] : stateWrites) {
+    if (k < 0 || k >= p.states_size() || p.states((int)k).name().empty())
+      return backendError(backend, "state " + llvm::Twine(k) + " is written but never read");
+    if (loc.kind == BufferLoc::State && loc.index == k)
+      continue; // written in place
+    plan::Step *s = p.add_steps();
+    s->set_kind(plan::Step::COPY);
+    s->set_label("write state '" + escapeText(p.states((int)k).name()) + "'");
+    plan::BufferArg dst;
+    dst.set_kind(plan::STATE);
+    dst.set_index((int32_t)k);
+    dst.set_offset(0);
+    dst.set_bytes(loc.bytes);
+    *s->add_args() = dst;
+    *s->add_args() = toArg(loc);
   }
   for (const DynamicOutput &o : dyn) {
-    plan::TensorDesc &d = *p.mutable_outputs((int)o.output);
+    if (outputOf[(size_t)o.output] < 0)
+      return backendError(backend, "a state has a data-dependent extent");
+    plan::TensorDesc &d = *p.mutable_outputs(outputOf[(size_t)o.output]);
     auto it = buffers.locs.find(ret->getOperand((unsigned)o.countResult));
     if (o.axis >= d.shape_size() || it == buffers.locs.end() ||
         it->second.kind != BufferLoc::Arena || it->second.bytes != 8)

@@ -234,12 +234,16 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
       touch(v, position[cast]);
   }
 
-  // Graph inputs.
+  // Graph inputs, and the states of a decode package (arguments with `tg.state`, after the
+  // inputs: passes/decode).
   for (BlockArgument arg : body.getArguments()) {
     int64_t bytes = tensorBytes(arg.getType());
     if (bytes < 0)
       return fail(arg, "cannot size input " + llvm::Twine(arg.getArgNumber()));
-    plan.locs[arg] = {BufferLoc::Input, arg.getArgNumber(), 0, bytes};
+    if (auto k = fn.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "tg.state"))
+      plan.locs[arg] = {BufferLoc::State, k.getInt(), 0, bytes};
+    else
+      plan.locs[arg] = {BufferLoc::Input, arg.getArgNumber(), 0, bytes};
   }
 
   // Weights, then arena, in op order.

@@ -28,6 +28,7 @@ struct BufferLoc {
     Arena,  ///< the activation arena at `offset`
     Weight, ///< the weights blob at `offset`
     Inline, ///< a constant that codegen writes into the kernel as literals (no buffer)
+    State,  ///< decode packages: persistent state `index` (an argument with `tg.state`)
   };
   Kind kind = Arena;
   int64_t index = 0;

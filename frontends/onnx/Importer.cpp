@@ -448,6 +448,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
     fn.setArgAttr(i, "tg.name", b.getStringAttr(argNames[i]));
     if (auto it = opts.dimSymbols.find(argNames[i]); it != opts.dimSymbols.end())
       fn.setArgAttr(i, "tg.dim_symbols", b.getI64ArrayAttr(it->second));
+    if (auto it = opts.states.find(argNames[i]); it != opts.states.end())
+      fn.setArgAttr(i, "tg.state", b.getI64IntegerAttr(it->second));
   }
   for (const auto &t : g.initializer()) {
     auto h = tensorFromProto(t, baseDir);
@@ -503,8 +505,15 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModel(MLIRContext &ctx, const onnx::
   b.setInsertionPointToEnd(entry);
   b.create<func::ReturnOp>(unknown, results);
   fn.setType(b.getFunctionType(argTypes, resultTypes));
-  for (int i = 0; i < g.output_size(); ++i)
+  for (int i = 0; i < g.output_size(); ++i) {
     fn.setResultAttr(i, "tg.name", b.getStringAttr(g.output(i).name()));
+    if (auto it = opts.states.find(g.output(i).name()); it != opts.states.end())
+      fn.setResultAttr(i, "tg.state", b.getI64IntegerAttr(it->second));
+  }
+  if (!opts.decodeMode.empty()) {
+    fn->setAttr("tg.decode", b.getStringAttr(opts.decodeMode));
+    fn->setAttr("tg.max_seq", b.getI64IntegerAttr(opts.maxSeq));
+  }
   if (!dynamicOutputs.empty())
     fn->setAttr(kDynamicOutputsAttr, b.getI64ArrayAttr(dynamicOutputs));
 

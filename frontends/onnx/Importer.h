@@ -33,6 +33,13 @@ struct ImportOptions {
   std::map<std::string, std::vector<int64_t>> dimSymbols;
   /// The symbols' names, by index (@main's `tg.symbol_names`, for messages).
   std::vector<std::string> symbolNames;
+  /// Decode compiles (docs/design.md, "Generation"): graph inputs and outputs that are one
+  /// layer's key/value cache (past_key_values.* and present.*), by name → the state index, set
+  /// as `tg.state` on the argument / result; `decodeMode` ("prefill" or "step") and `maxSeq`
+  /// become @main's `tg.decode` and `tg.max_seq` for the static-cache pass (passes/decode).
+  std::map<std::string, int64_t> states;
+  std::string decodeMode;
+  int64_t maxSeq = 0;
 };
 
 /// A graph input's declared dims: each its value, or -1 with its dim_param ("" when unnamed).

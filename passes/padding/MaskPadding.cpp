@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "passes/kernels/Passes.h"
 #include "passes/padding/Passes.h"
 
@@ -358,6 +359,15 @@ std::string MaskPaddingPass::visit(Operation *op) {
   }
   if (auto c = llvm::dyn_cast<tg::ConcatOp>(op)) {
     const size_t a = (size_t)axisOf(c.getAxis(), rank);
+    // Operands empty along the axis (an empty past cache) add nothing: the one left passes.
+    llvm::SmallVector<Value> nonEmpty;
+    for (Value x : c.getInputs())
+      if (shapeOf(x)[a] != 0)
+        nonEmpty.push_back(x);
+    if (nonEmpty.size() == 1) {
+      set(c.getResult(), axesOf(nonEmpty[0]));
+      return "";
+    }
     for (Value x : c.getInputs())
       if (padded(axesOf(x)[a]))
         return mixes("the concatenation", (int64_t)a, axesOf(x)[a]);
@@ -373,8 +383,32 @@ std::string MaskPaddingPass::visit(Operation *op) {
   }
   if (auto g = llvm::dyn_cast<tg::GatherOp>(op)) {
     const size_t a = (size_t)axisOf(g.getAxis(), rank);
-    if (padded(in[a]))
-      return "it gathers along axis " + std::to_string(a) + ", which is padded";
+    if (padded(in[a])) {
+      // Constant indices 0, 1, ..., n-1 along one axis of theirs (position i reads position
+      // i: an exporter's per-position lookup) keep the positions where they were.
+      const auto is = shapeOf(g.getIndices());
+      mlir::DenseElementsAttr idx;
+      int64_t along = -1, count = 0;
+      for (size_t d = 0; d < is.size(); ++d)
+        if (is[d] != 1)
+          along = (int64_t)d, ++count;
+      bool iota = count == 1 && is[(size_t)along] == shapeOf(g.getData())[a] &&
+                  mlir::matchPattern(g.getIndices(), mlir::m_Constant(&idx)) &&
+                  !anyPadded(g.getIndices());
+      if (iota) {
+        int64_t i = 0;
+        for (const llvm::APInt &v : idx.getValues<llvm::APInt>())
+          iota &= v.getSExtValue() == i++;
+      }
+      if (!iota)
+        return "it gathers along axis " + std::to_string(a) + ", which is padded";
+      Axes out(in.begin(), in.begin() + a);
+      for (size_t d = 0; d < is.size(); ++d)
+        out.push_back((int64_t)d == along ? in[a] : Axis());
+      out.append(in.begin() + a + 1, in.end());
+      set(g.getResult(), out);
+      return "";
+    }
     Axes out(in.begin(), in.begin() + a);
     Axes idx = axesOf(g.getIndices());
     out.append(idx.begin(), idx.end());

@@ -50,7 +50,9 @@ int runCompile(CompileArgs &a) {
     if (!copt.bucketValues.emplace(spec.substr(0, eq), values).second)
       return fail("--buckets names '" + escapeText(spec.substr(0, eq)) + "' twice");
   }
-  if (!copt.bucketValues.empty() && copt.inputRanges.empty())
+  if (copt.maxSeq != 0 && !copt.decode)
+    return fail("--max-seq needs --decode");
+  if (!copt.bucketValues.empty() && copt.inputRanges.empty() && !copt.decode)
     return fail("--buckets needs an --input-shape with a range (NAME=1..8x1..128)");
   for (const std::string &spec : a.bindSpecs) {
     const size_t eq = spec.find('=');
@@ -144,6 +146,11 @@ Command addCompile(CLI::App &app) {
   compile->add_option("--input-shape", a->shapeSpecs,
                       "bind a graph input's dims: NAME=1x128, or ranges for one package serving "
                       "every shape in them: NAME=1..8x1..128");
+  compile->add_flag("--decode", copt.decode,
+                    "a decode package for `tgc generate`: a decoder exported with past key/values "
+                    "becomes prefill plans (bucketed by prompt length), a one-token step plan and "
+                    "a static KV cache of --max-seq positions");
+  compile->add_option("--max-seq", copt.maxSeq, "--decode: the cache's positions (prompt + new tokens)");
   compile->add_option("--buckets", a->bucketSpecs,
                       "a varying dim's bucket sizes: SYMBOL=1,2,4,8 (default: powers of two)");
   compile->add_option("--bind-input", a->bindSpecs,

@@ -83,3 +83,29 @@ func.func @not_bucketed(%x: tensor<2x8x4xf32>) -> tensor<2x4xf32> {
   %m = tg.reduce_mean %x {axes = [1], keepdims = false} : tensor<2x8x4xf32> -> tensor<2x4xf32>
   return %m : tensor<2x4xf32>
 }
+
+// -----
+
+// A per-position lookup (constant indices 0..n-1 along the padded axis: position i reads
+// position i) and a concat with an empty operand (an empty past cache) keep positions apart.
+// CHECK-LABEL: func.func @lookup_and_empty_concat
+// CHECK-SAME: -> (tensor<1x1x8xi1> {tg.dim_symbols = [-1, -1, 0]}, tensor<1x8x4xf32> {tg.dim_symbols = [-1, 0, -1]})
+func.func @lookup_and_empty_concat(%m: tensor<8x1xi1> {tg.dim_symbols = [0, -1]}, %x: tensor<1x8x4xf32> {tg.dim_symbols = [-1, 0, -1]}, %past: tensor<1x0x4xf32>) -> (tensor<1x1x8xi1>, tensor<1x8x4xf32>)
+    attributes {tg.symbol_names = ["seq"]} {
+  %i = tg.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>
+  %g = tg.gather %m, %i {axis = 0 : i64} : tensor<8x1xi1>, tensor<1x8xi64> -> tensor<1x8x1xi1>
+  %r = tg.reshape %g : tensor<1x8x1xi1> -> tensor<1x1x8xi1>
+  %c = tg.concat %past, %x {axis = 1 : i64} : tensor<1x0x4xf32>, tensor<1x8x4xf32> -> tensor<1x8x4xf32>
+  return %r, %c : tensor<1x1x8xi1>, tensor<1x8x4xf32>
+}
+
+// -----
+
+// Negative: indices that are not the identity (a reversal) read padded positions.
+func.func @refuse_reversed_lookup(%m: tensor<4x1xi1> {tg.dim_symbols = [0, -1]}) -> tensor<4x1xi1>
+    attributes {tg.symbol_names = ["seq"]} {
+  %i = tg.constant dense<[3, 2, 1, 0]> : tensor<4xi64>
+  // expected-error @+1 {{it gathers along axis 0, which is padded}}
+  %g = tg.gather %m, %i {axis = 0 : i64} : tensor<4x1xi1>, tensor<4xi64> -> tensor<4x1xi1>
+  return %g : tensor<4x1xi1>
+}
