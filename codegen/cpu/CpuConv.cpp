@@ -1,28 +1,70 @@
-// CpuConv.cpp — CPU kernels for sliding windows: convolutions (the prelude's tg_conv template) and pooling (codegen/common/PoolEmit).
+// CpuConv.cpp — CPU kernels for sliding windows: convolutions and pooling (codegen/common/PoolEmit).
+//
+// A depthwise f32 convolution calls the prelude's direct kernel tg_conv_dw2d with its window,
+// strides and dilations as template arguments (so the window unrolls); every other one calls
+// tg_conv, im2col + GEMM (CpuConvPrelude.cpp; docs/decisions.md, "CPU convolutions").
 #include "codegen/cpu/CpuBuilder.h"
 
 #include "codegen/common/PoolEmit.h"
 
 namespace tgc::cpu {
 
+namespace {
+
+/// Largest window the depthwise kernel unrolls (taps); larger ones take im2col + GEMM.
+constexpr int64_t kMaxDepthwiseTaps = 256;
+
+/// A 1-D or 2-D convolution with one input channel per group (depthwise, any channel
+/// multiplier) whose window fits the unrolled direct kernel (tg_conv_dw2d).
+bool isDepthwise(tg::ConvOp conv) {
+  Shape x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight());
+  const int64_t sp = (int64_t)x.size() - 2;
+  if (sp < 1 || sp > 2 || x[1] <= 0 || conv.getGroup() != x[1] || w[1] != 1 ||
+      w[0] % x[1] != 0 || product(x) == 0 || product(shapeOf(conv.getResult())) == 0)
+    return false;
+  int64_t taps = 1;
+  for (int64_t d = 0; d < sp; ++d)
+    taps *= w[d + 2];
+  for (int64_t v : codegen::intsOf(conv.getStrides()))
+    if (v < 1 || v > 8)
+      return false;
+  for (int64_t v : codegen::intsOf(conv.getDilations()))
+    if (v < 1 || v > 16)
+      return false;
+  return taps >= 1 && taps <= kMaxDepthwiseTaps;
+}
+
+} // namespace
+
 llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
   const std::string T = ct->name;
-  const std::string sz = "sizeof(" + T + ")";
-  (void)sz;
 
   if (auto conv = dyn_cast<tg::ConvOp>(op)) {
     Shape x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight()), y = shapeOf(conv.getResult());
     int sp = (int)x.size() - 2;
     if (sp > 8)
       return opError(op, "conv with more than 8 spatial dims");
+    const std::string bias = conv.getBias() ? inPtr[2] : "nullptr";
+    if (T == "float" && isDepthwise(conv)) {
+      // 1-D as 2-D with a window, stride and dilation of 1 along H (tg_conv_dw2d).
+      Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
+            dil = codegen::intsOf(conv.getDilations());
+      // Along H: the first spatial dim's value for 2-D, `one` for 1-D; along W: the last dim's.
+      auto h = [&](const Shape &v, size_t at, int64_t one) { return str(sp == 2 ? v[at] : one); };
+      c.line("tg_conv_dw2d<" + h(w, 2, 1) + ", " + str(w.back()) + ", " + h(st, 0, 1) + ", " +
+             str(st.back()) + ", " + h(dil, 0, 1) + ", " + str(dil.back()) + ">(in0, in1, " +
+             bias + ", out0, " + str(x[0]) + ", " + str(x[1]) + ", " + str(w[0] / x[1]) + ", " +
+             h(x, 2, 1) + ", " + str(x.back()) + ", " + h(y, 2, 1) + ", " + str(y.back()) + ", " +
+             h(pads, 0, 0) + ", " + str(pads[sp - 1]) + ");");
+      return llvm::Error::success();
+    }
     c.line("static const int64_t xs[] = " + intArray(x) + ", ws[] = " + intArray(w) +
            ", ys[] = " + intArray(y) + ";");
     c.line("static const int64_t st[] = " + intArray(codegen::intsOf(conv.getStrides())) +
            ", pads[] = " + intArray(codegen::intsOf(conv.getPads())) +
            ", dil[] = " + intArray(codegen::intsOf(conv.getDilations())) + ";");
-    c.line("tg_conv<" + T + ">(in0, in1, " + (conv.getBias() ? inPtr[2] : "nullptr") +
-           ", out0, " + std::to_string(sp) + ", xs, ws, ys, st, pads, dil, " +
-           str(conv.getGroup()) + ");");
+    c.line("tg_conv<" + T + ">(in0, in1, " + bias + ", out0, " + std::to_string(sp) +
+           ", xs, ws, ys, st, pads, dil, " + str(conv.getGroup()) + ");");
     return llvm::Error::success();
   }
 

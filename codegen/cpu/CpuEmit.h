@@ -16,6 +16,9 @@ namespace tgc::cpu {
 /// The fixed text at the top of kernels.cpp (helpers, GEMM/conv templates, tgk_set_threads).
 const std::string &prelude();
 
+/// The prelude's convolution templates (CpuConvPrelude.cpp): im2col + GEMM, depthwise direct.
+const char *convPrelude();
+
 /// One emitted kernel: its C symbol, a label naming the ops/ONNX nodes, and its arguments in
 /// call order (buffered operands, then results).
 struct EmittedKernel {

@@ -4,7 +4,8 @@
 // division truncates and never traps, integer mod takes the divisor's sign, float mod is fmod,
 // round is half-to-even, max/min propagate NaN, float→int casts truncate to int64 (saturating,
 // NaN to 0) and wrap to narrower types),
-// the BLAS-backed GEMM, batched matmul and im2col convolution, and the thread-count switch.
+// the BLAS-backed GEMM and batched matmul, the convolutions (CpuConvPrelude.cpp), and the
+// thread-count switch.
 // Generated kernels are compiled with -fwrapv, so signed integer overflow wraps.
 #include "codegen/cpu/CpuEmit.h"
 #include "codegen/common/ElementPrelude.h"
@@ -239,6 +240,44 @@ template <class To, bool ToBool, class From> inline To tg_cast(From a) {
   } else return (To)a;
 }
 
+/// OpenBLAS runs on one thread (set when kernels.so loads and by tgk_set_threads); the kernels
+/// split their GEMMs across OpenMP threads themselves. Both pools busy-waiting on the same cores
+/// made 2 threads slower than 1 (OpenBLAS's threads yield-spin after a call, OpenMP's spin after
+/// a loop; docs/decisions.md, "CPU convolutions").
+[[maybe_unused]] const bool tg_blas_one_thread = (openblas_set_num_threads(1), true);
+
+/// Work (M·N·K) from which a GEMM is split across the OpenMP threads.
+constexpr int64_t kGemmSplitWork = 1 << 18;
+
+/// C = A · op(B) + beta · C through cblas_sgemm/dgemm (row-major; op(B) = B[K,N] or B[N,K]^T),
+/// the larger of M and N split into one slice per thread when the work is large. M, N, K > 0.
+template <class T>
+void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
+                  const T *B, int64_t ldb, T *C, int64_t ldc, T beta) {
+  auto one = [&](int64_t m, int64_t n, const T *a, const T *b, T *c) {
+    if constexpr (std::is_same<T, float>::value)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                  (int)K, 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    else
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                  (int)K, 1.0, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+  };
+  const int64_t nt = omp_in_parallel() ? 1 : tgk_nt();
+  if (nt <= 1 || M * N * K < kGemmSplitWork) {
+    one(M, N, A, B, C);
+    return;
+  }
+  const bool byN = N >= M;
+  const int64_t len = byN ? N : M, part = ((len + nt - 1) / nt + 15) / 16 * 16;
+#pragma omp parallel for num_threads((int)nt) schedule(static)
+  for (int64_t t = 0; t < nt; ++t) {
+    const int64_t at = t * part, n = std::min(part, len - at);
+    if (n <= 0) continue;
+    if (byN) one(M, n, A, transB ? B + at * ldb : B + at, C + at);
+    else one(n, N, A + at * lda, B, C + at * ldc);
+  }
+}
+
 /// f16/bf16 GEMM: sgemm on float copies of A and B; each result, plus its bias (bias[i] per row
 /// or bias[j] per column, when given) in float, is rounded once on store. K > 0.
 template <class T>
@@ -250,8 +289,7 @@ void tg_gemm_lowp(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int6
     for (int64_t k = 0; k < K; ++k) a[i * K + k] = A[i * lda + k];
   for (int64_t i = 0; i < BR; ++i)
     for (int64_t k = 0; k < BC; ++k) b[i * BC + k] = B[i * ldb + k];
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-              (int)K, 1.0f, a.data(), (int)K, b.data(), (int)BC, 0.0f, c.data(), (int)N);
+  tg_blas_gemm<float>(transB, M, N, K, a.data(), K, b.data(), BC, c.data(), N, 0.0f);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j)
       C[i * ldc + j] = T(c[i * N + j] + (bias ? (float)bias[biasPerRow ? i : j] : 0.0f));
@@ -266,12 +304,8 @@ void tg_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t l
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
     return;
   }
-  if constexpr (std::is_same<T, float>::value) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                (int)K, 1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
-  } else if constexpr (std::is_same<T, double>::value) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                (int)K, 1.0, A, (int)lda, B, (int)ldb, 0.0, C, (int)ldc);
+  if constexpr (kFloat<T>) {
+    tg_blas_gemm<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, T(0));
   } else if constexpr (kLowp<T>) {
     tg_gemm_lowp<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, nullptr, false);
   } else {
@@ -308,6 +342,13 @@ void tg_linear(const T *x, const T *w, const T *bias, T *y, int64_t M, int64_t N
       return;
     }
   }
+  if constexpr (kFloat<T>) { // y starts as the bias: one pass over it
+    if (bias && M > 0 && N > 0 && K > 0) {
+      for (int64_t i = 0; i < M; ++i) std::copy(bias, bias + N, y + i * N);
+      tg_blas_gemm<T>(true, M, N, K, x, K, w, K, y, N, T(1));
+      return;
+    }
+  }
   tg_gemm<T>(true, M, N, K, x, K, w, K, y, N);
   if (bias) {
 #pragma omp parallel for num_threads(tgk_nt()) if (M * N > 65536)
@@ -320,89 +361,32 @@ void tg_linear(const T *x, const T *w, const T *bias, T *y, int64_t M, int64_t N
 template <class T>
 void tg_matmul(const T *A, const T *B, T *C, int64_t batches, const int64_t *aoff,
                const int64_t *boff, int64_t M, int64_t N, int64_t K) {
+  // Small GEMMs run one per thread; a large one splits itself (tg_blas_gemm).
+  const int64_t work = M * N * K;
+#pragma omp parallel for num_threads(tgk_nt()) \
+    if (batches > 1 && work < kGemmSplitWork && batches * work >= kGemmSplitWork)
   for (int64_t b = 0; b < batches; ++b)
     tg_gemm<T>(false, M, N, K, A + aoff[b], K, B + boff[b], N, C + b * M * N, N);
 }
 
-/// N-d convolution, NC[D]HW, by im2col + GEMM per (image, group). Shapes: xs = [N, C, in...],
-/// ws = [M, C/group, k...], ys = [N, M, out...]; pads = [begin..., end...].
-template <class T>
-void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t *xs,
-             const int64_t *ws, const int64_t *ys, const int64_t *st, const int64_t *pads,
-             const int64_t *dil, int64_t group) {
-  const int64_t N = xs[0], C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
-  int64_t KP = 1, P = 1, XP = 1;
-  bool pointwise = true;
-  for (int d = 0; d < sp; ++d) {
-    KP *= ws[d + 2];
-    P *= ys[d + 2];
-    XP *= xs[d + 2];
-    pointwise = pointwise && ws[d + 2] == 1 && st[d] == 1 && pads[d] == 0 && pads[d + sp] == 0 &&
-                ys[d + 2] == xs[d + 2];
-  }
-  const int64_t rows = Cg * KP;
-  std::vector<T> col(pointwise ? 0 : (size_t)(rows * P));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t g = 0; g < group; ++g) {
-      const T *xin = x + (n * C + g * Cg) * XP;
-      const T *src = xin;
-      if (!pointwise) {
-#pragma omp parallel for num_threads(tgk_nt()) if (rows * P > 32768)
-        for (int64_t row = 0; row < rows; ++row) {
-          const int64_t c = row / KP;
-          int64_t kc[8], oc[8];
-          int64_t kr = row % KP;
-          for (int d = sp - 1; d >= 0; --d) { kc[d] = kr % ws[d + 2]; kr /= ws[d + 2]; }
-          T *dst = col.data() + row * P;
-          const T *xc = xin + c * XP;
-          for (int d = 0; d < sp; ++d) oc[d] = 0;
-          for (int64_t p = 0; p < P; ++p) {
-            int64_t off = 0;
-            bool inside = true;
-            for (int d = 0; d < sp; ++d) {
-              const int64_t ic = oc[d] * st[d] - pads[d] + kc[d] * dil[d];
-              inside = inside && ic >= 0 && ic < xs[d + 2];
-              off = off * xs[d + 2] + ic;
-            }
-            dst[p] = inside ? xc[off] : T(0);
-            for (int d = sp - 1; d >= 0; --d) { // advance the output coordinate
-              if (++oc[d] < ys[d + 2]) break;
-              oc[d] = 0;
-            }
-          }
-        }
-        src = col.data();
-      }
-      T *out = y + (n * M + g * Mg) * P;
-      if constexpr (kLowp<T>) { // the bias added before the one rounding
-        if (Mg > 0 && P > 0 && rows > 0) {
-          tg_gemm_lowp<T>(false, Mg, P, rows, w + g * Mg * rows, rows, src, P, out, P,
-                          bias ? bias + g * Mg : nullptr, true);
-          continue;
-        }
-      }
-      tg_gemm<T>(false, Mg, P, rows, w + g * Mg * rows, rows, src, P, out, P);
-      if (bias)
-        for (int64_t m = 0; m < Mg; ++m) {
-          const T b = bias[g * Mg + m];
-          for (int64_t p = 0; p < P; ++p) out[m * P + p] = (T)(out[m * P + p] + b);
-        }
-    }
-}
+)PRELUDE";
 
-} // namespace
+// After the convolution templates (CpuConvPrelude.cpp).
+const char *kPreludeEnd = R"PRELUDE(} // namespace
 
-/// Sets the intra-op thread count of every kernel and of OpenBLAS (<= 0: library default).
+/// Sets the intra-op thread count of every kernel (<= 0: OpenMP's default); OpenBLAS stays on
+/// one thread (the kernels split GEMMs across their OpenMP threads: tg_blas_gemm).
 extern "C" void tgk_set_threads(int n) {
   tgk_threads_ = n;
-  if (n > 0) openblas_set_num_threads(n);
+  openblas_set_num_threads(1);
 }
 )PRELUDE";
 
 } // namespace
 
 const std::string &prelude() {
-  static const std::string text = codegen::assemblePrelude(kPreludeHead, {"inline", "kFloat<T>", "std::is_signed<T>::value", "std::pow", "std::fmod"}, kPreludeTail);
+  static const std::string text = codegen::assemblePrelude(kPreludeHead, {"inline", "kFloat<T>", "std::is_signed<T>::value", "std::pow", "std::fmod"}, kPreludeTail) +
+      convPrelude() + kPreludeEnd;
   return text;
 }
 

@@ -25,6 +25,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from ops_vs_ort_conv import convolutions
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPSET = 14
 
@@ -184,6 +186,7 @@ def pooling():
 def cases():
     c = control_flow()
     c.update(pooling())
+    c.update(convolutions())
     c["lstm_bidirectional_seq_lens"] = recurrent(
         "LSTM", 5, 3, 3, 6, "bidirectional", seq_lens=[6, 2, 4], peep=True, seed=1)
     c["lstm_reverse_seq_lens"] = recurrent("LSTM", 4, 3, 3, 5, "reverse", seq_lens=[1, 5, 3],

@@ -1,0 +1,283 @@
+// CpuConvPrelude.cpp — the convolution templates of kernels.cpp's prelude: im2col + GEMM for
+// regular convolutions, a direct vectorized kernel for depthwise ones.
+//
+// Why two methods (docs/decisions.md, "CPU convolutions"): a convolution with many input
+// channels per group is a GEMM of [M, C·k] × [C·k, P] once its input is unfolded (im2col), and
+// OpenBLAS runs that near peak; a depthwise convolution (one input channel per group) is a
+// GEMM with one row per group, which no BLAS does well (the old path made C calls of M = 1), so
+// it is computed directly: each stride phase of the zero-padded input plane is stored apart,
+// which makes every tap of the window a contiguous load at a constant offset, and the output
+// plane is computed flat in blocks of 32 floats (four 8-float accumulators) with the window
+// unrolled at compile time (KH, KW, strides and dilations are template arguments).
+#include "codegen/cpu/CpuEmit.h"
+
+namespace tgc::cpu {
+
+namespace {
+
+const char *kConvPrelude = R"PRELUDE(/// Scratch reused across calls by one thread (im2col columns, padded planes).
+template <class T> T *tg_scratch(size_t n) {
+  static thread_local std::vector<T> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+/// Unfolds output rows [oy0, oy0 + OHb) of one group's input [Cg, H, W] for a 2-D window (1-D
+/// is H = 1): row (c, ky, kx) of `col` [Cg·KH·KW, OHb·OW] holds the input under that tap at
+/// each of those output positions (0 in the padding). Rows run in parallel when `parallel` and
+/// large.
+template <class T>
+void tg_im2col2d(const T *x, T *col, int64_t Cg, int64_t H, int64_t W, int64_t KH, int64_t KW,
+                 int64_t oy0, int64_t OHb, int64_t OW, int64_t SH, int64_t SW, int64_t PT,
+                 int64_t PL, int64_t DH, int64_t DW, bool parallel) {
+  const int64_t rows = Cg * KH * KW, P = OHb * OW;
+#pragma omp parallel for num_threads(tgk_nt()) if (parallel && rows * P > 32768)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t c = row / (KH * KW), ky = row / KW % KH, kx = row % KW;
+    const T *xc = x + c * H * W;
+    T *dst = col + row * P;
+    // Output columns whose input column ox·SW − PL + kx·DW lies in [0, W): [lo, hi).
+    const int64_t off = kx * DW - PL;
+    int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
+    int64_t hi = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
+    lo = std::min(lo, OW);
+    hi = std::max(lo, std::min(hi, OW));
+    for (int64_t oy = oy0; oy < oy0 + OHb; ++oy, dst += OW) {
+      const int64_t iy = oy * SH - PT + ky * DH;
+      if (iy < 0 || iy >= H) {
+        std::fill(dst, dst + OW, T(0));
+        continue;
+      }
+      const T *src = xc + iy * W + off;
+      std::fill(dst, dst + lo, T(0));
+      if (SW == 1) std::copy(src + lo, src + hi, dst + lo);
+      else for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = src[ox * SW];
+      std::fill(dst + hi, dst + OW, T(0));
+    }
+  }
+}
+
+/// C[M, Nc] (leading dim ldc) = A[M, K] · B[K, Nc] (leading dim ldb) + bias[m] per row (when
+/// given). f32 starts C as the bias (one pass over it); f16/bf16 add it before their one rounding.
+template <class T>
+void tg_conv_gemm(const T *A, const T *B, int64_t ldb, T *C, int64_t ldc, int64_t M, int64_t Nc,
+                  int64_t K, const T *bias) {
+  if constexpr (kLowp<T>) {
+    if (M > 0 && Nc > 0 && K > 0) {
+      tg_gemm_lowp<T>(false, M, Nc, K, A, K, B, ldb, C, ldc, bias, true);
+      return;
+    }
+  }
+  if constexpr (std::is_same<T, float>::value) {
+    if (bias && M > 0 && Nc > 0 && K > 0) {
+      for (int64_t m = 0; m < M; ++m) std::fill(C + m * ldc, C + m * ldc + Nc, bias[m]);
+      tg_blas_gemm<float>(false, M, Nc, K, A, K, B, ldb, C, ldc, 1.0f);
+      return;
+    }
+  }
+  tg_gemm<T>(false, M, Nc, K, A, K, B, ldb, C, ldc);
+  if (bias)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t p = 0; p < Nc; ++p) C[m * ldc + p] = (T)(C[m * ldc + p] + bias[m]);
+}
+
+/// Bytes of im2col columns unfolded at a time: a block of output rows whose columns stay in the
+/// L2 cache while the GEMM packs them (unfolding all at once went to memory and back).
+constexpr int64_t kIm2colBlockBytes = 256 * 1024;
+
+/// N-d convolution, NC[D]HW, by im2col + GEMM per (image, group). Shapes: xs = [N, C, in...],
+/// ws = [M, C/group, k...], ys = [N, M, out...]; pads = [begin..., end...].
+/// 1-D and 2-D windows work in blocks of output rows: each block unfolds its columns
+/// (tg_im2col2d; a 1×1 window at stride 1 without padding reads the input as it is) and
+/// multiplies them. With several threads the blocks of all images and groups run in parallel
+/// under OpenMP (OpenBLAS is on one thread: tg_blas_gemm). More dims unfold whole, element by
+/// element.
+template <class T>
+void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t *xs,
+             const int64_t *ws, const int64_t *ys, const int64_t *st, const int64_t *pads,
+             const int64_t *dil, int64_t group) {
+  const int64_t N = xs[0], C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
+  int64_t KP = 1, P = 1, XP = 1;
+  bool pointwise = true;
+  for (int d = 0; d < sp; ++d) {
+    KP *= ws[d + 2];
+    P *= ys[d + 2];
+    XP *= xs[d + 2];
+    pointwise = pointwise && ws[d + 2] == 1 && st[d] == 1 && pads[d] == 0 && pads[d + sp] == 0 &&
+                ys[d + 2] == xs[d + 2];
+  }
+  const int64_t rows = Cg * KP;
+  if (sp <= 2) {
+    const bool two = sp == 2; // else 1-D: H = 1
+    const int64_t OH = two ? ys[2] : 1, OW = ys[sp + 1], nt = tgk_nt(), images = N * group;
+    int64_t OHb = pointwise ? OH : std::max<int64_t>(1, std::min<int64_t>(
+        OH, kIm2colBlockBytes / (int64_t)sizeof(T) / std::max<int64_t>(1, rows * OW)));
+    if (images < nt) { // enough blocks for every thread
+      const int64_t per = (nt + images - 1) / images;
+      OHb = std::min(OHb, std::max<int64_t>(1, (OH + per - 1) / per));
+    }
+    const int64_t blocks = (OH + OHb - 1) / OHb, items = images * blocks;
+    const bool par = nt > 1 && items > 1 && Mg * rows * P * images > (1 << 17);
+#pragma omp parallel num_threads(nt) if (par)
+    {
+      T *col = pointwise ? nullptr : tg_scratch<T>((size_t)(rows * OHb * OW));
+#pragma omp for schedule(static)
+      for (int64_t it = 0; it < items; ++it) {
+        const int64_t img = it / blocks, oy = it % blocks * OHb, nb = std::min(OHb, OH - oy);
+        const int64_t n = img / group, g = img % group;
+        const T *xin = x + (n * C + g * Cg) * XP, *wg = w + g * Mg * rows;
+        T *out = y + (n * M + g * Mg) * P + oy * OW;
+        const T *bg = bias ? bias + g * Mg : nullptr;
+        if (pointwise) {
+          tg_conv_gemm<T>(wg, xin + oy * OW, P, out, P, Mg, nb * OW, rows, bg);
+          continue;
+        }
+        tg_im2col2d<T>(xin, col, Cg, two ? xs[2] : 1, xs[sp + 1], two ? ws[2] : 1, ws[sp + 1],
+                       oy, nb, OW, two ? st[0] : 1, st[sp - 1], two ? pads[0] : 0,
+                       pads[sp - 1], two ? dil[0] : 1, dil[sp - 1], !par);
+        tg_conv_gemm<T>(wg, col, nb * OW, out, P, Mg, nb * OW, rows, bg);
+      }
+    }
+    return;
+  }
+  T *col = pointwise ? nullptr : tg_scratch<T>((size_t)(rows * P));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      const T *xin = x + (n * C + g * Cg) * XP, *wg = w + g * Mg * rows;
+      const T *bg = bias ? bias + g * Mg : nullptr;
+      T *out = y + (n * M + g * Mg) * P;
+      if (pointwise) {
+        tg_conv_gemm<T>(wg, xin, P, out, P, Mg, P, rows, bg);
+        continue;
+      }
+#pragma omp parallel for num_threads(tgk_nt()) if (rows * P > 32768)
+      for (int64_t row = 0; row < rows; ++row) {
+        const int64_t c = row / KP;
+        int64_t kc[8], oc[8];
+        int64_t kr = row % KP;
+        for (int d = sp - 1; d >= 0; --d) { kc[d] = kr % ws[d + 2]; kr /= ws[d + 2]; }
+        T *dst = col + row * P;
+        const T *xc = xin + c * XP;
+        for (int d = 0; d < sp; ++d) oc[d] = 0;
+        for (int64_t p = 0; p < P; ++p) {
+          int64_t off = 0;
+          bool inside = true;
+          for (int d = 0; d < sp; ++d) {
+            const int64_t ic = oc[d] * st[d] - pads[d] + kc[d] * dil[d];
+            inside = inside && ic >= 0 && ic < xs[d + 2];
+            off = off * xs[d + 2] + ic;
+          }
+          dst[p] = inside ? xc[off] : T(0);
+          for (int d = sp - 1; d >= 0; --d) { // advance the output coordinate
+            if (++oc[d] < ys[d + 2]) break;
+            oc[d] = 0;
+          }
+        }
+      }
+      tg_conv_gemm<T>(wg, col, P, out, P, Mg, P, rows, bg);
+    }
+}
+
+/// The rows copied are short (W or OW floats): loops the compiler vectorizes inline, not library
+/// calls (clang's no_builtin keeps it from turning them into memcpy; other compilers ignore it).
+#if defined(__clang__)
+#define TG_INLINE_COPIES __attribute__((no_builtin("memcpy", "memmove", "memset")))
+#else
+#define TG_INLINE_COPIES
+#endif
+
+/// Copies n floats between buffers that do not overlap, 8 at a time (the last 8 overlapping the
+/// block before them).
+TG_INLINE_COPIES inline void tg_copy_f32(float *d, const float *s, int64_t n) {
+  typedef float v8 __attribute__((vector_size(32)));
+  if (n < 8) {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+    return;
+  }
+  v8 t;
+  for (int64_t i = 0; i + 8 <= n; i += 8) {
+    std::memcpy(&t, s + i, 32);
+    std::memcpy(d + i, &t, 32);
+  }
+  std::memcpy(&t, s + n - 8, 32);
+  std::memcpy(d + n - 8, &t, 32);
+}
+
+/// Depthwise 2-D convolution in f32 (group = C, M = C·mult; 1-D is KH = SH = DH = 1, H = 1):
+/// x [N, C, H, W], w [M, 1, KH, KW], y [N, M, OH, OW], PT/PL the leading pads. Per (image,
+/// channel): the zero-padded plane is stored as SH·SW stride phases of Hq × Wq (phase (a, b)
+/// holds padded[r·SH + a][j·SW + b]), so tap (ky, kx) at output (oy, ox) is phase
+/// ((ky·DH) % SH, (kx·DW) % SW) at flat index q + ⌊ky·DH / SH⌋·Wq + ⌊kx·DW / SW⌋ with
+/// q = oy·Wq + ox: contiguous in q. The output is computed over all q < OH·Wq (the columns past
+/// OW are discarded) in blocks of 32 with the window unrolled, then copied out.
+template <int KH, int KW, int SH, int SW, int DH, int DW>
+TG_INLINE_COPIES void tg_conv_dw2d(const float *x, const float *w, const float *bias, float *y,
+                                    int64_t N, int64_t C, int64_t mult, int64_t H, int64_t W,
+                                    int64_t OH, int64_t OW, int64_t PT, int64_t PL) {
+  typedef float v8 __attribute__((vector_size(32)));
+  constexpr int64_t EH = (KH - 1) * DH / SH, EW = (KW - 1) * DW / SW; // extra phase rows/cols
+  const int64_t Hq = OH + EH, Wq = OW + EW, Q = OH * Wq, QB = (Q + 31) / 32 * 32;
+  const int64_t stride = Hq * Wq + (QB - Q) + EW + 8; // one phase, with room for the last block
+  const int64_t work = N * C * mult * QB * KH * KW;
+#pragma omp parallel num_threads(tgk_nt()) if (work > (1 << 16))
+  {
+    float *ph = tg_scratch<float>((size_t)(SH * SW * stride + QB));
+    float *acc = ph + SH * SW * stride;
+#pragma omp for schedule(static)
+    for (int64_t nc = 0; nc < N * C; ++nc) {
+      const float *xc = x + nc * H * W;
+      for (int64_t i = 0; i < SH * SW * stride; ++i) ph[i] = 0.0f;
+      for (int a = 0; a < SH; ++a)
+        for (int b = 0; b < SW; ++b) {
+          float *dst = ph + (a * SW + b) * stride;
+          const int64_t off = b - PL; // input column of phase column j: j·SW + off
+          const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
+          const int64_t end = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
+          const int64_t hi = std::max(lo, std::min(Wq, end));
+          for (int64_t r = 0; r < Hq; ++r) {
+            const int64_t iy = r * SH + a - PT;
+            if (iy < 0 || iy >= H) continue;
+            const float *src = xc + iy * W + off;
+            if constexpr (SW == 1) tg_copy_f32(dst + r * Wq + lo, src + lo, hi - lo);
+            else for (int64_t j = lo; j < hi; ++j) dst[r * Wq + j] = src[j * SW];
+          }
+        }
+      for (int64_t k = 0; k < mult; ++k) {
+        const int64_t m = nc % C * mult + k, img = nc / C;
+        const float *wk = w + m * KH * KW;
+        const float b0 = bias ? bias[m] : 0.0f;
+        for (int64_t q = 0; q < QB; q += 32) {
+          v8 s0 = b0 - (v8){}, s1 = s0, s2 = s0, s3 = s0;
+          for (int ky = 0; ky < KH; ++ky)
+            for (int kx = 0; kx < KW; ++kx) {
+              const float *p = ph + ((ky * DH) % SH * SW + (kx * DW) % SW) * stride + q +
+                               (ky * DH / SH) * Wq + kx * DW / SW;
+              const float t = wk[ky * KW + kx];
+              v8 l0, l1, l2, l3;
+              std::memcpy(&l0, p, 32);
+              std::memcpy(&l1, p + 8, 32);
+              std::memcpy(&l2, p + 16, 32);
+              std::memcpy(&l3, p + 24, 32);
+              s0 += t * l0;
+              s1 += t * l1;
+              s2 += t * l2;
+              s3 += t * l3;
+            }
+          std::memcpy(acc + q, &s0, 32);
+          std::memcpy(acc + q + 8, &s1, 32);
+          std::memcpy(acc + q + 16, &s2, 32);
+          std::memcpy(acc + q + 24, &s3, 32);
+        }
+        float *yo = y + (img * C * mult + m) * OH * OW;
+        for (int64_t oy = 0; oy < OH; ++oy) tg_copy_f32(yo + oy * OW, acc + oy * Wq, OW);
+      }
+    }
+  }
+}
+)PRELUDE";
+
+} // namespace
+
+const char *convPrelude() { return kConvPrelude; }
+
+} // namespace tgc::cpu

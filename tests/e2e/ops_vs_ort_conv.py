@@ -1,0 +1,68 @@
+"""ops_vs_ort_conv.py — convolution variants for run_ops_vs_ort.py: the CPU backend's kernel
+choices (codegen/cpu/CpuConvPrelude.cpp), each against ONNX Runtime.
+
+Depthwise (group = channels) convolutions take the direct kernel: 3x3/5x5 at stride 1 and 2,
+odd sizes, asymmetric pads, dilation, a channel multiplier, 1-D, a window wider than the input,
+a stride wider than the window. Regular ones take im2col + GEMM in blocks of output rows: 3x3
+at stride 1/2, 1x1 with and without stride, grouped, dilated, 1-D, batched, one large enough to
+be unfolded in several blocks and run in parallel, and 3-D (unfolded whole).
+"""
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 14
+
+
+def conv_case(x_shape, w_shape, bias=True, seed=0, **attrs):
+    """A one-node Conv model with random weights (initializers) and its input."""
+    rng = np.random.default_rng(seed)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    inits = [numpy_helper.from_array(f32(*w_shape), "W")]
+    names = ["x", "W"]
+    if bias:
+        inits.append(numpy_helper.from_array(f32(w_shape[0]), "B"))
+        names.append("B")
+    g = helper.make_graph(
+        [helper.make_node("Conv", names, ["y"], **attrs)], "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    return model, {"x": f32(*x_shape)}
+
+
+def convolutions():
+    """{name: (model, feeds)} for the convolution variants."""
+    c = {}
+    dw = lambda ch, mult, k: [ch * mult, 1] + k
+    c["conv_dw3x3_s1"] = conv_case([2, 6, 9, 11], dw(6, 1, [3, 3]), group=6, pads=[1, 1, 1, 1])
+    c["conv_dw3x3_s2_odd"] = conv_case([1, 5, 13, 11], dw(5, 1, [3, 3]), group=5,
+                                       strides=[2, 2], pads=[1, 1, 1, 1], seed=1)
+    c["conv_dw5x5_s1"] = conv_case([1, 24, 14, 14], dw(24, 1, [5, 5]), group=24,
+                                   pads=[2, 2, 2, 2], seed=2)
+    c["conv_dw5x5_s2_asym_pads"] = conv_case([1, 7, 12, 10], dw(7, 1, [5, 5]), group=7,
+                                             strides=[2, 2], pads=[1, 2, 2, 1], seed=3)
+    c["conv_dw3x3_dilated"] = conv_case([1, 4, 10, 12], dw(4, 1, [3, 3]), group=4,
+                                        dilations=[2, 3], pads=[2, 3, 2, 3], seed=4)
+    c["conv_dw_multiplier_no_bias"] = conv_case([2, 3, 8, 8], dw(3, 2, [3, 3]), bias=False,
+                                                group=3, pads=[1, 1, 1, 1], seed=5)
+    c["conv_dw_1d_s2"] = conv_case([2, 6, 21], dw(6, 1, [5]), group=6, strides=[2], pads=[2, 1],
+                                   seed=6)
+    c["conv_dw_window_wider_than_input"] = conv_case([1, 8, 3, 3], dw(8, 1, [5, 5]), group=8,
+                                                     pads=[2, 2, 2, 2], seed=7)
+    c["conv_dw_stride_past_window"] = conv_case([1, 3, 11, 11], dw(3, 1, [2, 2]), group=3,
+                                                strides=[3, 3], seed=8)
+    c["conv_3x3_s1"] = conv_case([1, 8, 10, 9], [12, 8, 3, 3], pads=[1, 1, 1, 1], seed=9)
+    c["conv_3x3_s2_batch"] = conv_case([2, 5, 11, 13], [7, 5, 3, 3], strides=[2, 2],
+                                       pads=[1, 0, 0, 1], seed=10)
+    c["conv_1x1"] = conv_case([2, 16, 7, 5], [9, 16, 1, 1], seed=11)
+    c["conv_1x1_s2"] = conv_case([1, 16, 9, 9], [8, 16, 1, 1], strides=[2, 2], seed=12)
+    c["conv_grouped"] = conv_case([1, 8, 9, 9], [6, 4, 3, 3], group=2, pads=[1, 1, 1, 1],
+                                  seed=13)
+    c["conv_dilated"] = conv_case([1, 4, 12, 12], [5, 4, 3, 3], dilations=[2, 2],
+                                  pads=[2, 2, 2, 2], seed=14)
+    c["conv_1d_s2"] = conv_case([2, 6, 30], [8, 6, 3], strides=[2], pads=[1, 1], seed=15)
+    c["conv_large_blocks"] = conv_case([1, 32, 64, 64], [15, 32, 3, 3], pads=[1, 1, 1, 1],
+                                       seed=16)
+    c["conv_3d"] = conv_case([1, 3, 5, 6, 7], [4, 3, 3, 3, 3], pads=[1, 1, 1, 1, 1, 1],
+                             seed=17)
+    return c
