@@ -25,7 +25,10 @@ inline float prefillInc(int64_t v) { return 0.25f * float(v); }
 inline float stepInc(int64_t v) { return v == 3 ? 1.f : 0.f; }
 
 /// The counter model at prompt length `s` (mask length `t`), adding `inc` to the state.
-inline std::string counterIr(int64_t s, int64_t t, float (*inc)(int64_t)) {
+/// `stateInLogits` false: logits = E[ids] alone (the state is still written), for in-place
+/// packages (assembleDecode's inPlace) whose kernels' order against the write is not known.
+inline std::string counterIr(int64_t s, int64_t t, float (*inc)(int64_t),
+                             bool stateInLogits = true) {
   std::string e = "[", w = "[";
   for (int64_t i = 0; i < kVocab; ++i) {
     e += std::string(i ? ", " : "") + "[";
@@ -46,21 +49,25 @@ inline std::string counterIr(int64_t s, int64_t t, float (*inc)(int64_t)) {
          "  %w = tg.constant dense<" + w + "> : tensor<" + V + "xf32>\n"
          "  %p = tg.add %past, %w : " + st + ", tensor<" + V + "xf32> -> " + st + "\n"
          "  %g = tg.gather %e, %ids {axis = 0 : i64} : tensor<" + V + "x" + V + "xf32>, " + ids +
-         " -> " + lg + "\n"
-         "  %l = tg.add %g, %p : " + lg + ", " + st + " -> " + lg + "\n"
+         " -> " + lg + "\n" +
+         (stateInLogits ? "  %l = tg.add %g, %p : " + lg + ", " + st + " -> " + lg + "\n"
+                        : "  %l = tg.mul %g, %g : " + lg + ", " + lg + " -> " + lg + "\n") +
          "  return %l, %p : " + lg + ", " + st + "\n}\n";
 }
 
 /// Plan `p`'s last input (past) and last output (present) become state 0: arguments into the
 /// past read the state, those into the present write a new arena range, which a final COPY
-/// step writes into the state.
-inline void useState(plan::Plan &p) {
+/// step writes into the state. `inPlace` (CUDA packages, which have no COPY steps): arguments
+/// into the present write the state directly (fine for load checks; which kernel reads the
+/// state before or after the write is then the compiler's choice).
+inline void useState(plan::Plan &p, bool inPlace = false) {
   const int past = p.inputs_size() - 1, present = p.outputs_size() - 1;
   const int64_t bytes = kVocab * 4;
   const int64_t scratch = (p.arena_bytes() + 63) / 64 * 64;
   p.set_arena_bytes(scratch + bytes);
   auto redirect = [&](plan::BufferArg &a) {
-    if (a.kind() == plan::INPUT && a.index() == past)
+    if ((a.kind() == plan::INPUT && a.index() == past) ||
+        (inPlace && a.kind() == plan::OUTPUT && a.index() == present))
       a.set_kind(plan::STATE), a.set_index(0);
     else if (a.kind() == plan::OUTPUT && a.index() == present)
       a.set_kind(plan::ARENA), a.set_index(0), a.set_offset(scratch + a.offset());
@@ -71,6 +78,12 @@ inline void useState(plan::Plan &p) {
   for (plan::TensorDesc &d : *p.mutable_outputs())
     if (d.has_source())
       redirect(*d.mutable_source());
+  if (inPlace) {
+    p.set_arena_bytes(scratch);
+    p.mutable_inputs()->RemoveLast();
+    p.mutable_outputs()->RemoveLast();
+    return;
+  }
   plan::Step &copy = *p.add_steps();
   copy.set_kind(plan::Step::COPY);
   copy.set_label("cache write");
@@ -84,7 +97,8 @@ inline void useState(plan::Plan &p) {
 /// Writes into `dir` the decode package of the prefill packages `prefillDirs` (at prompt
 /// lengths `lengths`, the last the longest) and the step package `stepDir`.
 inline void assembleDecode(const std::string &dir, const std::vector<std::string> &prefillDirs,
-                           const std::vector<int64_t> &lengths, const std::string &stepDir) {
+                           const std::vector<int64_t> &lengths, const std::string &stepDir,
+                           bool inPlace = false) {
   BucketSpec spec;
   plan::Symbol seq;
   seq.set_name("seq"), seq.set_min(1), seq.set_max(lengths.back());
@@ -105,10 +119,10 @@ inline void assembleDecode(const std::string &dir, const std::vector<std::string
     d.clear_dim_symbols();
   for (plan::TensorDesc &d : *step.mutable_outputs())
     d.clear_dim_symbols();
-  useState(step);
+  useState(step, inPlace);
   int64_t arena = step.arena_bytes();
   for (plan::Plan &b : *top.mutable_buckets()) {
-    useState(b);
+    useState(b, inPlace);
     arena = std::max(arena, b.arena_bytes());
   }
   top.set_arena_bytes(arena);

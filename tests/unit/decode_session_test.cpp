@@ -334,3 +334,43 @@ TEST_F(DecodePackage, CApiGenerates) {
 }
 
 } // namespace
+
+namespace {
+
+// Kernels that write a state directly (the in-place package the CUDA test runs too): each step's
+// logits name the token it read (E[token]²), and greedy generation follows the table.
+TEST(DecodeInPlace, KernelsWriteTheStateDirectly) {
+  const std::string step = compileIr(counterIr(1, kMaxSeq, stepInc, false), "sq_step.tgpkg");
+  const std::string p4 = compileIr(counterIr(4, 4, prefillInc, false), "sq_p4.tgpkg");
+  const std::string p8 = compileIr(counterIr(8, 8, prefillInc, false), "sq_p8.tgpkg");
+  ASSERT_FALSE(step.empty() || p4.empty() || p8.empty());
+  const std::string dir = tmpDir() + "/sq_decode.tgpkg";
+  assembleDecode(dir, {p4, p8}, {4, 8}, step, /*inPlace=*/true);
+  tgc::Status st;
+  auto s = tgc::Session::load(dir, st, 1);
+  ASSERT_TRUE(s) << st.message;
+  auto squares = [](int64_t token) {
+    std::vector<float> l(kVocab);
+    for (int64_t v = 0; v < kVocab; ++v)
+      l[(size_t)v] = tableOf(token, v) * tableOf(token, v);
+    return l;
+  };
+  std::vector<float> logits;
+  ASSERT_TRUE((st = s->prefill({1, 2, 3}, logits)).ok) << st.message;
+  EXPECT_EQ(logits, squares(3));
+  for (int64_t k = 0; k < 6; ++k) {
+    const int64_t token = (k * 5 + 1) % kVocab;
+    ASSERT_TRUE((st = s->step(token, 3 + k, logits)).ok) << st.message;
+    EXPECT_EQ(logits, squares(token)) << "step " << k << " (token " << token << ")";
+  }
+  std::vector<int64_t> ids;
+  tgc::GenerateStats stats;
+  ASSERT_TRUE((st = s->generate({4, 5, 6, 7, 0}, 10, {}, ids, stats)).ok) << st.message;
+  std::vector<int64_t> want;
+  for (int64_t t = 0, k = 0; k < 10; ++k)
+    want.push_back(t = (t + 1) % kVocab);
+  EXPECT_EQ(ids, want);
+  EXPECT_NE(s->describe().find("STATE[0]"), std::string::npos);
+}
+
+} // namespace
