@@ -281,6 +281,25 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
     }
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
+    // A decode package's cache write (passes/decode) in place: a scatter into a state that
+    // nothing else reads, returned as that state, writes the state itself (each output element
+    // of the scatter reads only its own data element, so the aliasing is safe).
+    if (auto sc = dyn_cast<tg::ScatterElementsOp>(op)) {
+      auto arg = sc.getData().dyn_cast<BlockArgument>();
+      auto k = arg ? fn.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "tg.state")
+                   : IntegerAttr();
+      Operation *ret = body.getTerminator();
+      bool returnedAsState = false;
+      for (OpOperand &use : sc.getResult().getUses())
+        if (use.getOwner() == ret)
+          if (auto r = fn.getResultAttrOfType<IntegerAttr>(use.getOperandNumber(), "tg.state"))
+            returnedAsState |= k && r.getInt() == k.getInt();
+      if (k && arg.hasOneUse() && returnedAsState) {
+        plan.locs[sc.getResult()] = {BufferLoc::State, k.getInt(), 0,
+                                     tensorBytes(sc.getType())};
+        continue;
+      }
+    }
     // Release buffers whose last reader ran before this op. A split's results also keep clear
     // of the operands of the op that produced its input (through views), so that producer may
     // write the split's results itself (see the header).
