@@ -439,6 +439,14 @@ def inner(repo):
                             "input 'input_0' dim 1 (seq): 33 is outside 1..32")
     check("bucketed package: any shape in range, outputs at the run's shape", bucketed)
 
+    # ---- generation (issue 29): any package but a decode package refuses it
+    def not_decode():
+        s = tgc.Session(os.path.join(tmp, "bucketed.tgpkg"))
+        if s.max_seq != 0:
+            return f"max_seq {s.max_seq}"
+        return expect_error(lambda: s.generate([1, 2], 4), "not a decode package")
+    check("generate: a package that is not a decode package refuses it", not_decode)
+
     # ---- the GIL is released while compiling and running
     def gil_released():
         done = threading.Event()
