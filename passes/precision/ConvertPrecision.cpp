@@ -91,11 +91,17 @@ struct ConvertPrecisionPass : public ConvertPrecisionBase<ConvertPrecisionPass> 
     if (failed)
       return signalPassFailure();
 
-    // 2. The edges: f32 arguments are cast in, f32 results cast out.
+    // 2. The edges: f32 arguments are cast in, f32 results cast out. A decode package's states
+    // (`tg.state`, passes/decode) are not edges: the runtime keeps them between runs, so they
+    // are stored at the inner precision (an f16 KV cache), neither cast in nor out.
     mlir::Block &entry = fn.getBody().front();
     mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(&entry);
     for (mlir::BlockArgument arg : entry.getArguments()) {
       mlir::Type inner = convert(arg.getType(), to);
+      if (fn.getArgAttr(arg.getArgNumber(), "tg.state")) {
+        arg.setType(inner);
+        continue;
+      }
       if (inner == arg.getType() || arg.use_empty())
         continue;
       auto cast = b.create<tg::CastOp>(arg.getLoc(), inner, arg);
@@ -103,13 +109,17 @@ struct ConvertPrecisionPass : public ConvertPrecisionBase<ConvertPrecisionPass> 
     }
     auto ret = llvm::cast<mlir::func::ReturnOp>(entry.getTerminator());
     b.setInsertionPoint(ret);
-    auto resultTypes = fn.getFunctionType().getResults();
+    auto declared = fn.getFunctionType().getResults();
+    llvm::SmallVector<mlir::Type> resultTypes(declared.begin(), declared.end());
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
       mlir::Value v = ret.getOperand(i);
+      if (fn.getResultAttr(i, "tg.state"))
+        resultTypes[i] = v.getType();
       if (v.getType() == resultTypes[i])
         continue;
       ret.setOperand(i, b.create<tg::CastOp>(ret.getLoc(), resultTypes[i], v).getResult());
     }
+    fn.setType(mlir::FunctionType::get(fn.getContext(), entry.getArgumentTypes(), resultTypes));
   }
 };
 } // namespace
