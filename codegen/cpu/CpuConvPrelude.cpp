@@ -90,7 +90,8 @@ constexpr int64_t kIm2colBlockBytes = 256 * 1024;
 /// 1-D and 2-D windows work in blocks of output rows: each block unfolds its columns
 /// (tg_im2col2d; a 1×1 window at stride 1 without padding reads the input as it is) and
 /// multiplies them. With several threads the blocks of all images and groups run in parallel
-/// under OpenMP (OpenBLAS is on one thread: tg_blas_gemm). More dims unfold whole, element by
+/// under OpenMP, OpenBLAS set to one thread meanwhile (its own threads and OpenMP's spinning ones
+/// competed for the cores: 2 threads ran slower than 1). More dims unfold whole, element by
 /// element.
 template <class T>
 void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t *xs,
@@ -118,6 +119,8 @@ void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t 
     }
     const int64_t blocks = (OH + OHb - 1) / OHb, items = images * blocks;
     const bool par = nt > 1 && items > 1 && Mg * rows * P * images > (1 << 17);
+    const int blasThreads = par ? openblas_get_num_threads() : 0;
+    if (par) openblas_set_num_threads(1); // one GEMM per OpenMP thread
 #pragma omp parallel num_threads(nt) if (par)
     {
       T *col = pointwise ? nullptr : tg_scratch<T>((size_t)(rows * OHb * OW));
@@ -138,6 +141,7 @@ void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t 
         tg_conv_gemm<T>(wg, col, nb * OW, out, P, Mg, nb * OW, rows, bg);
       }
     }
+    if (par) openblas_set_num_threads(blasThreads);
     return;
   }
   T *col = pointwise ? nullptr : tg_scratch<T>((size_t)(rows * P));

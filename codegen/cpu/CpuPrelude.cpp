@@ -240,42 +240,17 @@ template <class To, bool ToBool, class From> inline To tg_cast(From a) {
   } else return (To)a;
 }
 
-/// OpenBLAS runs on one thread (set when kernels.so loads and by tgk_set_threads); the kernels
-/// split their GEMMs across OpenMP threads themselves. Both pools busy-waiting on the same cores
-/// made 2 threads slower than 1 (OpenBLAS's threads yield-spin after a call, OpenMP's spin after
-/// a loop; docs/decisions.md, "CPU convolutions").
-[[maybe_unused]] const bool tg_blas_one_thread = (openblas_set_num_threads(1), true);
-
-/// Work (M·N·K) from which a GEMM is split across the OpenMP threads.
-constexpr int64_t kGemmSplitWork = 1 << 18;
-
-/// C = A · op(B) + beta · C through cblas_sgemm/dgemm (row-major; op(B) = B[K,N] or B[N,K]^T),
-/// the larger of M and N split into one slice per thread when the work is large. M, N, K > 0.
+/// C = A · op(B) + beta · C through cblas_sgemm/dgemm (row-major; op(B) = B[K,N] or B[N,K]^T).
+/// M, N, K > 0.
 template <class T>
 void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
                   const T *B, int64_t ldb, T *C, int64_t ldc, T beta) {
-  auto one = [&](int64_t m, int64_t n, const T *a, const T *b, T *c) {
-    if constexpr (std::is_same<T, float>::value)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                  (int)K, 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
-    else
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                  (int)K, 1.0, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
-  };
-  const int64_t nt = omp_in_parallel() ? 1 : tgk_nt();
-  if (nt <= 1 || M * N * K < kGemmSplitWork) {
-    one(M, N, A, B, C);
-    return;
-  }
-  const bool byN = N >= M;
-  const int64_t len = byN ? N : M, part = ((len + nt - 1) / nt + 15) / 16 * 16;
-#pragma omp parallel for num_threads((int)nt) schedule(static)
-  for (int64_t t = 0; t < nt; ++t) {
-    const int64_t at = t * part, n = std::min(part, len - at);
-    if (n <= 0) continue;
-    if (byN) one(M, n, A, transB ? B + at * ldb : B + at, C + at);
-    else one(n, N, A + at * lda, B, C + at * ldc);
-  }
+  if constexpr (std::is_same<T, float>::value)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
 /// f16/bf16 GEMM: sgemm on float copies of A and B; each result, plus its bias (bias[i] per row
@@ -361,10 +336,6 @@ void tg_linear(const T *x, const T *w, const T *bias, T *y, int64_t M, int64_t N
 template <class T>
 void tg_matmul(const T *A, const T *B, T *C, int64_t batches, const int64_t *aoff,
                const int64_t *boff, int64_t M, int64_t N, int64_t K) {
-  // Small GEMMs run one per thread; a large one splits itself (tg_blas_gemm).
-  const int64_t work = M * N * K;
-#pragma omp parallel for num_threads(tgk_nt()) \
-    if (batches > 1 && work < kGemmSplitWork && batches * work >= kGemmSplitWork)
   for (int64_t b = 0; b < batches; ++b)
     tg_gemm<T>(false, M, N, K, A + aoff[b], K, B + boff[b], N, C + b * M * N, N);
 }
@@ -374,11 +345,10 @@ void tg_matmul(const T *A, const T *B, T *C, int64_t batches, const int64_t *aof
 // After the convolution templates (CpuConvPrelude.cpp).
 const char *kPreludeEnd = R"PRELUDE(} // namespace
 
-/// Sets the intra-op thread count of every kernel (<= 0: OpenMP's default); OpenBLAS stays on
-/// one thread (the kernels split GEMMs across their OpenMP threads: tg_blas_gemm).
+/// Sets the intra-op thread count of every kernel and of OpenBLAS (<= 0: library default).
 extern "C" void tgk_set_threads(int n) {
   tgk_threads_ = n;
-  openblas_set_num_threads(1);
+  if (n > 0) openblas_set_num_threads(n);
 }
 )PRELUDE";
 
