@@ -8,7 +8,6 @@ must reproduce the reference's new_ids (tools/ort_generate.py's greedy loop; tra
 generate): all 32 at fp32, the first 16 at fp16 (generate_ref_fp16.json when there is one); the
 JSON carries prefill_ms and decode_tokens_per_s > 0. A prompt + new tokens beyond max_seq is
 refused naming the cache. Prints one line per test and a last line `generate: N passed, N failed`.
-While the compiler has no --decode yet, prints that and `generate: 0 passed, 0 failed`.
 """
 import argparse
 import json
@@ -55,16 +54,12 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     c = Counter()
-    help_text = run([args.tgc, "compile", "--help"]).stdout
-    if not any(line.lstrip().startswith("--decode") for line in help_text.splitlines()):
-        print("tgc compile has no --decode yet (the compiler side of issue 29): nothing to run")
-        print("generate: 0 passed, 0 failed")
-        return 0
     prefix = args.prefix or (32 if args.precision == "fp32" else 16)
     flags = ["--target", args.target, "--precision", args.precision]
     names = args.names or sorted(
         d for d in os.listdir(MODELS)
-        if d.endswith("_decode") and os.path.exists(os.path.join(MODELS, d, "decode.json"))
+        if (d.endswith("_decode") or d.endswith("_decode_dynamo"))
+        and os.path.exists(os.path.join(MODELS, d, "decode.json"))
         and os.path.exists(os.path.join(MODELS, d, "generate_ref.json")))
     for name in names:
         mdir = os.path.join(MODELS, name)
