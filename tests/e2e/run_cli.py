@@ -671,6 +671,15 @@ r = tgc("run", bpkg, "--input", "input_0=@" + npy)
 check("run --input out of range refused with the range", r.returncode == 1
       and "the package expects i64 [1..2, 1..16]" in r.stderr, r.stderr)
 
+# `tgc generate` (issue 29) refuses any package but a decode package, and a bad --prompt-ids
+# (decode packages themselves: tests/e2e/run_generate.py).
+r = tgc("generate", bpkg, "--prompt-ids", "1,2,3", "--max-new-tokens", "4")
+check("generate refuses a package that is not a decode package", r.returncode == 1
+      and "is not a decode package" in r.stderr and "--decode" in r.stderr, r.stderr)
+r = tgc("generate", bpkg, "--prompt-ids", "1,x", "--max-new-tokens", "4")
+check("generate refuses a bad --prompt-ids", r.returncode == 1
+      and "--prompt-ids: 'x' is not an integer" in r.stderr, r.stderr)
+
 shutil.rmtree(TMP, ignore_errors=True)
 print(f"cli: {sum(results)} passed, {len(results) - sum(results)} failed")
 sys.exit(0 if all(results) else 1)
