@@ -23,7 +23,7 @@ template <class T> T *tg_scratch(size_t n) {
 }
 
 /// Unfolds output rows [oy0, oy0 + OHb) of one group's input [Cg, H, W] for a 2-D window (1-D
-/// is H = 1): row (c, ky, kx) of `col` [Cg·KH·KW, OHb·OW] holds the input under that tap at
+/// is H = 1): row (c, ky, kx) of `col` [Cg*KH*KW, OHb*OW] holds the input under that tap at
 /// each of those output positions (0 in the padding). Rows run in parallel when `parallel` and
 /// large.
 template <class T>
@@ -36,7 +36,7 @@ void tg_im2col2d(const T *x, T *col, int64_t Cg, int64_t H, int64_t W, int64_t K
     const int64_t c = row / (KH * KW), ky = row / KW % KH, kx = row % KW;
     const T *xc = x + c * H * W;
     T *dst = col + row * P;
-    // Output columns whose input column ox·SW − PL + kx·DW lies in [0, W): [lo, hi).
+    // Output columns whose input column ox*SW - PL + kx*DW lies in [0, W): [lo, hi).
     const int64_t off = kx * DW - PL;
     int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
     int64_t hi = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
@@ -57,7 +57,7 @@ void tg_im2col2d(const T *x, T *col, int64_t Cg, int64_t H, int64_t W, int64_t K
   }
 }
 
-/// C[M, Nc] (leading dim ldc) = A[M, K] · B[K, Nc] (leading dim ldb) + bias[m] per row (when
+/// C[M, Nc] (leading dim ldc) = A[M, K] * B[K, Nc] (leading dim ldb) + bias[m] per row (when
 /// given). f32 starts C as the bias (one pass over it); f16/bf16 add it before their one rounding.
 template <class T>
 void tg_conv_gemm(const T *A, const T *B, int64_t ldb, T *C, int64_t ldc, int64_t M, int64_t Nc,
@@ -88,7 +88,7 @@ constexpr int64_t kIm2colBlockBytes = 256 * 1024;
 /// N-d convolution, NC[D]HW, by im2col + GEMM per (image, group). Shapes: xs = [N, C, in...],
 /// ws = [M, C/group, k...], ys = [N, M, out...]; pads = [begin..., end...].
 /// 1-D and 2-D windows work in blocks of output rows: each block unfolds its columns
-/// (tg_im2col2d; a 1×1 window at stride 1 without padding reads the input as it is) and
+/// (tg_im2col2d; a 1x1 window at stride 1 without padding reads the input as it is) and
 /// multiplies them. With several threads the blocks of all images and groups run in parallel
 /// under OpenMP, OpenBLAS set to one thread meanwhile (its own threads and OpenMP's spinning ones
 /// competed for the cores: 2 threads ran slower than 1). More dims unfold whole, element by
@@ -207,12 +207,12 @@ TG_INLINE_COPIES inline void tg_copy_f32(float *d, const float *s, int64_t n) {
   std::memcpy(d + n - 8, &t, 32);
 }
 
-/// Depthwise 2-D convolution in f32 (group = C, M = C·mult; 1-D is KH = SH = DH = 1, H = 1):
+/// Depthwise 2-D convolution in f32 (group = C, M = C*mult; 1-D is KH = SH = DH = 1, H = 1):
 /// x [N, C, H, W], w [M, 1, KH, KW], y [N, M, OH, OW], PT/PL the leading pads. Per (image,
-/// channel): the zero-padded plane is stored as SH·SW stride phases of Hq × Wq (phase (a, b)
-/// holds padded[r·SH + a][j·SW + b]), so tap (ky, kx) at output (oy, ox) is phase
-/// ((ky·DH) % SH, (kx·DW) % SW) at flat index q + ⌊ky·DH / SH⌋·Wq + ⌊kx·DW / SW⌋ with
-/// q = oy·Wq + ox: contiguous in q. The output is computed over all q < OH·Wq (the columns past
+/// channel): the zero-padded plane is stored as SH*SW stride phases of Hq x Wq (phase (a, b)
+/// holds padded[r*SH + a][j*SW + b]), so tap (ky, kx) at output (oy, ox) is phase
+/// ((ky*DH) % SH, (kx*DW) % SW) at flat index q + floor(ky*DH / SH)*Wq + floor(kx*DW / SW) with
+/// q = oy*Wq + ox: contiguous in q. The output is computed over all q < OH*Wq (the columns past
 /// OW are discarded) in blocks of 32 with the window unrolled, then copied out.
 template <int KH, int KW, int SH, int SW, int DH, int DW>
 TG_INLINE_COPIES void tg_conv_dw2d(const float *x, const float *w, const float *bias, float *y,
@@ -234,7 +234,7 @@ TG_INLINE_COPIES void tg_conv_dw2d(const float *x, const float *w, const float *
       for (int a = 0; a < SH; ++a)
         for (int b = 0; b < SW; ++b) {
           float *dst = ph + (a * SW + b) * stride;
-          const int64_t off = b - PL; // input column of phase column j: j·SW + off
+          const int64_t off = b - PL; // input column of phase column j: j*SW + off
           const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
           const int64_t end = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
           const int64_t hi = std::max(lo, std::min(Wq, end));

@@ -240,7 +240,7 @@ template <class To, bool ToBool, class From> inline To tg_cast(From a) {
   } else return (To)a;
 }
 
-/// C = A · op(B) + beta · C through cblas_sgemm/dgemm (row-major; op(B) = B[K,N] or B[N,K]^T).
+/// C = A * op(B) + beta * C through cblas_sgemm/dgemm (row-major; op(B) = B[K,N] or B[N,K]^T).
 /// M, N, K > 0.
 template <class T>
 void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
