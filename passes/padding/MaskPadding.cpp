@@ -229,9 +229,8 @@ std::string MaskPaddingPass::attention(tg::AttentionOp op) {
   // mask' = mask + (t < length ? 0 : -inf), broadcast over [B, H, S, T].
   mlir::OpBuilder b(op);
   const mlir::Location loc = op.getLoc();
-  auto f32 = shapeOf(op.getQ()).empty() ? mlir::Type() : op.getQ().getType()
-                                                             .cast<mlir::RankedTensorType>()
-                                                             .getElementType();
+  // The mask's element type: the scores' (q's), f32 before the precision pass.
+  auto f32 = op.getQ().getType().cast<mlir::RankedTensorType>().getElementType();
   auto i64 = b.getI64Type();
   llvm::SmallVector<int64_t> iota(T);
   for (int64_t t = 0; t < T; ++t)

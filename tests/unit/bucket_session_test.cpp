@@ -14,6 +14,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "tests/unit/IrPackage.h"
 #include "tests/unit/BucketPackage.h"
 
 #include <gtest/gtest.h>
@@ -35,19 +36,7 @@ std::string tmpDir() {
 }
 
 std::string compileIr(const std::string &ir, const std::string &name) {
-  mlir::MLIRContext ctx;
-  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
-  EXPECT_TRUE(module) << "IR does not parse:\n" << ir;
-  if (!module)
-    return "";
-  const std::string dir = tmpDir() + "/" + name;
-  tgc::PackageInfo info;
-  info.tgcVersion = "test";
-  info.modelName = "bucketed";
-  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpDir() + "/kcache");
-  EXPECT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
-  return stats ? dir : "";
+  return writeCpuPackageFromIr(ir, tmpDir() + "/" + name, "bucketed", tmpDir() + "/kcache");
 }
 
 class BucketedPackage : public ::testing::Test {

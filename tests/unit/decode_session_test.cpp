@@ -16,6 +16,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "tests/unit/IrPackage.h"
 #include "tests/unit/DecodePackage.h"
 
 #include <gtest/gtest.h>
@@ -34,19 +35,7 @@ std::string tmpDir() {
 }
 
 std::string compileIr(const std::string &ir, const std::string &name) {
-  mlir::MLIRContext ctx;
-  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
-  EXPECT_TRUE(module) << "IR does not parse:\n" << ir;
-  if (!module)
-    return "";
-  const std::string dir = tmpDir() + "/" + name;
-  tgc::PackageInfo info;
-  info.tgcVersion = "test";
-  info.modelName = "counter";
-  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpDir() + "/kcache");
-  EXPECT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
-  return stats ? dir : "";
+  return writeCpuPackageFromIr(ir, tmpDir() + "/" + name, "counter", tmpDir() + "/kcache");
 }
 
 /// The logits the counter model gives for `token` when the state holds `state`.
