@@ -16,6 +16,7 @@
 
 #include "runtime/schema/PlanUtil.h"
 #include "runtime/IndexBounds.h"
+#include "runtime/LoopPlan.h"
 #include "runtime/PackageFiles.h"
 #include "runtime/cuda/CudaSession.h"
 
@@ -55,7 +56,8 @@ using KernelFn = void (*)(void *const *);
 
 class CpuSession final : public SessionBase {
 public:
-  Status init(const std::string &path, int numThreads);
+  /// `depth`: how many LOOP bodies deep this package is (LoopPlan.h).
+  Status init(const std::string &path, int numThreads, int depth = 0);
   /// A bucket (or a decode package's step plan) of a bucketed package (BucketSession.h): plan
   /// `p` with its kernels file in `dir`, on weights and an arena the caller owns (`p`'s
   /// weights_bytes and arena_bytes, at least) and the decode package's states (`states`, of
@@ -96,11 +98,25 @@ private:
   std::vector<uint8_t *> statePtrs_;
   std::vector<int64_t> stateBytes_;
   void *dl_ = nullptr;
+  /// A LOOP step: the body's session, its input and output refs (data set per iteration) and
+  /// the carried values, this iteration's and the next's.
+  struct LoopRt {
+    LoopLayout layout;
+    std::unique_ptr<CpuSession> body;
+    std::vector<TensorRef> in, out;
+    std::vector<AlignedBuffer> cur, next;
+  };
   struct RtStep {
-    KernelFn fn = nullptr; ///< null for COPY
+    KernelFn fn = nullptr; ///< null for COPY and LOOP
     std::vector<BufferArg> args;
     std::vector<void *> ptrs;
+    std::unique_ptr<LoopRt> loop;
   };
+  /// Loads step i's body package and prepares its buffers (setup).
+  Status setupLoop(int i, RtStep &rs, int numThreads, const std::string &where);
+  /// Runs a LOOP step (its ptrs resolved).
+  void runLoop(RtStep &s);
+  int depth_ = 0;
   std::vector<RtStep> steps_;
 };
 
@@ -158,8 +174,9 @@ Status CpuSession::loadWeights(const std::string &pre) {
   return Status::success();
 }
 
-Status CpuSession::init(const std::string &path, int numThreads) {
+Status CpuSession::init(const std::string &path, int numThreads, int depth) {
   path_ = path;
+  depth_ = depth;
   const std::string pre = "package '" + path + "': ";
   Status st = readPlan(path, plan_);
   if (!st.ok)
@@ -244,6 +261,12 @@ Status CpuSession::setup(const std::string &pre, int numThreads) {
       if (s.args(0).kind() != plan::OUTPUT && s.args(0).kind() != plan::ARENA &&
           s.args(0).kind() != plan::STATE)
         return Status::error(where + ": a copy must write an output, the arena or a state");
+    } else if (s.kind() == plan::Step::LOOP) {
+      if (Status ls = setupLoop(i, rs, numThreads, where); !ls.ok)
+        return ls;
+      for (const BufferArg &a : s.args())
+        if (a.kind() == plan::OUTPUT)
+          return Status::error(where + ": a loop reads and writes the arena, weights and inputs only");
     } else {
       return Status::error(where + ": unknown step kind " + std::to_string((int)s.kind()));
     }
@@ -266,6 +289,67 @@ Status CpuSession::setup(const std::string &pre, int numThreads) {
     if (auto setThreads = reinterpret_cast<void (*)(int)>(dlsym(dl_, "tgk_set_threads")))
       setThreads(numThreads);
   return Status::success();
+}
+
+Status CpuSession::setupLoop(int i, RtStep &rs, int numThreads, const std::string &where) {
+  const plan::Step &s = plan_.steps(i);
+  auto L = std::make_unique<LoopRt>();
+  if (Status st = checkLoopStep(s, where, L->layout); !st.ok)
+    return st;
+  if (depth_ >= kMaxLoopDepth)
+    return Status::error(where + ": loops nest more than " + std::to_string(kMaxLoopDepth) +
+                         " deep");
+  L->body = std::make_unique<CpuSession>();
+  if (Status st = L->body->init(path_ + "/" + s.loop().body(), numThreads, depth_ + 1); !st.ok)
+    return Status::error(where + ": " + st.message);
+  if (Status st = checkLoopBody(*L->body, s, L->layout, where); !st.ok)
+    return st;
+  auto refs = [](const std::vector<TensorSpec> &specs, std::vector<TensorRef> &out) {
+    for (const TensorSpec &t : specs) {
+      size_t bytes = dtypeSize(t.dtype);
+      for (int64_t d : t.shape)
+        bytes *= (size_t)d;
+      out.push_back({t.dtype, t.shape.data(), (int32_t)t.shape.size(), nullptr, bytes});
+    }
+  };
+  refs(L->body->inputs(), L->in);
+  refs(L->body->outputs(), L->out);
+  for (int k = 0; k < L->layout.carried; ++k) {
+    L->cur.push_back(allocAligned(s.args(L->layout.initial(k)).bytes()));
+    L->next.push_back(allocAligned(s.args(L->layout.initial(k)).bytes()));
+  }
+  rs.loop = std::move(L);
+  return Status::success();
+}
+
+void CpuSession::runLoop(RtStep &s) {
+  LoopRt &L = *s.loop;
+  const LoopLayout &y = L.layout;
+  int64_t trips = INT64_MAX, iter = 0;
+  uint8_t cond = 1, one = 1, condOut = 0;
+  size_t k = 0;
+  if (y.hasTrip)
+    std::memcpy(&trips, s.ptrs[k++], sizeof trips);
+  if (y.hasCond)
+    cond = *static_cast<const uint8_t *>(s.ptrs[k++]) != 0;
+  for (int c = 0; c < y.carried; ++c)
+    std::memcpy(L.cur[c].get(), s.ptrs[y.initial(c)], L.in[2 + c].bytes);
+  for (int j = 0; j < y.captures; ++j)
+    L.in[2 + y.carried + j].data = s.ptrs[y.capture(j)];
+  L.in[0].data = &iter;
+  L.in[1].data = &one;
+  L.out[0].data = &condOut;
+  for (; iter < trips && cond; ++iter) {
+    for (int c = 0; c < y.carried; ++c) {
+      L.in[2 + c].data = L.cur[c].get();
+      L.out[1 + c].data = L.next[c].get();
+    }
+    L.body->execute(L.in.data(), L.out.data());
+    cond = condOut != 0;
+    std::swap(L.cur, L.next);
+  }
+  for (int c = 0; c < y.carried; ++c)
+    std::memcpy(s.ptrs[y.result(c)], L.cur[c].get(), L.in[2 + c].bytes);
 }
 
 void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
@@ -292,12 +376,14 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
     const Clock::time_point start = profiling_ ? Clock::now() : t0;
     if (s.fn)
       s.fn(s.ptrs.data());
+    else if (s.loop)
+      runLoop(s);
     else if (s.args[0].bytes() > 0 && s.ptrs[0] != s.ptrs[1])
       std::memmove(s.ptrs[0], s.ptrs[1], (size_t)s.args[0].bytes());
     if (profiling_) {
       const plan::Step &ps = plan_.steps(static_cast<int>(i));
       StepProfile &p = profile_[i];
-      p.symbol = s.fn ? ps.symbol() : "copy";
+      p.symbol = s.fn || s.loop ? ps.symbol() : "copy";
       p.label = safeText(ps.label());
       p.startMicros = std::chrono::duration<double, std::micro>(start - t0).count();
       p.micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();

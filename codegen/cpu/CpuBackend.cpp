@@ -12,6 +12,7 @@
 #include "runtime/Env.h"
 #include "runtime/Text.h"
 
+#include "codegen/common/LoopSteps.h"
 #include "codegen/common/PackageUtil.h"
 
 #include "codegen/cpu/CpuEmit.h"
@@ -128,6 +129,11 @@ llvm::Expected<CpuLowering> lower(ModuleOp module, const PackageInfo &info) {
   for (Operation &op : body) {
     if (isa<tg::ConstantOp, tg::ReshapeOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
       continue;
+    if (codegen::isLoop(&op)) { // runs the body's own package (LoopSteps.h)
+      if (auto e = codegen::addLoopStep(&op, *plan, p, kBackend))
+        return std::move(e);
+      continue;
+    }
     auto k = emitter.emit(&op, p.steps_size(), code);
     if (!k)
       return k.takeError();
@@ -237,6 +243,14 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
     return backendError(kBackend, "cannot read " + so);
   p.set_kernels_xxh3(soHash);
 
+  auto writeBody = [&](ModuleOp body, const std::string &bodyDir) -> llvm::Error {
+    PackageInfo bodyInfo = info;
+    bodyInfo.modelName = llvm::sys::path::filename(bodyDir).str();
+    auto st = writeCpuPackage(body, bodyDir, bodyInfo, cacheDir);
+    return st ? llvm::Error::success() : st.takeError();
+  };
+  if (auto e = codegen::writeLoopBodies(module, dir, writeBody, kBackend))
+    return std::move(e);
   if (auto e = codegen::writePlanFiles(p, dir, kBackend))
     return std::move(e);
 

@@ -12,6 +12,7 @@
 // copies it to the host from there.
 #include "codegen/cuda/CudaBackend.h"
 
+#include "codegen/common/LoopSteps.h"
 #include "codegen/common/PackageUtil.h"
 
 #include "codegen/cuda/CudaEmit.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -139,6 +141,10 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   for (Operation &op : body) {
     if (isa<tg::ConstantOp, tg::ReshapeOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
       continue;
+    if (codegen::isLoop(&op)) { // runs the body's own package (LoopSteps.h)
+      steps.emplace_back().loop = &op;
+      continue;
+    }
     auto k = emitter.emit(&op, index++, kernels);
     if (!k)
       return k.takeError();
@@ -167,7 +173,14 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   std::string().swap(kernels);
   const int64_t scratchOffset = plan->arenaBytes;
   PackageStats stats;
+  std::vector<int> planIndex; // steps[i]'s index in the plan
   for (const cuda::EmittedStep &es : steps) {
+    planIndex.push_back(p.steps_size());
+    if (es.loop) {
+      if (auto e = codegen::addLoopStep(es.loop, *plan, p, kBackend))
+        return std::move(e);
+      continue;
+    }
     plan::Step *s = p.add_steps();
     s->set_kind(es.gemm ? plan::Step::GEMM : plan::Step::KERNEL);
     s->set_symbol(es.symbol);
@@ -205,11 +218,11 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   // Norm kernels right after a GEMM that writes their input: marked for the runtime, which may
   // have the GEMM apply the norm (plan.proto Step.norm); the others keep no NormDesc.
   for (size_t i = 0; i < steps.size(); ++i) {
-    plan::Step *s = p.mutable_steps((int)i);
     if (steps[i].norm.kind() == plan::NormDesc::NONE)
       continue;
+    plan::Step *s = p.mutable_steps(planIndex[i]);
     *s->mutable_norm() = steps[i].norm;
-    if (i > 0 && plan::gemmNormProblem(p.steps((int)i - 1), *s).empty())
+    if (planIndex[i] > 0 && plan::gemmNormProblem(p.steps(planIndex[i] - 1), *s).empty())
       s->set_skip_if_gemm_fused(true);
     else
       s->clear_norm();
@@ -241,6 +254,14 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   p.set_kernels_xxh3(plan::xxh3(cubin.data(), cubin.size()));
   p.set_ptx_xxh3(plan::xxh3(ptx.data(), ptx.size()));
 
+  auto writeBody = [&](ModuleOp bodyModule, const std::string &bodyDir) -> llvm::Error {
+    PackageInfo bodyInfo = info;
+    bodyInfo.modelName = llvm::sys::path::filename(bodyDir).str();
+    auto st = writeCudaPackage(bodyModule, bodyDir, bodyInfo, cacheDir);
+    return st ? llvm::Error::success() : st.takeError();
+  };
+  if (auto e = codegen::writeLoopBodies(module, dir, writeBody, kBackend))
+    return std::move(e);
   if (auto e = codegen::writePlanFiles(p, dir, kBackend))
     return std::move(e);
 

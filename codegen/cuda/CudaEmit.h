@@ -51,6 +51,8 @@ struct EmittedStep {
   /// are read, stored in the same type; the package writer keeps it only right after a GEMM
   /// step writing its input (plan::gemmNormProblem).
   plan::NormDesc norm;
+  /// A tg.loop: a LOOP step (codegen/common/LoopSteps.h) in this place; nothing else is set.
+  mlir::Operation *loop = nullptr;
 };
 
 /// Emits CUDA C++ for the top-level ops of @main: each op becomes one kernel, except GEMMs,

@@ -521,6 +521,30 @@ def TG_PadOp : TG_Op<"pad"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+def TG_LoopOp : TG_Op<"loop"> {
+  let summary = "ONNX Loop run on the device: the body function repeated while i < M and cond";
+  let description = [{
+    Operands: the trip count M (i64, one element) when `has_trip_count`, the initial
+    condition (i1, one element) when `has_cond`, then `num_carried` loop-carried initial values,
+    then the values the body reads from outside (captures). The private function `body` takes
+    (iteration number i64 [], condition i1 [], carried..., captures...) and returns (condition
+    i1 [], carried...). Iteration i = 0, 1, ... runs while (no M or i < M) and (no cond or the
+    condition so far); the results are the carried values after the last iteration (the
+    initial values when none runs). Built by the ONNX importer for a Loop whose trip count is
+    known only at run time (docs/decisions.md); the backends emit a LOOP step that runs the
+    body's own package (on CUDA: a conditional WHILE node in the graph).
+  }];
+  let arguments = (ins Variadic<TG_Tensor>:$operands, FlatSymbolRefAttr:$body,
+                       BoolAttr:$has_trip_count, BoolAttr:$has_cond, I64Attr:$num_carried);
+  let results = (outs Variadic<TG_Tensor>:$results);
+  let assemblyFormat = "$body `(` $operands `)` attr-dict `:` functional-type($operands, $results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Kernel formation
 //===----------------------------------------------------------------------===//
 

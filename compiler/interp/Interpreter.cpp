@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -175,6 +176,40 @@ std::optional<Reduce> reduceKind(Operation *op) {
 
 llvm::Expected<Results> runBlock(Block &block, Operands args);
 
+/// tg.loop: the body function run while i < M and the condition holds (TgOps.td).
+llvm::Expected<Results> runLoop(tg::LoopOp loop, Operands in) {
+  auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(loop, loop.getBodyAttr());
+  if (!fn || fn.isExternal())
+    return error("loop body '" + loop.getBody() + "' not found");
+  size_t k = 0;
+  int64_t trips = INT64_MAX;
+  bool cond = true;
+  if (loop.getHasTripCount())
+    std::memcpy(&trips, in[k++]->data.data(), sizeof trips); // exact (a double is not)
+  if (loop.getHasCond())
+    cond = in[k++]->get(0) != 0;
+  const size_t carried = (size_t)loop.getNumCarried();
+  Results state;
+  for (size_t i = 0; i < carried; ++i)
+    state.push_back(*in[k + i]);
+  for (int64_t i = 0; i < trips && cond; ++i) {
+    HostTensor iter = HostTensor::zeros(DType::I64, {}), c = HostTensor::zeros(DType::Bool, {});
+    iter.set(0, (double)i);
+    c.set(0, 1.0);
+    std::vector<const HostTensor *> args{&iter, &c};
+    for (const HostTensor &t : state)
+      args.push_back(&t);
+    args.insert(args.end(), in.begin() + k + carried, in.end());
+    auto out = runBlock(fn.getBody().front(), args);
+    if (!out)
+      return out.takeError();
+    cond = (*out)[0].get(0) != 0;
+    for (size_t j = 0; j < carried; ++j)
+      state[j] = std::move((*out)[1 + j]);
+  }
+  return std::move(state);
+}
+
 /// Evaluates one op whose operands have been checked; errors are not yet prefixed with the op.
 llvm::Expected<Results> dispatch(Operation *op, Operands in) {
   Shape outShape = op->getNumResults() ? shapeOf(op->getResult(0)) : Shape{};
@@ -328,6 +363,7 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
                                outShape));
       })
       .Case([&](tg::FusedOp f) { return runBlock(f.getBody().front(), in); })
+      .Case([&](tg::LoopOp l) { return runLoop(l, in); })
       .Case<tg::YieldOp, func::ReturnOp>([&](Operation *) -> llvm::Expected<Results> {
         Results r;
         for (const HostTensor *t : in)

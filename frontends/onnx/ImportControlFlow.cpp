@@ -15,9 +15,9 @@
 //         direction); state carried, scan outputs stacked on their axis (either direction).
 //         Opset 8 (batch axis 0, scan axis 1): the same per batch element, then stacked; its
 //         sequence_lens must be constant and equal to the length.
-// A trip count known only at run time is refused with the inputs it depends on named; running
-// loops on the device (conditional CUDA graph nodes) is left for later (docs/decisions.md).
-// Unrolling is capped at kMaxIterations.
+// A loop that cannot be unrolled — a trip count known only at run time, a condition decided at
+// run time with no trip count, or more than kMaxIterations iterations — runs on the device
+// (ImportDeviceLoop.cpp: tg.loop over a body function; docs/decisions.md).
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/dialect/TgDialect.h"
@@ -128,14 +128,58 @@ Result importIf(ImportContext &c, const NodeView &n) {
   return result;
 }
 
+} // namespace
+
+llvm::Expected<std::vector<Value>> importDeviceLoop(ImportContext &c, const NodeView &n,
+                                                    const onnx::GraphProto &body, Value trip,
+                                                    Value cond,
+                                                    const std::vector<Value> &initial);
+
+namespace {
+
 Result importLoop(ImportContext &c, const NodeView &n) {
   const onnx::GraphProto *body = graphAttr(n, "body");
   if (!body)
     return c.error(n, "has no body graph");
   int64_t trips = -1; // none given
-  if (Value m = n.input(0)) {
+  const size_t carried = n.inputs.size() > 2 ? n.inputs.size() - 2 : 0;
+  if (body->input_size() != (int)carried + 2 || body->output_size() < (int)carried + 1)
+    return c.error(n, "the body takes " + std::to_string(body->input_size()) + " inputs and gives " +
+                          std::to_string(body->output_size()) + " outputs; with " +
+                          std::to_string(carried) +
+                          " loop-carried values it must take 2 + that and give 1 + that + scan "
+                          "outputs");
+  std::vector<Value> state(n.inputs.begin() + 2, n.inputs.end());
+  for (size_t i = 0; i < state.size(); ++i)
+    if (!state[i])
+      return c.error(n, "loop-carried input " + std::to_string(i) + " is absent");
+  // A loop that cannot be unrolled runs on the device (ImportDeviceLoop.cpp): a trip count known
+  // only at run time, more iterations than an unroll may take, or no trip count and a condition
+  // known only at run time. A constant initial condition is dropped (true) or ends the loop.
+  Value m = n.input(0), k0 = n.input(1);
+  std::optional<int64_t> initialCond;
+  if (k0 && c.constInts(k0)) {
+    TGC_ASSIGN(v, constScalar(c, n, k0, "the initial condition"));
+    initialCond = v != 0;
+  }
+  if (m && c.constInts(m)) {
     TGC_ASSIGN(v, constScalar(c, n, m, "the trip count M"));
     trips = std::max<int64_t>(v, 0);
+  }
+  const bool deviceLoop = (m && !c.constInts(m)) || trips > kMaxIterations ||
+                          (!m && k0 && !initialCond);
+  if (deviceLoop) {
+    if (initialCond && !*initialCond) { // runs no iteration
+      Values result = state;
+      for (size_t j = carried; j + 1 < (size_t)body->output_size(); ++j) {
+        if (n.used(j))
+          return c.error(n, "scan output " + std::to_string(j - carried) +
+                                " of a loop that runs no iteration");
+        result.push_back(c.splat(n.loc, 0.0, c.i64(), {0}));
+      }
+      return result;
+    }
+    return importDeviceLoop(c, n, *body, m, initialCond ? Value() : k0, state);
   }
   // A condition known only at run time (initially, or from the body) with a known trip count
   // is predicated: every iteration runs, and `active` (the condition so far) selects whether it
@@ -161,32 +205,23 @@ Result importLoop(ImportContext &c, const NodeView &n) {
       return std::move(e);
     }
   }
-  const size_t carried = n.inputs.size() > 2 ? n.inputs.size() - 2 : 0;
-  if (body->input_size() != (int)carried + 2 || body->output_size() < (int)carried + 1)
-    return c.error(n, "the body takes " + std::to_string(body->input_size()) + " inputs and gives " +
-                          std::to_string(body->output_size()) + " outputs; with " +
-                          std::to_string(carried) +
-                          " loop-carried values it must take 2 + that and give 1 + that + scan "
-                          "outputs");
   if (trips < 0 && !n.input(1))
     return c.error(n, "has neither a trip count nor a condition (an infinite loop)");
   const size_t scans = (size_t)body->output_size() - 1 - carried;
-  std::vector<Value> state(n.inputs.begin() + 2, n.inputs.end());
-  for (size_t i = 0; i < state.size(); ++i)
-    if (!state[i])
-      return c.error(n, "loop-carried input " + std::to_string(i) + " is absent");
   std::vector<std::vector<Value>> scanned(scans);
+  const std::vector<Value> initialState = state;
   int64_t it = 0;
   for (; cond && (trips < 0 || it < trips); ++it) {
-    if (it >= kMaxIterations)
-      return c.error(n, "runs more than " + std::to_string(kMaxIterations) +
-                            " iterations (the loop is unrolled)");
+    if (it >= kMaxIterations) // too long to unroll (the unrolled iterations are left dead)
+      return importDeviceLoop(c, n, *body, m, Value(), initialState);
     std::vector<Value> args{c.splat(n.loc, (double)it, c.i64()),
                             active ? active : c.splat(n.loc, 1.0, c.i1())};
     args.insert(args.end(), state.begin(), state.end());
     TGC_ASSIGN(outs, c.importSubgraph(*body, args));
     const std::string what = "the body's condition (iteration " + std::to_string(it) + ")";
     const Value wasActive = active;
+    if (trips < 0 && !active && !c.constInts(outs[0])) // a while loop decided at run time
+      return importDeviceLoop(c, n, *body, Value(), Value(), initialState);
     if (!active && c.constInts(outs[0])) {
       TGC_ASSIGN(next, constScalar(c, n, outs[0], what));
       cond = next != 0;
