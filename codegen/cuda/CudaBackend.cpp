@@ -258,7 +258,10 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
     PackageInfo bodyInfo = info;
     bodyInfo.modelName = llvm::sys::path::filename(bodyDir).str();
     auto st = writeCudaPackage(bodyModule, bodyDir, bodyInfo, cacheDir);
-    return st ? llvm::Error::success() : st.takeError();
+    if (!st)
+      return st.takeError();
+    stats.kernels += st->kernels; // the body's own kernels, run by the LOOP step
+    return llvm::Error::success();
   };
   if (auto e = codegen::writeLoopBodies(module, dir, writeBody, kBackend))
     return std::move(e);

@@ -102,6 +102,13 @@ std::string openDriver(Driver &d) {
   std::string optional;
   resolve(dl, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, optional);
   resolve(dl, d.cuDriverGetVersion, {"cuDriverGetVersion"}, optional);
+  resolve(dl, d.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, optional);
+  resolve(dl, d.cuStreamGetCaptureInfo, {"cuStreamGetCaptureInfo_v3"}, optional);
+  resolve(dl, d.cuStreamUpdateCaptureDependencies, {"cuStreamUpdateCaptureDependencies_v2"},
+          optional);
+  resolve(dl, d.cuGraphConditionalHandleCreate, {"cuGraphConditionalHandleCreate"}, optional);
+  resolve(dl, d.cuGraphAddNode, {"cuGraphAddNode_v2"}, optional);
+  resolve(dl, d.cuStreamBeginCaptureToGraph, {"cuStreamBeginCaptureToGraph"}, optional);
   return "";
 }
 

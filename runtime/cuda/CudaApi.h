@@ -62,6 +62,21 @@ struct Driver {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  // Optional (null on drivers before CUDA 12.4): what a LOOP step needs (cuda/CudaLoop.cpp): a
+  // conditional WHILE node added to the graph being captured, its body captured into it.
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
+  CUresult (*cuStreamGetCaptureInfo)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                     const CUgraphNode **, const CUgraphEdgeData **,
+                                     size_t *) = nullptr;
+  CUresult (*cuStreamUpdateCaptureDependencies)(CUstream, CUgraphNode *, const CUgraphEdgeData *,
+                                                size_t, unsigned) = nullptr;
+  CUresult (*cuGraphConditionalHandleCreate)(CUgraphConditionalHandle *, CUgraph, CUcontext,
+                                             unsigned, unsigned) = nullptr;
+  CUresult (*cuGraphAddNode)(CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *,
+                             size_t, CUgraphNodeParams *) = nullptr;
+  CUresult (*cuStreamBeginCaptureToGraph)(CUstream, CUgraph, const CUgraphNode *,
+                                          const CUgraphEdgeData *, size_t,
+                                          CUstreamCaptureMode) = nullptr;
 };
 
 /// The cuBLASLt functions the runtime uses.

@@ -11,6 +11,7 @@ CudaSession::~CudaSession() {
   d_->cuCtxSetCurrent(ctx_);
   if (graph_)
     d_->cuGraphExecDestroy(graph_);
+  freeLoops();
   for (CUevent e : events_)
     d_->cuEventDestroy(e);
   for (CUevent e : {runStart_, runEnd_})
@@ -33,7 +34,7 @@ CudaSession::~CudaSession() {
   if (ltHandle_)
     lt_->destroy(ltHandle_);
   for (CUdeviceptr p : {weights_, arena_, inputsBuf_, workspace_, mmaWs_, mmaCnt_})
-    if (p && !(shared_ && (p == weights_ || p == arena_))) // a bucket's are borrowed
+    if (p && !(shared_ && !loopBody_ && (p == weights_ || p == arena_))) // a bucket's are borrowed
       d_->cuMemFree(p);
   if (module_)
     d_->cuModuleUnload(module_);
@@ -143,7 +144,7 @@ Status CudaSession::setupGpu() {
     return e2.empty() ? e2 : e2 + " for the " + what + " (" + std::to_string(bytes) + " bytes)";
   };
   int64_t inTotal = inOffsets_.empty() ? 0 : inOffsets_.back() + inBytes_.back();
-  if (shared_) { // a bucket: the package's weights (uploaded) and arena (zeroed) are borrowed
+  if (shared_ && !loopBody_) { // a bucket: the package's weights (uploaded) and arena (zeroed) are borrowed
     weights_ = shared_->weights;
     arena_ = shared_->arena;
     if (!(e = alloc(inputsBuf_, inTotal, "inputs")).empty() ||
@@ -205,6 +206,8 @@ Status CudaSession::setupGpu() {
   for (int i = 0; i < plan_.steps_size(); ++i) {
     const plan::Step &s = plan_.steps(i);
     RtStep &rs = steps_[i];
+    if (s.kind() == plan::Step::LOOP) // setupLoops
+      continue;
     if (s.kind() == plan::Step::GEMM) {
       rs.gemm = true;
       Status gs = setupGemm(i);
@@ -244,7 +247,9 @@ Status CudaSession::setupGpu() {
     return fail(e);
   if (const char *g = tgc::envValue(tgc::Env::CudaGraph); g && std::string(g) == "0")
     useGraph_ = false;
-  if (shared_) { // a bucket tunes at its first run (execute)
+  if (Status ls = setupLoops(); !ls.ok)
+    return ls;
+  if (shared_ && !loopBody_) { // a bucket tunes at its first run (execute)
     setupPending_ = true;
     return Status::success();
   }

@@ -49,6 +49,8 @@ Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *om
     std::string e;
     if (skipped(i) || (omit && plan::stepOmitted(plan_.steps((int)i), *omit))) {
       // The GEMM before applied the activation, or a diagnostic replay leaves the step out.
+    } else if (i < loops_.size() && loops_[i]) {
+      e = enqueueLoop(i);
     } else if (s.gemm && (s.g.useLt || s.g.mma >= 0 || s.g.cut >= 0)) {
       e = launchGemm(s);
     } else {

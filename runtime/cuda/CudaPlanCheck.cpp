@@ -145,6 +145,10 @@ Status CudaSession::validatePlan() {
         return Status::error(where + ": skip_if_gemm_fused needs a GEMM step with an "
                                      "activation right before it");
       }
+    } else if (s.kind() == plan::Step::LOOP) {
+      LoopLayout layout;
+      if (Status ls = checkLoopStep(s, where, layout); !ls.ok)
+        return ls;
     } else {
       return Status::error(where + ": step kind " + std::to_string((int)s.kind()) +
                            " is not valid in a CUDA package");

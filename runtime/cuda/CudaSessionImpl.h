@@ -9,6 +9,7 @@
 #include "runtime/SessionBase.h"
 #include "runtime/Text.h"
 #include "runtime/IndexBounds.h"
+#include "runtime/LoopPlan.h"
 #include "runtime/PackageFiles.h"
 #include "runtime/schema/MmaGemm.h"
 #include "runtime/schema/PlanUtil.h"
@@ -361,6 +362,35 @@ private:
   bool writesStates_ = false;
   bool setupPending_ = false;
   std::string setupError_;
+
+  // LOOP steps (CudaLoop.cpp). A loop body is a session of its own package (loopBody_: on
+  // shared_'s driver, context and stream, with weights and arena of its own), `depth_` loops
+  // deep. Per LOOP step: the body, where its inputs are (slots the step copies the carried and
+  // captured values into) and where its outputs lie after a run.
+  struct LoopRt {
+    LoopLayout layout;
+    CudaShared lent; ///< this session's context and stream, as the body borrows them
+    std::unique_ptr<CudaSession> body;
+    std::vector<CUdeviceptr> in, out;
+    std::vector<int64_t> inBytes;
+    /// An output that is another carried value's input slot (the body swaps values): the
+    /// carried outputs go through `tmp` first.
+    bool viaTmp = false;
+    CUdeviceptr tmp = 0, go = 0; ///< go: the eager loop's condition, one byte
+  };
+  std::vector<std::unique_ptr<LoopRt>> loops_; ///< by step index; null for other steps
+  bool loopBody_ = false;
+  int depth_ = 0;
+  CUstream loopStream_ = nullptr; ///< captures a body into its WHILE node's graph
+  CUmodule loopModule_ = nullptr;
+  CUfunction loopHead_ = nullptr, loopTail_ = nullptr, loopHeadEager_ = nullptr,
+             loopTailEager_ = nullptr;
+  /// Loads the body of every LOOP step (setupGpu, once the stream exists).
+  Status setupLoops();
+  /// Enqueues LOOP step i: inside a graph being captured, a conditional WHILE node; else one
+  /// iteration at a time, reading the condition back (profiling, $TGC_CUDA_GRAPH=0).
+  std::string enqueueLoop(size_t i);
+  void freeLoops();
 };
 
 } // namespace tgc::cuda::detail

@@ -142,6 +142,7 @@ def control_flow():
             helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
             {"a0": np.array([0.5, 1.0, -0.5], np.float32),
              "w": np.array([1.2, 0.9, 1.1], np.float32), "go": np.array(go)})
+    c.update(device_loops())
     # Scan: running sum over axis 1, input read in reverse, output stacked on axis 1.
     body = helper.make_graph(
         [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
@@ -155,6 +156,132 @@ def control_flow():
         [vi("s", T.FLOAT, None), vi("ys", T.FLOAT, None)])
     c["scan_reverse_axis1"] = (helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
                                {"s0": f32(2), "xs": f32(2, 5)})
+    return c
+
+
+def device_loops():
+    """Loops that cannot be unrolled run on the device (tg.loop, a LOOP step running the body's
+    own package; on CUDA a conditional WHILE node): a trip count known only at run time, a
+    while loop decided at run time, more iterations than an unroll takes, nested loops, a GEMM in
+    the body, carried values that swap."""
+    rng = np.random.default_rng(21)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    T = TensorProto
+    vi = helper.make_tensor_value_info
+    model = lambda g: helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    c = {}
+    # acc = acc * w + i (w an outer graph input, `one` an outer constant), k = k + 1; M at run time.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+         helper.make_node("Mul", ["acc", "w"], ["m"]),
+         helper.make_node("Add", ["m", "fi"], ["acc_out"]),
+         helper.make_node("Add", ["k", "one"], ["k_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [3]),
+         vi("k", T.INT64, [1])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [3]), vi("k_out", T.INT64, [1])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "a0", "k0"], ["a", "k"], body=body)], "loop_dev",
+        [vi("M", T.INT64, []), vi("a0", T.FLOAT, [3]), vi("w", T.FLOAT, [3])],
+        [vi("a", T.FLOAT, None), vi("k", T.INT64, None)],
+        [numpy_helper.from_array(np.array([0], np.int64), "k0"),
+         numpy_helper.from_array(np.array([1], np.int64), "one")])
+    for m in (0, 1, 7):
+        c[f"loop_device_trip_count_{m}"] = (model(g), {
+            "M": np.array(m, np.int64), "a0": f32(3),
+            "w": np.array([0.9, 1.1, -0.5], np.float32)})
+    # A while loop: no trip count, the initial condition a graph input, the body's computed.
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["acc", "w"], ["m"]),
+         helper.make_node("Add", ["m", "one"], ["acc_out"]),
+         helper.make_node("ReduceSum", ["acc_out"], ["tot"], keepdims=0),
+         helper.make_node("Less", ["tot", "limit"], ["cond_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [3])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [3])],
+        [numpy_helper.from_array(np.ones(3, np.float32), "one"),
+         numpy_helper.from_array(np.array(40.0, np.float32), "limit")])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["", "go", "a0"], ["a"], body=body)], "loop_while",
+        [vi("a0", T.FLOAT, [3]), vi("w", T.FLOAT, [3]), vi("go", T.BOOL, [])],
+        [vi("a", T.FLOAT, None)])
+    for go in (True, False):
+        c[f"loop_device_while_{str(go).lower()}"] = (model(g), {
+            "a0": np.array([0.5, 1.0, -0.5], np.float32),
+            "w": np.array([1.2, 0.9, 1.1], np.float32), "go": np.array(go)})
+    # A constant trip count beyond the unroll limit (5000 > 4096): the sum of the iteration
+    # numbers (exact in int64) shows every iteration ran; the float recurrence contracts (0.5),
+    # so rounding differences (an FMA or not) do not build up over the iterations.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Mul", ["acc", "decay"], ["m"]),
+         helper.make_node("Add", ["m", "x"], ["acc_out"]),
+         helper.make_node("Add", ["total", "i"], ["total_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [4]),
+         vi("total", T.INT64, [])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [4]), vi("total_out", T.INT64, [])],
+        [numpy_helper.from_array(np.full(4, 0.5, np.float32), "decay")])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "a0", "t0"], ["a", "t"], body=body)], "loop_long",
+        [vi("a0", T.FLOAT, [4]), vi("x", T.FLOAT, [4])],
+        [vi("a", T.FLOAT, None), vi("t", T.INT64, None)],
+        [numpy_helper.from_array(np.array(5000, np.int64), "M"),
+         numpy_helper.from_array(np.array(0, np.int64), "t0")])
+    c["loop_device_5000_iterations"] = (model(g), {"a0": f32(4), "x": f32(4)})
+    # A GEMM in the body: h = tanh(h @ W + x), W an outer constant, x an outer input.
+    W = (f32(8, 8) * 0.4).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("MatMul", ["h", "W"], ["hw"]),
+         helper.make_node("Add", ["hw", "x"], ["s"]),
+         helper.make_node("Tanh", ["s"], ["h_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("h", T.FLOAT, [2, 8])],
+        [vi("cond_out", T.BOOL, []), vi("h_out", T.FLOAT, [2, 8])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "h0"], ["h"], body=body)], "loop_gemm",
+        [vi("M", T.INT64, []), vi("h0", T.FLOAT, [2, 8]), vi("x", T.FLOAT, [2, 8])],
+        [vi("h", T.FLOAT, None)], [numpy_helper.from_array(W, "W")])
+    c["loop_device_gemm_body"] = (model(g), {"M": np.array(6, np.int64), "h0": f32(2, 8),
+                                             "x": f32(2, 8)})
+    # Carried values that swap (a, b) -> (b, a + b): each output is the other's input slot.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Identity", ["b"], ["a_out"]),
+         helper.make_node("Add", ["a", "b"], ["b_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("a", T.FLOAT, [2]),
+         vi("b", T.FLOAT, [2])],
+        [vi("cond_out", T.BOOL, []), vi("a_out", T.FLOAT, [2]), vi("b_out", T.FLOAT, [2])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "a0", "b0"], ["a", "b"], body=body)], "loop_swap",
+        [vi("M", T.INT64, []), vi("a0", T.FLOAT, [2]), vi("b0", T.FLOAT, [2])],
+        [vi("a", T.FLOAT, None), vi("b", T.FLOAT, None)])
+    c["loop_device_swap_carried"] = (model(g), {"M": np.array(9, np.int64),
+                                                "a0": np.array([0, 1], np.float32),
+                                                "b0": np.array([1, 2], np.float32)})
+    # Nested: the inner loop's trip count n is an outer graph input; the inner body reads the
+    # outer iteration number and the outer carried value.
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+         helper.make_node("Cast", ["j"], ["fj"], to=T.FLOAT),
+         helper.make_node("Mul", ["fi", "fj"], ["ij"]),
+         helper.make_node("Add", ["s", "ij"], ["s1"]),
+         helper.make_node("Add", ["s1", "acc"], ["s_out"])], "inner",
+        [vi("j", T.INT64, []), vi("ci", T.BOOL, []), vi("s", T.FLOAT, [2])],
+        [vi("co", T.BOOL, []), vi("s_out", T.FLOAT, [2])])
+    outer = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Loop", ["n", "", "zero"], ["s"], body=inner),
+         helper.make_node("Mul", ["s", "half"], ["acc_out"])], "outer",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [2])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [2])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "a0"], ["a"], body=outer)], "loop_nested",
+        [vi("M", T.INT64, []), vi("n", T.INT64, []), vi("a0", T.FLOAT, [2])],
+        [vi("a", T.FLOAT, None)],
+        [numpy_helper.from_array(np.zeros(2, np.float32), "zero"),
+         numpy_helper.from_array(np.full(2, 0.5, np.float32), "half")])
+    c["loop_device_nested"] = (model(g), {"M": np.array(4, np.int64), "n": np.array(3, np.int64),
+                                          "a0": np.array([1, -1], np.float32)})
     return c
 
 
@@ -287,8 +414,9 @@ def refusals():
     for name, ins, want in (
             ("loop_runtime_condition_scan", ["M", "", "a0"],
              "Loop 'rec0': has scan outputs and a condition known only at run time"),
-            ("loop_runtime_trip_count", ["m", "", "a0"],
-             "Loop 'rec0': the trip count M must be known at compile time (graph input 'm'")):
+            ("loop_runtime_trip_count_scan", ["m", "", "a0"],
+             "Loop 'rec0': has scan outputs and runs a number of iterations known only at run "
+             "time: the scan outputs' length would be decided at run time (graph input 'm'")):
         lg = helper.make_graph(
             [helper.make_node("Loop", ins, ["a", "s"], name="rec0", body=body)], "g",
             [vi("a0", TensorProto.FLOAT, [2]), vi("m", TensorProto.INT64, [])],
