@@ -31,10 +31,10 @@ Status checkLoopStep(const plan::Step &s, const std::string &where, LoopLayout &
   layout.carried = d.carried();
   layout.captures = d.captures();
   if (s.args_size() != layout.result(layout.carried))
-    return Status::error(where + ": a loop of " + std::to_string(d.carried()) + " carried values and " +
-                         std::to_string(d.captures()) + " captures needs " +
-                         std::to_string(layout.result(layout.carried)) + " arguments, not " +
-                         std::to_string(s.args_size()));
+    return Status::error(where + ": a loop of " + std::to_string(d.carried()) +
+                         " carried values and " + std::to_string(d.captures()) +
+                         " captures needs " + std::to_string(layout.result(layout.carried)) +
+                         " arguments, not " + std::to_string(s.args_size()));
   if (layout.hasTrip && s.args(0).bytes() != 8)
     return Status::error(where + ": the trip count must be one int64");
   if (layout.hasCond && s.args(layout.hasTrip ? 1 : 0).bytes() != 1)
@@ -51,7 +51,8 @@ Status checkLoopBody(const Session &body, const plan::Step &s, const LoopLayout 
   const auto &in = body.inputs();
   const auto &out = body.outputs();
   const std::string pre = where + ": loop body '" + safeText(s.loop().body()) + "' ";
-  if ((int)in.size() != 2 + layout.carried + layout.captures || (int)out.size() != 1 + layout.carried)
+  if ((int)in.size() != 2 + layout.carried + layout.captures ||
+      (int)out.size() != 1 + layout.carried)
     return Status::error(pre + "has " + std::to_string(in.size()) + " inputs and " +
                          std::to_string(out.size()) + " outputs; the loop needs " +
                          std::to_string(2 + layout.carried + layout.captures) + " and " +

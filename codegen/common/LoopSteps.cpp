@@ -3,9 +3,9 @@
 
 #include "codegen/common/PackageUtil.h"
 #include "compiler/dialect/TgDialect.h"
-#include "runtime/Text.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "runtime/Text.h"
 
 #include <set>
 
@@ -48,9 +48,9 @@ llvm::Error addLoopStep(Operation *op, const BufferPlan &buffers, plan::Plan &p,
   return llvm::Error::success();
 }
 
-llvm::Error writeLoopBodies(
-    ModuleOp module, const std::string &dir,
-    const std::function<llvm::Error(ModuleOp, const std::string &)> &write, const char *backend) {
+llvm::Error writeLoopBodies(ModuleOp module, const std::string &dir,
+                            const std::function<llvm::Error(ModuleOp, const std::string &)> &write,
+                            const char *backend) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   std::set<std::string> done;
   for (tg::LoopOp loop : main.getBody().front().getOps<tg::LoopOp>()) {
@@ -66,15 +66,16 @@ llvm::Error writeLoopBodies(
     const int64_t carried = loop.getNumCarried();
     Builder b(module.getContext());
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      std::string n = i == 0 ? "iteration" : i == 1 ? "cond"
+      std::string n = i == 0                     ? "iteration"
+                      : i == 1                   ? "cond"
                       : (int64_t)i < 2 + carried ? "carried_" + std::to_string(i - 2)
                                                  : "capture_" + std::to_string(i - 2 - carried);
       fn.setArgAttr(i, "tg.name", b.getStringAttr(n));
     }
     for (unsigned i = 0; i < fn.getNumResults(); ++i)
-      fn.setResultAttr(i, "tg.name",
-                       b.getStringAttr(i == 0 ? "cond_out" : "carried_" + std::to_string(i - 1) +
-                                                                  "_out"));
+      fn.setResultAttr(
+          i, "tg.name",
+          b.getStringAttr(i == 0 ? "cond_out" : "carried_" + std::to_string(i - 1) + "_out"));
     fn.setName("main");
     fn.setPublic();
     if (auto e = write(*copy, dir + "/" + name))

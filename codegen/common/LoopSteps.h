@@ -9,8 +9,8 @@
 #define TGC_CODEGEN_COMMON_LOOPSTEPS_H
 
 #include "codegen/planning/PlanBuffers.h"
-#include "runtime/schema/plan.pb.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "runtime/schema/plan.pb.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -25,10 +25,10 @@ llvm::Error addLoopStep(mlir::Operation *loop, const BufferPlan &buffers, plan::
 
 /// Writes the body of every tg.loop in `module`'s @main as a package in `dir`/<body name>,
 /// each through `write(bodyModule, bodyDir)`: a copy of `module` whose @main is the body.
-llvm::Error writeLoopBodies(
-    mlir::ModuleOp module, const std::string &dir,
-    const std::function<llvm::Error(mlir::ModuleOp, const std::string &)> &write,
-    const char *backend);
+llvm::Error
+writeLoopBodies(mlir::ModuleOp module, const std::string &dir,
+                const std::function<llvm::Error(mlir::ModuleOp, const std::string &)> &write,
+                const char *backend);
 
 } // namespace tgc::codegen
 

@@ -98,6 +98,12 @@ mergeBuckets(const std::string &dir, const std::vector<BucketPackage> &bucketsIn
     if (!readFile(buckets[k].dir + "/" + plans[k].weights_file(), blobs[k]) ||
         (int64_t)blobs[k].size() != plans[k].weights_bytes())
       return backendError(kWho, "cannot read the weights of bucket " + std::to_string(k));
+    for (const plan::Step &s : plans[k].steps())
+      if (s.kind() == plan::Step::LOOP) // its body package would need merging too
+        return backendError(kWho, s.label() + " runs on the device (its trip count is known "
+                                  "only at run time), which bucketed and decode packages do "
+                                  "not support yet; compile one shape (no --input-shape "
+                                  "ranges, no --decode)");
   }
 
   // The weight runs each bucket reads, merged where they overlap.

@@ -232,7 +232,8 @@ std::vector<Value> ImportContext::finish(Operation *op) {
     }
     total += *n;
   }
-  if (isa<tg::ConstantOp, tg::LoopOp>(op) || op->getNumOperands() == 0 || total > kMaxFoldElements)
+  if (isa<tg::ConstantOp, tg::LoopOp>(op) || op->getNumOperands() == 0 ||
+      total > kMaxFoldElements)
     return results;
   for (Value r : results)
     if (tg::isFloat8(elemOf(r))) // no constant holds float8 (Float8Types.h): left to run

@@ -23,8 +23,7 @@ namespace tgc::onnx_import {
 
 llvm::Expected<std::vector<Value>> importDeviceLoop(ImportContext &c, const NodeView &n,
                                                     const onnx::GraphProto &body, Value trip,
-                                                    Value cond,
-                                                    const std::vector<Value> &initial) {
+                                                    Value cond, const std::vector<Value> &initial) {
   const size_t carried = initial.size();
   const size_t scans = (size_t)body.output_size() - 1 - carried;
   for (size_t k = 0; k < scans; ++k)
@@ -79,8 +78,10 @@ llvm::Expected<std::vector<Value>> importDeviceLoop(ImportContext &c, const Node
                   shapeToString(c.shapeOf(outs[0])));
     for (size_t i = 0; i < carried; ++i)
       if (outs[1 + i].getType() != initial[i].getType())
-        return fail("loop-carried value " + std::to_string(i) + " changes shape or type between "
-                    "iterations (" + shapeToString(c.shapeOf(initial[i])) + " then " +
+        return fail("loop-carried value " + std::to_string(i) +
+                    " changes shape or type between "
+                    "iterations (" +
+                    shapeToString(c.shapeOf(initial[i])) + " then " +
                     shapeToString(c.shapeOf(outs[1 + i])) + ")");
     std::vector<Value> results{c.reshape(n.loc, outs[0], {})};
     results.insert(results.end(), outs.begin() + 1, outs.begin() + 1 + carried);
@@ -113,8 +114,8 @@ llvm::Expected<std::vector<Value>> importDeviceLoop(ImportContext &c, const Node
       use.set(it->second);
     }
   });
-  fn.setType(FunctionType::get(c.ctx, entry.getArgumentTypes(),
-                               entry.getTerminator()->getOperandTypes()));
+  fn.setType(
+      FunctionType::get(c.ctx, entry.getArgumentTypes(), entry.getTerminator()->getOperandTypes()));
 
   std::vector<Value> operands;
   if (trip)

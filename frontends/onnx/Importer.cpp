@@ -72,8 +72,10 @@ const std::map<std::string, std::string> &opNotes() {
              "a run-time one runs both and selects (outputs must agree in shape)"},
       {"LSTM", "unrolled over the sequence (up to 4096 steps); every direction, layout, activation, "
                "clip, sequence_lens (a graph input too), peepholes, input_forget"},
-      {"Loop", "trip count known at compile time; unrolled (up to 4096 iterations); a run-time "
-               "condition predicates the iterations (no scan outputs then)"},
+      {"Loop", "a known trip count unrolls (up to 4096 iterations; a run-time condition "
+               "predicates them); a trip count known only at run time, a while loop or more "
+               "iterations run on the device (the body's own package per iteration; on CUDA a "
+               "conditional WHILE node in the graph; no scan outputs then)"},
       {"MelWeightMatrix", "every input constant (a constant result)"},
       {"NegativeLogLikelihoodLoss", "opset 12+; weight, ignore_index, every reduction; a target "
                                     "out of range is clamped (by GatherElements)"},

@@ -18,7 +18,9 @@ namespace {
 bool isFoldable(mlir::Operation *op, int64_t maxElements) {
   if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "tg")
     return false;
-  if (llvm::isa<tg::ConstantOp, tg::FusedOp, tg::YieldOp, tg::LoopOp>(op) || op->getNumOperands() == 0)
+  // A loop is never folded: its trip count may be anything (the interpreter would run it).
+  if (llvm::isa<tg::ConstantOp, tg::FusedOp, tg::YieldOp, tg::LoopOp>(op) ||
+      op->getNumOperands() == 0)
     return false;
   if (!llvm::all_of(op->getOperands(), [](mlir::Value v) {
         return v.getDefiningOp<tg::ConstantOp>() != nullptr;

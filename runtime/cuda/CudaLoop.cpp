@@ -41,7 +41,8 @@ Status CudaSession::setupLoops() {
     return fail("loops nest more than " + std::to_string(kMaxLoopDepth) + " deep");
   std::string e;
   if (!(e = ck(d_->cuModuleLoadData(&loopModule_, kLoopControlFatbin),
-               "cuModuleLoadData(loop control kernels)")).empty())
+               "cuModuleLoadData(loop control kernels)"))
+           .empty())
     return fail(e);
   const std::pair<CUfunction *, const char *> fns[] = {{&loopHead_, "tgc_loop_head"},
                                                        {&loopTail_, "tgc_loop_tail"},
@@ -93,7 +94,8 @@ Status CudaSession::setupLoops() {
     for (int c = 0; c < carried; ++c)
       tmpBytes += (L->inBytes[2 + c] + 255) / 256 * 256;
     if ((L->viaTmp && !(e = ck(d_->cuMemAlloc(&L->tmp, (size_t)std::max<int64_t>(tmpBytes, 256)),
-                               "cuMemAlloc(loop)")).empty()) ||
+                               "cuMemAlloc(loop)"))
+                           .empty()) ||
         !(e = ck(d_->cuMemAlloc(&L->go, 256), "cuMemAlloc(loop)")).empty())
       return fail(e);
     loops_[(size_t)i] = std::move(L);
@@ -165,12 +167,12 @@ std::string CudaSession::enqueueLoop(size_t i) {
   if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
     CUgraphConditionalHandle handle = 0;
     if (!(e = ck(d_->cuGraphConditionalHandleCreate(&handle, graph, ctx_, 0, 0),
-                 "cuGraphConditionalHandleCreate")).empty())
+                 "cuGraphConditionalHandleCreate"))
+             .empty())
       return e;
     launch1(loopHead_, {&handle, &trip, &cond, &iter, &bodyCond}, stream_);
     if (e.empty())
-      e = ck(d_->cuStreamGetCaptureInfo(stream_, &status, nullptr, &graph, &deps, &edges,
-                                        &numDeps),
+      e = ck(d_->cuStreamGetCaptureInfo(stream_, &status, nullptr, &graph, &deps, &edges, &numDeps),
              "cuStreamGetCaptureInfo");
     if (!e.empty())
       return e;
@@ -182,16 +184,19 @@ std::string CudaSession::enqueueLoop(size_t i) {
     np.conditional.ctx = ctx_;
     CUgraphNode node = nullptr;
     if (!(e = ck(d_->cuGraphAddNode(&node, graph, deps, edges, numDeps, &np),
-                 "cuGraphAddNode(while)")).empty() ||
+                 "cuGraphAddNode(while)"))
+             .empty() ||
         !(e = ck(d_->cuStreamUpdateCaptureDependencies(stream_, &node, nullptr, 1,
                                                        CU_STREAM_SET_CAPTURE_DEPENDENCIES),
-                 "cuStreamUpdateCaptureDependencies")).empty())
+                 "cuStreamUpdateCaptureDependencies"))
+             .empty())
       return e;
     // The body, captured into the node's graph on the second stream.
     if (!(e = ck(d_->cuStreamBeginCaptureToGraph(loopStream_, np.conditional.phGraph_out[0],
                                                  nullptr, nullptr, 0,
                                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                 "cuStreamBeginCaptureToGraph")).empty())
+                 "cuStreamBeginCaptureToGraph"))
+             .empty())
       return e;
     b.stream_ = loopStream_;
     Status st = b.enqueueSteps(false);
