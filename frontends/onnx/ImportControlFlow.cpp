@@ -4,9 +4,10 @@
 // checks and Loop/Scan over a known count. So:
 //   If:   a constant condition (after folding, or bound with --bind-input) imports the chosen
 //         branch inline (ImportContext::importSubgraph) and drops the other; a condition known
-//         only at run time imports both and selects each output with tg.where (if-conversion:
-//         both branches run, the plan stays one CUDA graph); the outputs must then agree.
-//   Loop: the trip count must be known; the body is unrolled, carrying the loop-carried values,
+//         only at run time with small branches imports both and selects each output with
+//         tg.where (if-conversion: both run, they fuse); large branches run on the device, only
+//         the chosen one (ImportDeviceLoop.cpp). The outputs must agree in both cases.
+//   Loop: a known trip count: the body is unrolled, carrying the loop-carried values,
 //         and the scan outputs are stacked on a new leading axis. A condition (initial, or the
 //         body's) known only at run time is predicated: every iteration runs, and the condition
 //         so far selects whether it updates the carried values (no scan outputs then: their
@@ -25,6 +26,15 @@
 using namespace mlir;
 
 namespace tgc::onnx_import {
+
+/// ImportDeviceLoop.cpp: a Loop, and an If's branches, run on the device (tg.loop).
+llvm::Expected<std::vector<Value>> importDeviceLoop(ImportContext &c, const NodeView &n,
+                                                    const onnx::GraphProto &body, Value trip,
+                                                    Value cond,
+                                                    const std::vector<Value> &initial);
+llvm::Expected<std::vector<Value>> importDeviceIf(ImportContext &c, const NodeView &n,
+                                                  const onnx::GraphProto &thenG,
+                                                  const onnx::GraphProto &elseG, Value cond);
 
 namespace {
 
@@ -91,6 +101,32 @@ Result importBranch(ImportContext &c, const NodeView &n, const char *name) {
   return outs;
 }
 
+/// Nodes (counting those of nested subgraphs) above which a run-time If's branches run on the
+/// device instead of both running (if-conversion).
+constexpr int kMaxIfConvertedNodes = 16;
+
+/// Whether a branch is worth running alone: it holds a contraction, a convolution, a recurrent op
+/// or control flow, or more than kMaxIfConvertedNodes nodes.
+bool isLargeBranch(const onnx::GraphProto &g, int *count = nullptr) {
+  int local = 0;
+  int &nodes = count ? *count : local;
+  static const char *const heavy[] = {"MatMul", "Gemm", "Conv", "ConvTranspose", "LSTM", "GRU",
+                                      "RNN", "Loop", "Scan", "If", "Attention", "Einsum",
+                                      "MatMulInteger", "QLinearMatMul", "QLinearConv",
+                                      "ConvInteger"};
+  for (const onnx::NodeProto &node : g.node()) {
+    if (++nodes > kMaxIfConvertedNodes)
+      return true;
+    for (const char *h : heavy)
+      if (node.op_type() == h)
+        return true;
+    for (const onnx::AttributeProto &a : node.attribute())
+      if (a.has_g() && isLargeBranch(a.g(), &nodes))
+        return true;
+  }
+  return false;
+}
+
 Result importIf(ImportContext &c, const NodeView &n) {
   TGC_ASSIGN(cond, c.need(n, 0));
   if (c.constInts(cond)) {
@@ -102,6 +138,12 @@ Result importIf(ImportContext &c, const NodeView &n) {
   // shape and type, which a static-shape plan needs anyway.
   if (numElements(c.shapeOf(cond)).value_or(0) != 1 || !c.elemOf(cond).isInteger(1))
     return c.error(n, "the condition must be one bool, got " + shapeToString(c.shapeOf(cond)));
+  // Large branches (a contraction, a convolution, a recurrent op or control flow, or more than
+  // kMaxIfConvertedNodes nodes) run on the device, only the chosen one (ImportDeviceLoop.cpp).
+  const onnx::GraphProto *thenG = graphAttr(n, "then_branch"), *elseG = graphAttr(n, "else_branch");
+  if (thenG && elseG && thenG->input_size() == 0 && elseG->input_size() == 0 &&
+      (isLargeBranch(*thenG) || isLargeBranch(*elseG)))
+    return importDeviceIf(c, n, *thenG, *elseG, cond);
   // Each level imports both branches: nested run-time Ifs double the work, so their nesting is
   // capped (a hostile model must not make the compile exponential).
   static thread_local int depth = 0;
@@ -127,15 +169,6 @@ Result importIf(ImportContext &c, const NodeView &n) {
   }
   return result;
 }
-
-} // namespace
-
-llvm::Expected<std::vector<Value>> importDeviceLoop(ImportContext &c, const NodeView &n,
-                                                    const onnx::GraphProto &body, Value trip,
-                                                    Value cond,
-                                                    const std::vector<Value> &initial);
-
-namespace {
 
 Result importLoop(ImportContext &c, const NodeView &n) {
   const onnx::GraphProto *body = graphAttr(n, "body");

@@ -69,7 +69,8 @@ const std::map<std::string, std::string> &opNotes() {
       {"HammingWindow", "size constant (a constant result); output_datatype, periodic"},
       {"HannWindow", "size constant (a constant result); output_datatype, periodic"},
       {"If", "a known condition (folded, or bound with --bind-input) inlines the chosen branch; "
-             "a run-time one runs both and selects (outputs must agree in shape)"},
+             "a run-time one runs both and selects when they are small, else only the chosen "
+             "one on the device (as a loop body; outputs must agree in shape)"},
       {"LSTM", "unrolled over the sequence (up to 4096 steps); every direction, layout, activation, "
                "clip, sequence_lens (a graph input too), peepholes, input_forget"},
       {"Loop", "a known trip count unrolls (up to 4096 iterations; a run-time condition "

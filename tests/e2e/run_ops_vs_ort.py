@@ -282,6 +282,42 @@ def device_loops():
          numpy_helper.from_array(np.full(2, 0.5, np.float32), "half")])
     c["loop_device_nested"] = (model(g), {"M": np.array(4, np.int64), "n": np.array(3, np.int64),
                                           "a0": np.array([1, -1], np.float32)})
+    # An If on a condition known only at run time whose branches hold a GEMM: only the chosen
+    # branch runs (each branch a body of one iteration).
+    W1, W2, b1 = f32(4, 4), f32(4, 4), f32(4)
+    then_g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W1"], ["t0"]),
+         helper.make_node("Add", ["t0", "b1"], ["t"])], "then", [], [vi("t", T.FLOAT, None)])
+    else_g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W2"], ["e0"]),
+         helper.make_node("Tanh", ["e0"], ["e"])], "else", [], [vi("e", T.FLOAT, None)])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+        "if_device", [vi("x", T.FLOAT, [2, 4]), vi("c", T.BOOL, [])], [vi("y", T.FLOAT, None)],
+        [numpy_helper.from_array(W1, "W1"), numpy_helper.from_array(W2, "W2"),
+         numpy_helper.from_array(b1, "b1")])
+    for flag in (True, False):
+        c[f"loop_device_if_branch_{str(flag).lower()}"] = (model(g), {
+            "x": f32(2, 4), "c": np.array(flag)})
+    # That If inside a loop's body, its condition the iteration number: device control flow
+    # nested in device control flow.
+    then_g = helper.make_graph([helper.make_node("MatMul", ["acc", "W1"], ["t0"]),
+                                helper.make_node("Tanh", ["t0"], ["t"])], "then", [],
+                               [vi("t", T.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Mul", ["acc", "half"], ["e"])], "else", [],
+                               [vi("e", T.FLOAT, None)])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Less", ["i", "two"], ["early"]),
+         helper.make_node("If", ["early"], ["acc_out"], then_branch=then_g, else_branch=else_g)],
+        "body", [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [2, 4])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [2, 4])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "a0"], ["a"], body=body)], "loop_if",
+        [vi("M", T.INT64, []), vi("a0", T.FLOAT, [2, 4])], [vi("a", T.FLOAT, None)],
+        [numpy_helper.from_array(W1, "W1"), numpy_helper.from_array(np.array(2, np.int64), "two"),
+         numpy_helper.from_array(np.full((2, 4), 0.5, np.float32), "half")])
+    c["loop_device_if_in_body"] = (model(g), {"M": np.array(5, np.int64), "a0": f32(2, 4)})
     return c
 
 
@@ -423,6 +459,25 @@ def refusals():
             [vi("a", TensorProto.FLOAT, None), vi("s", TensorProto.FLOAT, None)],
             [numpy_helper.from_array(np.array(3, np.int64), "M")])
         r[name] = (helper.make_model(lg, opset_imports=[helper.make_opsetid("", OPSET)]), want)
+    # Device loops nested 9 deep: more than the runtime loads (8), refused at compile time.
+    def nest_loops(depth):
+        nodes = [helper.make_node("Identity", ["ci"], ["co"]),
+                 helper.make_node("Add", ["s", "one"], ["s_out"])]
+        if depth > 1:
+            nodes[1] = helper.make_node("Loop", ["n", "", "s"], ["s_out"], name=f"lp{depth - 1}",
+                                        body=nest_loops(depth - 1))
+        return helper.make_graph(nodes, f"level{depth}",
+                                 [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []),
+                                  vi("s", TensorProto.FLOAT, [2])],
+                                 [vi("co", TensorProto.BOOL, []), vi("s_out", TensorProto.FLOAT, [2])])
+    g = helper.make_graph([helper.make_node("Loop", ["n", "", "a0"], ["a"], name="lp9",
+                                            body=nest_loops(9))], "deep",
+                          [vi("n", TensorProto.INT64, []), vi("a0", TensorProto.FLOAT, [2])],
+                          [vi("a", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.ones(2, np.float32), "one")])
+    r["loop_device_nested_too_deep"] = (
+        helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+        "Loop 'lp1': Loops and Ifs that run on the device nest more than 8 deep")
     r["if_runtime_branch_shapes_differ"] = (
         helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
         "If 'rec0': output 0 differs between the branches (2x2 and")
