@@ -470,13 +470,13 @@ def refusals():
                                  [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []),
                                   vi("s", TensorProto.FLOAT, [2])],
                                  [vi("co", TensorProto.BOOL, []), vi("s_out", TensorProto.FLOAT, [2])])
-    g = helper.make_graph([helper.make_node("Loop", ["n", "", "a0"], ["a"], name="lp9",
-                                            body=nest_loops(9))], "deep",
-                          [vi("n", TensorProto.INT64, []), vi("a0", TensorProto.FLOAT, [2])],
+    deep = helper.make_graph([helper.make_node("Loop", ["n", "", "a0"], ["a"], name="lp9",
+                                               body=nest_loops(9))], "deep",
+                             [vi("n", TensorProto.INT64, []), vi("a0", TensorProto.FLOAT, [2])],
                           [vi("a", TensorProto.FLOAT, None)],
                           [numpy_helper.from_array(np.ones(2, np.float32), "one")])
     r["loop_device_nested_too_deep"] = (
-        helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
+        helper.make_model(deep, opset_imports=[helper.make_opsetid("", OPSET)]),
         "Loop 'lp1': Loops and Ifs that run on the device nest more than 8 deep")
     r["if_runtime_branch_shapes_differ"] = (
         helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]),
