@@ -9,7 +9,7 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
   const std::string sz = "sizeof(" + T + ")";
   (void)sz;
 
-  // tg.attention: one (b, h, s) row per iteration, OpenMP over rows; scores, max, exp-sum and
+  // tg.attention: one (b, h, s) row per iteration, rows on the pool; scores, max, exp-sum and
   // the weighted sum of v in one pass over the keys. Undefined rows (all -inf, NaN, +inf) → 0.
   // With layout "bshd" rows run in (b, s, h) order, so q and the output stay contiguous rows,
   // and consecutive keys of one head are Hkv rows apart.
@@ -31,12 +31,13 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     c.line("const " + A + " scale = (" + A + ")" +
            floatLiteral(at.getScaleAttr().getValueAsDouble(), A == "float") + ";");
     c.open("");
-    if (rows * L * (D + Dv) >= kParallelWork)
-      c.line("#pragma omp parallel num_threads(tgk_nt())");
-    c.open("");
+    // Rows [r_lo, r_hi) per chunk of the pool, with their own scores and accumulators.
+    const bool par = rows * L * (D + Dv) >= kParallelWork;
+    c.open(par ? "tg_parallel_for(" + str(rows) + ", true, [&](int64_t r_lo, int64_t r_hi)" : "");
+    if (!par)
+      c.line("const int64_t r_lo = 0, r_hi = " + str(rows) + ";");
     c.line("std::vector<" + A + "> sc(" + str(L) + "), acc(" + str(Dv) + ");");
-    c.line("#pragma omp for schedule(static)");
-    c.open("for (int64_t r = 0; r < " + str(rows) + "; ++r)");
+    c.open("for (int64_t r = r_lo; r < r_hi; ++r)");
     if (bshd) {
       c.line("const int64_t h = r % " + str(Hq) + ", s = (r / " + str(Hq) + ") % " + str(S) +
              ", b = r / " + str(S * Hq) + ";");
@@ -90,7 +91,7 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     c.line("const " + A + " inv = (" + A + ")(1.0 / sum);");
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) o[j] = acc[j] * inv;");
     c.close();
-    c.close();
+    c.close(par ? "});" : "}");
     c.close();
     return llvm::Error::success();
   }

@@ -35,8 +35,8 @@ constexpr int64_t kParallelWork = 1 << 15;
 // The shared emitter helpers (EmitUtil.h) and the C-family kernel (CStyle.h) by their own names.
 using namespace codegen;
 
-/// The CPU's spelling of C-family code (codegen/common/CStyle.h): C++17 with OpenMP, f32/f64 and
-/// integers, no half types.
+/// The CPU's spelling of C-family code (codegen/common/CStyle.h): C++17, parallel loops on the
+/// prelude's thread pool, f32/f64 and integers, no half types.
 const codegen::CTarget &cpuTarget();
 
 
@@ -53,10 +53,19 @@ inline llvm::Expected<CType> ctypeOf(Value v, Operation *op) {
 inline std::string floatLiteral(double v, bool f32) { return cpuTarget().floatLiteral(v, f32); }
 
 
-inline std::string pragma(int64_t work) {
-  return work >= kParallelWork ? "#pragma omp parallel for num_threads(tgk_nt()) schedule(static)"
-                               : "";
-}
+/// The line that marks the loop after it, `for (int64_t v = 0; v < n; ++v) {`, as parallel:
+/// lowerParallelLoops (CpuKernels.cpp) turns the pair into a tg_parallel_for over the thread
+/// pool (the prelude's tg_pool) once the kernel is written.
+constexpr const char *kParallelMarker = "// tg: parallel loop";
+
+/// kParallelMarker when `work` is enough for several threads, else "".
+inline std::string pragma(int64_t work) { return work >= kParallelWork ? kParallelMarker : ""; }
+
+/// Rewrites every kParallelMarker line of a kernel body and the loop after it,
+/// `for (int64_t v = 0; v < n; ++v) {` ... `}` (the `}` at the loop's own indentation), into
+/// `tg_parallel_for(n, true, [&](int64_t v_lo, int64_t v_hi) { for (int64_t v = v_lo; ...) {`
+/// ... `} });`. An error when a marker is not followed by such a loop.
+llvm::Expected<std::string> lowerParallelLoops(const std::string &body);
 
 /// Emits a loop nest over `shape`; operand k is read at `bases[k] + Σ coord_d * strides[k][d]`.
 /// `body` receives one offset expression per operand.
@@ -124,7 +133,7 @@ inline void loopNest(Code &c, const Shape &shape, const std::vector<Shape> &stri
 }
 
 /// State of one kernel being emitted: a C-family kernel (codegen::CKernel) whose loops are
-/// OpenMP loop nests, plus the `args` array it is called with.
+/// loop nests (parallel ones on the prelude's pool), plus the `args` array it is called with.
 struct KernelBuilder : codegen::CKernel {
   KernelEmitter &em;
   std::vector<Value> args;

@@ -1,7 +1,8 @@
 // CpuConv.cpp — CPU kernels for sliding windows: convolutions and pooling (codegen/common/PoolEmit).
 //
 // A depthwise f32 convolution calls the prelude's direct kernel tg_conv_dw2d with its window,
-// strides and dilations as template arguments (so the window unrolls); every other one calls
+// strides and dilations as template arguments (so the window unrolls), a 2-D f32 one with at
+// most 64 output channels and group 1 the direct tg_conv_direct2d; every other one calls
 // tg_conv, im2col + GEMM (CpuConvPrelude.cpp; docs/decisions.md, "CPU convolutions").
 #include "codegen/cpu/CpuBuilder.h"
 
@@ -34,6 +35,30 @@ bool isDepthwise(tg::ConvOp conv) {
   return taps >= 1 && taps <= kMaxDepthwiseTaps;
 }
 
+/// Output channels up to which a regular f32 2-D convolution (group 1, a window of 2 to 49
+/// taps) runs direct (tg_conv_direct2d) instead of im2col + sgemm: with few output rows the
+/// GEMM's packing of the unfolded input costs as much as its multiply (docs/decisions.md).
+/// 1-D convolutions (audio_frontend's: 61 positions) measured slower direct and stay on GEMM.
+constexpr int64_t kDirectConvMaxM = 64;
+
+bool isSmallDirect(tg::ConvOp conv) {
+  Shape x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight());
+  const int64_t sp = (int64_t)x.size() - 2;
+  if (sp != 2 || conv.getGroup() != 1 || w[0] > kDirectConvMaxM || x[1] < 1 ||
+      product(x) == 0 || product(shapeOf(conv.getResult())) == 0)
+    return false;
+  int64_t taps = 1;
+  for (int64_t d = 0; d < sp; ++d)
+    taps *= w[d + 2];
+  for (int64_t v : codegen::intsOf(conv.getStrides()))
+    if (v < 1 || v > 4)
+      return false;
+  for (int64_t v : codegen::intsOf(conv.getDilations()))
+    if (v < 1 || v > 4)
+      return false;
+  return taps > 1 && taps <= 49;
+}
+
 } // namespace
 
 llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
@@ -45,17 +70,24 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
     if (sp > 8)
       return opError(op, "conv with more than 8 spatial dims");
     const std::string bias = conv.getBias() ? inPtr[2] : "nullptr";
-    if (T == "float" && isDepthwise(conv)) {
+    const bool direct = T == "float" && !isDepthwise(conv) && isSmallDirect(conv);
+    if (T == "float" && (isDepthwise(conv) || direct)) {
       // 1-D as 2-D with a window, stride and dilation of 1 along H (tg_conv_dw2d).
       Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
             dil = codegen::intsOf(conv.getDilations());
       // Along H: the first spatial dim's value for 2-D, `one` for 1-D; along W: the last dim's.
       auto h = [&](const Shape &v, size_t at, int64_t one) { return str(sp == 2 ? v[at] : one); };
-      c.line("tg_conv_dw2d<" + h(w, 2, 1) + ", " + str(w.back()) + ", " + h(st, 0, 1) + ", " +
-             str(st.back()) + ", " + h(dil, 0, 1) + ", " + str(dil.back()) + ">(in0, in1, " +
-             bias + ", out0, " + str(x[0]) + ", " + str(x[1]) + ", " + str(w[0] / x[1]) + ", " +
-             h(x, 2, 1) + ", " + str(x.back()) + ", " + h(y, 2, 1) + ", " + str(y.back()) + ", " +
-             h(pads, 0, 0) + ", " + str(pads[sp - 1]) + ");");
+      const std::string tmpl = "<" + h(w, 2, 1) + ", " + str(w.back()) + ", " + h(st, 0, 1) +
+                               ", " + str(st.back()) + ", " + h(dil, 0, 1) + ", " +
+                               str(dil.back()) + ">";
+      const std::string dims = h(x, 2, 1) + ", " + str(x.back()) + ", " + h(y, 2, 1) + ", " +
+                               str(y.back()) + ", " + h(pads, 0, 0) + ", " + str(pads[sp - 1]);
+      if (direct)
+        c.line("tg_conv_direct2d" + tmpl + "(in0, in1, " + bias + ", out0, " + str(x[0]) + ", " +
+               str(x[1]) + ", " + str(w[0]) + ", " + dims + ");");
+      else
+        c.line("tg_conv_dw2d" + tmpl + "(in0, in1, " + bias + ", out0, " + str(x[0]) + ", " +
+               str(x[1]) + ", " + str(w[0] / x[1]) + ", " + dims + ");");
       return llvm::Error::success();
     }
     c.line("static const int64_t xs[] = " + intArray(x) + ", ws[] = " + intArray(w) +

@@ -15,8 +15,9 @@ namespace tgc::cpu {
 
 namespace {
 
-const char *kConvPrelude = R"PRELUDE(/// Scratch reused across calls by one thread (im2col columns, padded planes).
-template <class T> T *tg_scratch(size_t n) {
+const char *kConvPrelude = R"PRELUDE(/// Scratch reused across calls by one thread (im2col columns, padded planes); one buffer per
+/// (type, tag), so a kernel can hold several at once.
+template <class T, int Tag = 0> T *tg_scratch(size_t n) {
   static thread_local std::vector<T> buf;
   if (buf.size() < n) buf.resize(n);
   return buf.data();
@@ -31,8 +32,8 @@ void tg_im2col2d(const T *x, T *col, int64_t Cg, int64_t H, int64_t W, int64_t K
                  int64_t oy0, int64_t OHb, int64_t OW, int64_t SH, int64_t SW, int64_t PT,
                  int64_t PL, int64_t DH, int64_t DW, bool parallel) {
   const int64_t rows = Cg * KH * KW, P = OHb * OW;
-#pragma omp parallel for num_threads(tgk_nt()) if (parallel && rows * P > 32768)
-  for (int64_t row = 0; row < rows; ++row) {
+  tg_parallel_for(rows, parallel && rows * P > 32768, [&](int64_t r0, int64_t r1) {
+  for (int64_t row = r0; row < r1; ++row) {
     const int64_t c = row / (KH * KW), ky = row / KW % KH, kx = row % KW;
     const T *xc = x + c * H * W;
     T *dst = col + row * P;
@@ -55,6 +56,7 @@ void tg_im2col2d(const T *x, T *col, int64_t Cg, int64_t H, int64_t W, int64_t K
       std::fill(dst + hi, dst + OW, T(0));
     }
   }
+  });
 }
 
 /// C[M, Nc] (leading dim ldc) = A[M, K] * B[K, Nc] (leading dim ldb) + bias[m] per row (when
@@ -90,9 +92,8 @@ constexpr int64_t kIm2colBlockBytes = 256 * 1024;
 /// 1-D and 2-D windows work in blocks of output rows: each block unfolds its columns
 /// (tg_im2col2d; a 1x1 window at stride 1 without padding reads the input as it is) and
 /// multiplies them. With several threads the blocks of all images and groups run in parallel
-/// under OpenMP, OpenBLAS set to one thread meanwhile (its own threads and OpenMP's spinning ones
-/// competed for the cores: 2 threads ran slower than 1). More dims unfold whole, element by
-/// element.
+/// on the pool (tg_parallel_for), one GEMM per thread (OpenBLAS is always on one thread; a single block's GEMM
+/// is split by tg_blas_gemm instead). More dims unfold whole, element by element.
 template <class T>
 void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t *xs,
              const int64_t *ws, const int64_t *ys, const int64_t *st, const int64_t *pads,
@@ -119,13 +120,9 @@ void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t 
     }
     const int64_t blocks = (OH + OHb - 1) / OHb, items = images * blocks;
     const bool par = nt > 1 && items > 1 && Mg * rows * P * images > (1 << 17);
-    const int blasThreads = par ? openblas_get_num_threads() : 0;
-    if (par) openblas_set_num_threads(1); // one GEMM per OpenMP thread
-#pragma omp parallel num_threads(nt) if (par)
-    {
+    tg_parallel_for(items, par, [&](int64_t i0, int64_t i1) {
       T *col = pointwise ? nullptr : tg_scratch<T>((size_t)(rows * OHb * OW));
-#pragma omp for schedule(static)
-      for (int64_t it = 0; it < items; ++it) {
+      for (int64_t it = i0; it < i1; ++it) {
         const int64_t img = it / blocks, oy = it % blocks * OHb, nb = std::min(OHb, OH - oy);
         const int64_t n = img / group, g = img % group;
         const T *xin = x + (n * C + g * Cg) * XP, *wg = w + g * Mg * rows;
@@ -140,8 +137,7 @@ void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t 
                        pads[sp - 1], two ? dil[0] : 1, dil[sp - 1], !par);
         tg_conv_gemm<T>(wg, col, nb * OW, out, P, Mg, nb * OW, rows, bg);
       }
-    }
-    if (par) openblas_set_num_threads(blasThreads);
+    });
     return;
   }
   T *col = pointwise ? nullptr : tg_scratch<T>((size_t)(rows * P));
@@ -154,8 +150,8 @@ void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t 
         tg_conv_gemm<T>(wg, xin, P, out, P, Mg, P, rows, bg);
         continue;
       }
-#pragma omp parallel for num_threads(tgk_nt()) if (rows * P > 32768)
-      for (int64_t row = 0; row < rows; ++row) {
+      tg_parallel_for(rows, rows * P > 32768, [&](int64_t r0, int64_t r1) {
+      for (int64_t row = r0; row < r1; ++row) {
         const int64_t c = row / KP;
         int64_t kc[8], oc[8];
         int64_t kr = row % KP;
@@ -178,8 +174,29 @@ void tg_conv(const T *x, const T *w, const T *bias, T *y, int sp, const int64_t 
           }
         }
       }
+      });
       tg_conv_gemm<T>(wg, col, P, out, P, Mg, P, rows, bg);
     }
+}
+
+/// out[a * osa + b] = in[a + b * isb] for a < A, b < B (one 2-D transpose of a bigger one: the
+/// dim contiguous in the input is a, the one contiguous in the output b), in 8 x 8 tiles so that
+/// both the strided reads and the strided writes stay within 8 cache lines. Tiles of b run on
+/// the pool when `parallel` and large.
+template <class T>
+void tg_transpose2d(int64_t A, int64_t B, int64_t isb, int64_t osa, const T *in, T *out,
+                    bool parallel) {
+  constexpr int64_t t = 8;
+  tg_parallel_for((B + t - 1) / t, parallel && A * B >= (1 << 15), [&](int64_t j0, int64_t j1) {
+    for (int64_t a0 = 0; a0 < A; a0 += t) {
+      const int64_t a1 = std::min(A, a0 + t);
+      for (int64_t b0 = j0 * t; b0 < std::min(B, j1 * t); b0 += t) {
+        const int64_t b1 = std::min(B, b0 + t);
+        for (int64_t a = a0; a < a1; ++a)
+          for (int64_t b = b0; b < b1; ++b) out[a * osa + b] = in[a + b * isb];
+      }
+    }
+  });
 }
 
 /// The rows copied are short (W or OW floats): loops the compiler vectorizes inline, not library
@@ -223,12 +240,10 @@ TG_INLINE_COPIES void tg_conv_dw2d(const float *x, const float *w, const float *
   const int64_t Hq = OH + EH, Wq = OW + EW, Q = OH * Wq, QB = (Q + 31) / 32 * 32;
   const int64_t stride = Hq * Wq + (QB - Q) + EW + 8; // one phase, with room for the last block
   const int64_t work = N * C * mult * QB * KH * KW;
-#pragma omp parallel num_threads(tgk_nt()) if (work > (1 << 16))
-  {
+  tg_parallel_for(N * C, work > (1 << 16), [&](int64_t nc0, int64_t nc1) {
     float *ph = tg_scratch<float>((size_t)(SH * SW * stride + QB));
     float *acc = ph + SH * SW * stride;
-#pragma omp for schedule(static)
-    for (int64_t nc = 0; nc < N * C; ++nc) {
+    for (int64_t nc = nc0; nc < nc1; ++nc) {
       const float *xc = x + nc * H * W;
       for (int64_t i = 0; i < SH * SW * stride; ++i) ph[i] = 0.0f;
       for (int a = 0; a < SH; ++a)
@@ -276,6 +291,102 @@ TG_INLINE_COPIES void tg_conv_dw2d(const float *x, const float *w, const float *
         for (int64_t oy = 0; oy < OH; ++oy) tg_copy_f32(yo + oy * OW, acc + oy * Wq, OW);
       }
     }
+  });
+}
+
+/// Direct 2-D convolution in f32 for few output channels per group (group = 1; 1-D is KH = SH =
+/// DH = 1, H = 1): x [N, C, H, W], w [M, C, KH, KW], y [N, M, OH, OW], PT/PL the leading pads.
+/// The input planes are stored zero-padded as stride phases, as in tg_conv_dw2d, so each tap
+/// (c, ky, kx) of output q = oy*Wq + ox reads a contiguous run at a constant offset: no im2col
+/// matrix and no GEMM packing, which for M of 12-64 cost as much as the multiply. Outputs are
+/// computed 4 channels x 16 positions at a time (eight 8-float accumulators; per tap 2 loads,
+/// 4 broadcasts from the weights repacked as [M/4][C][KH][KW][4], 8 FMAs). Per image, the
+/// planes are filled channel-parallel, then runs of 16-position blocks go to the pool.
+template <int KH, int KW, int SH, int SW, int DH, int DW>
+TG_INLINE_COPIES void tg_conv_direct2d(const float *x, const float *w, const float *bias, float *y,
+                                        int64_t N, int64_t C, int64_t M, int64_t H, int64_t W,
+                                        int64_t OH, int64_t OW, int64_t PT, int64_t PL) {
+  typedef float v8 __attribute__((vector_size(32)));
+  constexpr int64_t EH = (KH - 1) * DH / SH, EW = (KW - 1) * DW / SW, MB = 4;
+  const int64_t Hq = OH + EH, Wq = OW + EW, Q = OH * Wq, QB = (Q + 15) / 16 * 16;
+  const int64_t stride = Hq * Wq + (QB - Q) + EW + 8; // one phase, with room for the last block
+  const int64_t plane = SH * SW * stride, MBs = (M + MB - 1) / MB, taps = C * KH * KW;
+  // Weights as [M/4][C][KH][KW][4] (zero past M), planes per image, both reused across calls.
+  float *wp = tg_scratch<float, 1>((size_t)(MBs * taps * MB));
+  for (int64_t mb = 0; mb < MBs; ++mb)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t i = 0; i < MB; ++i)
+        wp[(mb * taps + t) * MB + i] = mb * MB + i < M ? w[(mb * MB + i) * taps + t] : 0.0f;
+  float *ph = tg_scratch<float, 2>((size_t)(C * plane));
+  for (int64_t n = 0; n < N; ++n) {
+    tg_parallel_for(C, C * plane > (1 << 15), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const float *xc = x + (n * C + c) * H * W;
+        float *pc = ph + c * plane;
+        for (int64_t i = 0; i < plane; ++i) pc[i] = 0.0f;
+        for (int a = 0; a < SH; ++a)
+          for (int b = 0; b < SW; ++b) {
+            float *dst = pc + (a * SW + b) * stride;
+            const int64_t off = b - PL;
+            const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
+            const int64_t end = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
+            const int64_t hi = std::max(lo, std::min(Wq, end));
+            for (int64_t r = 0; r < Hq; ++r) {
+              const int64_t iy = r * SH + a - PT;
+              if (iy < 0 || iy >= H) continue;
+              const float *src = xc + iy * W + off;
+              if constexpr (SW == 1) tg_copy_f32(dst + r * Wq + lo, src + lo, hi - lo);
+              else for (int64_t j = lo; j < hi; ++j) dst[r * Wq + j] = src[j * SW];
+            }
+          }
+      }
+    });
+    // Blocks of 16 output positions: each chunk of the pool takes a run of them, for all
+    // channel blocks (splitting by channel blocks had every thread read every plane).
+    const int64_t QN = QB / 16;
+    tg_parallel_for(QN, M * taps * QB >= (1 << 20), [&](int64_t j0, int64_t j1) {
+      float *acc = tg_scratch<float, 3>((size_t)(MB * QB));
+      const int64_t q0 = j0 * 16, q1 = j1 * 16;
+      for (int64_t mb = 0; mb < MBs; ++mb) {
+        const float *wb = wp + mb * taps * MB;
+        float b4[MB];
+        for (int64_t i = 0; i < MB; ++i)
+          b4[i] = bias && mb * MB + i < M ? bias[mb * MB + i] : 0.0f;
+        for (int64_t q = q0; q < q1; q += 16) {
+          v8 s00 = b4[0] - (v8){}, s01 = s00, s10 = b4[1] - (v8){}, s11 = s10;
+          v8 s20 = b4[2] - (v8){}, s21 = s20, s30 = b4[3] - (v8){}, s31 = s30;
+          const float *wt = wb;
+          for (int64_t c = 0; c < C; ++c) {
+            const float *pc = ph + c * plane + q;
+            for (int ky = 0; ky < KH; ++ky)
+              for (int kx = 0; kx < KW; ++kx, wt += MB) {
+                const float *p = pc + ((ky * DH) % SH * SW + (kx * DW) % SW) * stride +
+                                 (ky * DH / SH) * Wq + kx * DW / SW;
+                v8 l0, l1;
+                std::memcpy(&l0, p, 32);
+                std::memcpy(&l1, p + 8, 32);
+                s00 += wt[0] * l0; s01 += wt[0] * l1;
+                s10 += wt[1] * l0; s11 += wt[1] * l1;
+                s20 += wt[2] * l0; s21 += wt[2] * l1;
+                s30 += wt[3] * l0; s31 += wt[3] * l1;
+              }
+          }
+          std::memcpy(acc + q, &s00, 32); std::memcpy(acc + q + 8, &s01, 32);
+          std::memcpy(acc + QB + q, &s10, 32); std::memcpy(acc + QB + q + 8, &s11, 32);
+          std::memcpy(acc + 2 * QB + q, &s20, 32); std::memcpy(acc + 2 * QB + q + 8, &s21, 32);
+          std::memcpy(acc + 3 * QB + q, &s30, 32); std::memcpy(acc + 3 * QB + q + 8, &s31, 32);
+        }
+        // The valid columns of the output rows that meet [q0, q1).
+        const int64_t e = std::min(q1, Q);
+        for (int64_t i = 0; i < MB && mb * MB + i < M; ++i) {
+          float *yo = y + (n * M + mb * MB + i) * OH * OW;
+          for (int64_t oy = q0 / Wq; oy < OH && oy * Wq < e; ++oy) {
+            const int64_t lo = std::max(q0, oy * Wq), hi = std::min(e, oy * Wq + OW);
+            if (hi > lo) tg_copy_f32(yo + oy * OW + (lo - oy * Wq), acc + i * QB + lo, hi - lo);
+          }
+        }
+      }
+    });
   }
 }
 )PRELUDE";

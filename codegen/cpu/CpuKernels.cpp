@@ -4,7 +4,7 @@
 // in as constants. Elementwise code (tg.fused "pointwise", gemm epilogues, standalone
 // elementwise ops) is one loop nest over the output: operands are read through per-operand
 // strides (0 on broadcast dims), dims that are contiguous for every operand are collapsed, and
-// the outermost loop runs under OpenMP when the work is large. GEMMs and convolutions call the
+// the outermost loop runs on the thread pool (tg_parallel_for) when the work is large. GEMMs and convolutions call the
 // templates of the prelude (CpuPrelude.cpp), which use OpenBLAS for f32/f64.
 #include "codegen/cpu/CpuBuilder.h"
 #include "codegen/common/DynamicEmit.h"
@@ -183,6 +183,60 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
   return opError(op, "op not supported by the CPU backend");
 }
 
+llvm::Expected<std::string> lowerParallelLoops(const std::string &body) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < body.size();) {
+    size_t end = body.find('\n', at);
+    if (end == std::string::npos)
+      end = body.size();
+    lines.push_back(body.substr(at, end - at));
+    at = end + 1;
+  }
+  auto indentOf = [](const std::string &l) { return l.find_first_not_of(' '); };
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string &l = lines[i];
+    const size_t ind = indentOf(l);
+    if (ind == std::string::npos || l.compare(ind, std::string::npos, kParallelMarker) != 0) {
+      out += l + "\n";
+      continue;
+    }
+    // for (int64_t v = 0; v < n; ++v) {
+    auto bad = [&] {
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "CPU backend: a parallel loop marker without its loop");
+    };
+    if (i + 1 >= lines.size() || indentOf(lines[i + 1]) != ind)
+      return bad();
+    const std::string f = lines[i + 1].substr(ind);
+    const std::string head = "for (int64_t ";
+    size_t eq = f.find(" = 0; ");
+    if (f.rfind(head, 0) != 0 || eq == std::string::npos)
+      return bad();
+    const std::string v = f.substr(head.size(), eq - head.size());
+    const std::string cond = " = 0; " + v + " < ", tail = "; ++" + v + ") {";
+    if (f.compare(eq, cond.size(), cond) != 0 || f.size() < eq + cond.size() + tail.size() ||
+        f.compare(f.size() - tail.size(), tail.size(), tail) != 0)
+      return bad();
+    const std::string n = f.substr(eq + cond.size(), f.size() - tail.size() - eq - cond.size());
+    size_t close = i + 2;
+    while (close < lines.size() && (indentOf(lines[close]) == std::string::npos ||
+                                    indentOf(lines[close]) > ind))
+      ++close;
+    if (close >= lines.size() || lines[close].substr(ind) != "}")
+      return bad();
+    const std::string pad(ind, ' ');
+    out += pad + "tg_parallel_for(" + n + ", true, [&](int64_t " + v + "_lo, int64_t " + v +
+           "_hi) { for (int64_t " + v + " = " + v + "_lo; " + v + " < " + v + "_hi; ++" + v +
+           ") {\n";
+    for (size_t k = i + 2; k < close; ++k)
+      out += lines[k] + "\n";
+    out += pad + "} });\n";
+    i = close;
+  }
+  return out;
+}
+
 llvm::Expected<EmittedKernel> KernelEmitter::emit(Operation *op, int index, std::string &code) {
   KernelBuilder kb(*this, op);
   // Name and label: the op kinds it computes and the ONNX nodes it came from.
@@ -226,8 +280,11 @@ llvm::Expected<EmittedKernel> KernelEmitter::emit(Operation *op, int index, std:
   if (auto e = kb.emitOp(op))
     return std::move(e);
   k.args = kb.args;
+  llvm::Expected<std::string> body = lowerParallelLoops(kb.body);
+  if (!body)
+    return body.takeError();
   code += kb.preamble(label);
-  code += "extern \"C\" void " + k.symbol + "(void *const *args) {\n" + kb.decls + kb.body + "}\n";
+  code += "extern \"C\" void " + k.symbol + "(void *const *args) {\n" + kb.decls + *body + "}\n";
   return k;
 }
 

@@ -10,6 +10,43 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType *ct) {
   const std::string sz = "sizeof(" + T + ")";
   (void)sz;
 
+  // A transpose that moves the input's contiguous dim: 2-D tiles (tg_transpose2d) over the dim
+  // contiguous in the output (b) and the one contiguous in the input (a), the other dims as an
+  // outer loop. The plain strided copy read one element per cache line at a power-of-two stride
+  // (a 1x1 convolution's NCHW -> NHWC: 4 KiB apart, one L1 set), ~14 ns an element.
+  if (auto tr = dyn_cast<tg::TransposeOp>(op)) {
+    const Shape y = shapeOf(tr.getResult());
+    const auto dims =
+        codegen::mergeLoopDims(y, {contiguousStrides(y), codegen::transposeStrides(tr)});
+    int a = -1;
+    for (size_t d = 0; d + 1 < dims.size(); ++d)
+      if (dims[d].second[1] == 1)
+        a = (int)d;
+    if (a >= 0 && dims.back().second[1] >= 32 && dims[a].first * dims.back().first >= 64) {
+      Shape rest, restOut, restIn;
+      for (size_t d = 0; d + 1 < dims.size(); ++d)
+        if ((int)d != a) {
+          rest.push_back(dims[d].first);
+          restOut.push_back(dims[d].second[0]);
+          restIn.push_back(dims[d].second[1]);
+        }
+      const int64_t A = dims[a].first, B = dims.back().first;
+      const std::string call = "tg_transpose2d<" + T + ">(" + str(A) + ", " + str(B) + ", " +
+                               str(dims.back().second[1]) + ", " + str(dims[a].second[0]) + ", ";
+      if (rest.empty()) {
+        c.line(call + "in0, out0, true);");
+      } else {
+        loopNest(
+            c, rest, {restOut, restIn}, {"0", "0"},
+            [&](Code &c, const std::vector<std::string> &o) {
+              c.line(call + "in0 + " + o[1] + ", out0 + " + o[0] + ", false);");
+            },
+            A * B);
+      }
+      return llvm::Error::success();
+    }
+  }
+
   if (codegen::isStridedCopy(op)) {
     codegen::emitStridedCopy(*this, op);
     return llvm::Error::success();

@@ -33,8 +33,9 @@ tgc::HostTensor randomTensor(tgc::DType t, std::vector<int64_t> shape, uint32_t 
   return h;
 }
 
-/// Compiles `ir`, runs it and the interpreter on the same random inputs, compares every output.
-void compareWithInterpreter(const std::string &ir, const std::string &name) {
+/// Compiles `ir`, runs it (on `threads` threads) and the interpreter on the same random inputs,
+/// compares every output.
+void compareWithInterpreter(const std::string &ir, const std::string &name, int threads = 2) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
@@ -54,7 +55,7 @@ void compareWithInterpreter(const std::string &ir, const std::string &name) {
   auto stats = tgc::writeCpuPackage(*module, dir, {}, tmpDir() + "/kcache");
   ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
   tgc::Status st;
-  auto session = tgc::Session::load(dir, st, 2);
+  auto session = tgc::Session::load(dir, st, threads);
   ASSERT_TRUE(session) << st.message;
   std::vector<tgc::HostTensor> got;
   st = session->run(inputs, got);
@@ -144,6 +145,72 @@ func.func @main(%x: tensor<2x1x4xf32>, %y: tensor<3x1xf32>, %a: tensor<2x3x8xf32
 }
 )",
                          "math.tgpkg");
+}
+
+// The kernels' thread pool (the prelude's tg_pool, tg_parallel_for): every loop that splits
+// across threads, at 3 threads so chunks are uneven: a pointwise loop and a norm's rows (the
+// lowered parallel-loop marker), GEMMs split by rows (linear, M >= N) and by columns (linear
+// with B transposed and matmul with B as is, N > M), an integer matmul, a regular convolution's
+// row blocks, a depthwise convolution's channels and attention's rows; each is above its
+// parallel threshold. Wrong chunk bounds or a lost chunk give wrong or unwritten elements.
+TEST(CpuVsInterp, ThreadPoolSplits) {
+  compareWithInterpreter(R"(
+func.func @main(%x: tensor<64x1024xf32>, %a: tensor<96x64xf32>, %w: tensor<80x64xf32>, %b: tensor<20x100xf32>, %w2: tensor<200x100xf32>, %w3: tensor<100x200xf32>, %i: tensor<64x64xi64>, %j: tensor<64x64xi64>, %img: tensor<1x16x32x32xf32>, %cw: tensor<24x16x3x3xf32>, %dimg: tensor<1x32x28x28xf32>, %dw: tensor<32x1x3x3xf32>, %q: tensor<1x4x64x32xf32>, %k: tensor<1x4x64x32xf32>, %ln: tensor<256x128xf32>) -> (tensor<64x1024xf32>, tensor<96x80xf32>, tensor<20x200xf32>, tensor<20x200xf32>, tensor<64x64xi64>, tensor<1x24x32x32xf32>, tensor<1x32x28x28xf32>, tensor<1x4x64x32xf32>, tensor<256x128xf32>) {
+  %0 = tg.fused "pointwise" (%x) : (tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  ^bb0(%p: tensor<64x1024xf32>):
+    %t0 = tg.sigmoid %p : tensor<64x1024xf32>
+    %t1 = tg.mul %t0, %p : tensor<64x1024xf32>, tensor<64x1024xf32> -> tensor<64x1024xf32>
+    tg.yield %t1 : tensor<64x1024xf32>
+  }
+  %1 = tg.linear %a, %w : tensor<96x64xf32>, tensor<80x64xf32> -> tensor<96x80xf32>
+  %2 = tg.linear %b, %w2 : tensor<20x100xf32>, tensor<200x100xf32> -> tensor<20x200xf32>
+  %3 = tg.matmul %b, %w3 : tensor<20x100xf32>, tensor<100x200xf32> -> tensor<20x200xf32>
+  %4 = tg.matmul %i, %j : tensor<64x64xi64>, tensor<64x64xi64> -> tensor<64x64xi64>
+  %5 = tg.conv %img, %cw {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x16x32x32xf32>, tensor<24x16x3x3xf32> -> tensor<1x24x32x32xf32>
+  %6 = tg.conv %dimg, %dw {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 32 : i64} : tensor<1x32x28x28xf32>, tensor<32x1x3x3xf32> -> tensor<1x32x28x28xf32>
+  %7 = tg.attention %q, %k, %k {scale = 0.2 : f32} : tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32> -> tensor<1x4x64x32xf32>
+  %8 = tg.layer_norm %ln {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<256x128xf32> -> tensor<256x128xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<64x1024xf32>, tensor<96x80xf32>, tensor<20x200xf32>, tensor<20x200xf32>, tensor<64x64xi64>, tensor<1x24x32x32xf32>, tensor<1x32x28x28xf32>, tensor<1x4x64x32xf32>, tensor<256x128xf32>
+}
+)",
+                         "thread_pool.tgpkg", 3);
+}
+
+// Transposes that move the input's contiguous dim go through 2-D 8 x 8 tiles
+// (tg_transpose2d): sizes that are not multiples of 8, an outer loop of other dims, NCHW ->
+// NHWC and back, a 3-D rotation, one large enough to split its tiles across threads, and a
+// 1-byte type.
+TEST(CpuVsInterp, TiledTranspose) {
+  compareWithInterpreter(R"(
+func.func @main(%x: tensor<3x37x45xf32>, %n: tensor<2x5x7x9xf32>, %r: tensor<6x33x17xf32>, %big: tensor<1x32x40x33xf32>, %i: tensor<13x21xi64>) -> (tensor<3x45x37xf32>, tensor<2x7x9x5xf32>, tensor<2x9x5x7xf32>, tensor<17x6x33xf32>, tensor<1x40x33x32xf32>, tensor<21x13xi64>) {
+  %0 = tg.transpose %x {perm = [0, 2, 1]} : tensor<3x37x45xf32> -> tensor<3x45x37xf32>
+  %1 = tg.transpose %n {perm = [0, 2, 3, 1]} : tensor<2x5x7x9xf32> -> tensor<2x7x9x5xf32>
+  %2 = tg.transpose %n {perm = [0, 3, 1, 2]} : tensor<2x5x7x9xf32> -> tensor<2x9x5x7xf32>
+  %3 = tg.transpose %r {perm = [2, 0, 1]} : tensor<6x33x17xf32> -> tensor<17x6x33xf32>
+  %4 = tg.transpose %big {perm = [0, 2, 3, 1]} : tensor<1x32x40x33xf32> -> tensor<1x40x33x32xf32>
+  %5 = tg.transpose %i {perm = [1, 0]} : tensor<13x21xi64> -> tensor<21x13xi64>
+  return %0, %1, %2, %3, %4, %5 : tensor<3x45x37xf32>, tensor<2x7x9x5xf32>, tensor<2x9x5x7xf32>, tensor<17x6x33xf32>, tensor<1x40x33x32xf32>, tensor<21x13xi64>
+}
+)",
+                         "tiled_transpose.tgpkg", 3);
+}
+
+// Regular 2-D f32 convolutions with at most 64 output channels run direct (tg_conv_direct2d):
+// output channels not a multiple of its block of 4 (15, 5), strides 1 and 2, a dilation,
+// asymmetric pads, a non-square window, two images, with and without a bias; once on 3 threads
+// (runs of positions split across the pool) and once on 1.
+TEST(CpuVsInterp, DirectConv) {
+  const char *ir = R"(
+func.func @main(%x: tensor<2x7x19x23xf32>, %w15: tensor<15x7x3x3xf32>, %b15: tensor<15xf32>, %w5: tensor<5x7x3x2xf32>, %w64: tensor<64x7x5x5xf32>, %b64: tensor<64xf32>) -> (tensor<2x15x19x23xf32>, tensor<2x5x9x12xf32>, tensor<2x15x16x19xf32>, tensor<2x64x10x12xf32>) {
+  %0 = tg.conv %x, %w15, %b15 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<2x7x19x23xf32>, tensor<15x7x3x3xf32>, tensor<15xf32> -> tensor<2x15x19x23xf32>
+  %1 = tg.conv %x, %w5 {strides = [2, 2], pads = [1, 0, 0, 1], dilations = [1, 1], group = 1 : i64} : tensor<2x7x19x23xf32>, tensor<5x7x3x2xf32> -> tensor<2x5x9x12xf32>
+  %2 = tg.conv %x, %w15 {strides = [1, 1], pads = [0, 0, 1, 0], dilations = [2, 2], group = 1 : i64} : tensor<2x7x19x23xf32>, tensor<15x7x3x3xf32> -> tensor<2x15x16x19xf32>
+  %3 = tg.conv %x, %w64, %b64 {strides = [2, 2], pads = [2, 2, 2, 2], dilations = [1, 1], group = 1 : i64} : tensor<2x7x19x23xf32>, tensor<64x7x5x5xf32>, tensor<64xf32> -> tensor<2x64x10x12xf32>
+  return %0, %1, %2, %3 : tensor<2x15x19x23xf32>, tensor<2x5x9x12xf32>, tensor<2x15x16x19xf32>, tensor<2x64x10x12xf32>
+}
+)";
+  compareWithInterpreter(ir, "direct_conv3.tgpkg", 3);
+  compareWithInterpreter(ir, "direct_conv1.tgpkg", 1);
 }
 
 // tg.layer_norm's scale and bias read three ways (codegen::normParamIndex): one per position of
