@@ -40,12 +40,17 @@ bool isDepthwise(tg::ConvOp conv) {
 /// GEMM's packing of the unfolded input costs as much as its multiply (docs/decisions.md).
 /// 1-D convolutions (audio_frontend's: 61 positions) measured slower direct and stay on GEMM.
 constexpr int64_t kDirectConvMaxM = 64;
+/// Output positions (OH*OW) below which im2col + sgemm stays faster: the direct kernel computes
+/// blocks of 16 positions over rows padded by the window (a 4x4 output under a 3x3 window is
+/// 16 useful positions of 32 computed; cnn_small's last two layers measured 20-30 % slower).
+constexpr int64_t kDirectConvMinPositions = 64;
 
 bool isSmallDirect(tg::ConvOp conv) {
   Shape x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight());
   const int64_t sp = (int64_t)x.size() - 2;
+  const Shape y = shapeOf(conv.getResult());
   if (sp != 2 || conv.getGroup() != 1 || w[0] > kDirectConvMaxM || x[1] < 1 ||
-      product(x) == 0 || product(shapeOf(conv.getResult())) == 0)
+      product(x) == 0 || y[2] * y[3] < kDirectConvMinPositions)
     return false;
   int64_t taps = 1;
   for (int64_t d = 0; d < sp; ++d)
