@@ -7,8 +7,8 @@
 // Captured, a LOOP step is:
 //   copies of the captured and initial carried values into the body's input slots,
 //   tgc_loop_head (iteration 0, and the condition 0 < M && cond into the node's handle),
-//   WHILE(handle) { the body's steps; its carried outputs copied into the input slots;
-//                   tgc_loop_tail (the next iteration, and i < M && the body's cond) },
+//   WHILE(handle) { the body's steps; tgc_loop_tail (its carried outputs copied into the input
+//                   slots, the next iteration, and i < M && the body's cond) },
 //   copies of the carried slots into the step's results.
 // The body's steps are captured into the node's graph on a second stream
 // (cuStreamBeginCaptureToGraph). Without a graph (profiling, $TGC_CUDA_GRAPH=0) the same runs
@@ -70,7 +70,7 @@ Status CudaSession::setupLoops() {
     b.shared_ = &L->lent;
     b.loopBody_ = true;
     b.depth_ = depth_ + 1;
-    b.pdl_ = false; // the first kernel of an iteration follows a copy, not a kernel
+    b.pdl_ = pdl_; // setupGpu turns it off where the device or driver lacks it
     if (Status st = b.validateOnly(path_ + "/" + s.loop().body()); !st.ok)
       return Status::error(where + ": " + st.message);
     if (Status st = b.setupGpu(); !st.ok)
@@ -93,10 +93,27 @@ Status CudaSession::setupLoops() {
     int64_t tmpBytes = 0;
     for (int c = 0; c < carried; ++c)
       tmpBytes += (L->inBytes[2 + c] + 255) / 256 * 256;
-    if ((L->viaTmp && !(e = ck(d_->cuMemAlloc(&L->tmp, (size_t)std::max<int64_t>(tmpBytes, 256)),
-                               "cuMemAlloc(loop)"))
-                           .empty()) ||
-        !(e = ck(d_->cuMemAlloc(&L->go, 256), "cuMemAlloc(loop)")).empty())
+    if (L->viaTmp && !(e = ck(d_->cuMemAlloc(&L->tmp, (size_t)std::max<int64_t>(tmpBytes, 256)),
+                              "cuMemAlloc(loop)")).empty())
+      return fail(e);
+    if (!(e = ck(d_->cuMemAlloc(&L->go, 256), "cuMemAlloc(loop)")).empty())
+      return fail(e);
+    // The tail kernel's copies (unless the body swaps values: then copy nodes through tmp).
+    std::vector<unsigned long long> copies; // {dst, src, bytes} each
+    int64_t largest = 0;
+    for (int c = 0; !L->viaTmp && c < carried; ++c)
+      if (L->in[2 + c] != L->out[1 + c] && L->inBytes[2 + c] > 0) {
+        copies.insert(copies.end(), {(unsigned long long)L->in[2 + c],
+                                     (unsigned long long)L->out[1 + c],
+                                     (unsigned long long)L->inBytes[2 + c]});
+        largest = std::max(largest, L->inBytes[2 + c]);
+      }
+    L->numCopies = (int)(copies.size() / 3);
+    L->copyBlocks = (unsigned)std::min<int64_t>(std::max<int64_t>((largest + 4095) / 4096, 1), 1024);
+    if (L->numCopies &&
+        (!(e = ck(d_->cuMemAlloc(&L->copies, copies.size() * 8), "cuMemAlloc(loop)")).empty() ||
+         !(e = ck(d_->cuMemcpyHtoD(L->copies, copies.data(), copies.size() * 8),
+                  "cuMemcpyHtoD(loop)")).empty()))
       return fail(e);
     loops_[(size_t)i] = std::move(L);
   }
@@ -107,7 +124,7 @@ void CudaSession::freeLoops() {
   for (auto &L : loops_)
     if (L) {
       L->body.reset();
-      for (CUdeviceptr p : {L->tmp, L->go})
+      for (CUdeviceptr p : {L->tmp, L->go, L->copies})
         if (p)
           d_->cuMemFree(p);
     }
@@ -127,9 +144,10 @@ std::string CudaSession::enqueueLoop(size_t i) {
     if (e.empty() && bytes > 0 && dst != src)
       e = ck(d_->cuMemcpyDtoDAsync(dst, src, (size_t)bytes, st), "cuMemcpyDtoDAsync(loop)");
   };
-  auto launch1 = [&](CUfunction fn, std::vector<void *> args, CUstream st) {
+  auto launch1 = [&](CUfunction fn, std::vector<void *> args, CUstream st, unsigned blocks = 1,
+                     unsigned threads = 1) {
     if (e.empty())
-      e = ck(d_->cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, st, args.data(), nullptr),
+      e = ck(d_->cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, st, args.data(), nullptr),
              "cuLaunchKernel(loop control)");
   };
   // Where the step's operands are, and the body's slots.
@@ -139,16 +157,21 @@ std::string CudaSession::enqueueLoop(size_t i) {
     copy(L.in[2 + y.carried + j], p[y.capture(j)], L.inBytes[2 + y.carried + j], stream_);
   for (int c = 0; c < y.carried; ++c)
     copy(L.in[2 + c], p[y.initial(c)], L.inBytes[2 + c], stream_);
-  // The body's carried outputs into its input slots, for the next iteration.
+  // The body's carried outputs into its input slots, for the next iteration: by the tail
+  // kernel, or (values that swap) by copy nodes through tmp.
+  CUdeviceptr copies = L.copies;
+  int numCopies = L.numCopies;
   auto feedBack = [&](CUstream st) {
+    if (!L.viaTmp)
+      return;
     int64_t off = 0;
     for (int c = 0; c < y.carried; ++c) {
       const int64_t n = L.inBytes[2 + c];
-      copy(L.viaTmp ? L.tmp + off : L.in[2 + c], L.out[1 + c], n, st);
+      copy(L.tmp + off, L.out[1 + c], n, st);
       off += (n + 255) / 256 * 256;
     }
     off = 0;
-    for (int c = 0; L.viaTmp && c < y.carried; ++c) {
+    for (int c = 0; c < y.carried; ++c) {
       copy(L.in[2 + c], L.tmp + off, L.inBytes[2 + c], st);
       off += (L.inBytes[2 + c] + 255) / 256 * 256;
     }
@@ -204,7 +227,8 @@ std::string CudaSession::enqueueLoop(size_t i) {
     if (!st.ok)
       e = st.message;
     feedBack(loopStream_);
-    launch1(loopTail_, {&handle, &trip, &condOut, &iter}, loopStream_);
+    launch1(loopTail_, {&handle, &trip, &condOut, &iter, &copies, &numCopies}, loopStream_,
+            L.copyBlocks, 256);
     CUgraph same = nullptr;
     std::string end = ck(d_->cuStreamEndCapture(loopStream_, &same), "cuStreamEndCapture(loop)");
     if (!e.empty() || !end.empty())
@@ -224,7 +248,8 @@ std::string CudaSession::enqueueLoop(size_t i) {
       if (!st.ok)
         return st.message;
       feedBack(stream_);
-      launch1(loopTailEager_, {&trip, &condOut, &iter, &go}, stream_);
+      launch1(loopTailEager_, {&trip, &condOut, &iter, &go, &copies, &numCopies}, stream_,
+              L.copyBlocks, 256);
     }
     if (!e.empty())
       return e;

@@ -377,6 +377,11 @@ private:
     /// carried outputs go through `tmp` first.
     bool viaTmp = false;
     CUdeviceptr tmp = 0, go = 0; ///< go: the eager loop's condition, one byte
+    /// Otherwise the tail kernel copies them itself: `numCopies` {dst, src, bytes} on the device
+    /// (LoopControl.cu's TgcLoopCopy), over `copyBlocks` blocks of 256 threads.
+    CUdeviceptr copies = 0;
+    int numCopies = 0;
+    unsigned copyBlocks = 1;
   };
   std::vector<std::unique_ptr<LoopRt>> loops_; ///< by step index; null for other steps
   bool loopBody_ = false;
