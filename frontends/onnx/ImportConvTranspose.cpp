@@ -9,7 +9,10 @@
 // stride and a reshape back (its stride-1 trailing zeros are cropped with the end padding); a
 // negative edge pad (a pad larger than the kernel's reach) is a negative tg.pad, a positive one
 // the conv's own padding. Cost: the conv multiplies stride^d times as many zeros as a native
-// kernel would; a direct kernel belongs to the speed work (docs/decisions.md).
+// kernel would, so a strided ConvTranspose with a constant weight takes the stride-phase form
+// instead (ConvTransposePhases.cpp: one conv of the undilated input); this form stays for a
+// non-constant weight, dilation on a strided dim, stride 1 and Col2Im (docs/decisions.md).
+#include "frontends/onnx/ConvTransposePhases.h"
 #include "frontends/onnx/ImportContext.h"
 
 #include "compiler/dialect/TgDialect.h"
@@ -195,6 +198,9 @@ Result importConvTranspose(ImportContext &c, const NodeView &n) {
       return c.error(n, "pads " + shapeToString(pads) + " leave no output along spatial dim " +
                             std::to_string(i));
   }
+  TGC_ASSIGN(phased, stridePhaseConv(c, n, x, w, bias, strides, dil, begin, group, out));
+  if (phased)
+    return Values{phased};
   TGC_ASSIGN(y, transposedConv(c, n, x, w, bias, strides, dil, begin, end, outPad, group, out));
   return Values{y};
 }

@@ -26,6 +26,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ops_vs_ort_conv import convolutions
+from ops_vs_ort_convtranspose import conv_transposes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPSET = 14
@@ -350,6 +351,7 @@ def cases():
     c = control_flow()
     c.update(pooling())
     c.update(convolutions())
+    c.update(conv_transposes())
     c["lstm_bidirectional_seq_lens"] = recurrent(
         "LSTM", 5, 3, 3, 6, "bidirectional", seq_lens=[6, 2, 4], peep=True, seed=1)
     c["lstm_reverse_seq_lens"] = recurrent("LSTM", 4, 3, 3, 5, "reverse", seq_lens=[1, 5, 3],

@@ -8,7 +8,7 @@ runs. The table gives the median over the rounds of each median, so a slow phase
 --out/a and --out/b); the conv micro cases of cpu_conv_micro.py are included with --micro.
 
     cpu_ab_vs_ort.py --a /tmp/tgc_before --b bazel-bin/tools/tgc [--rounds 3] [--threads 1,2]
-                     [--iters 50] [--micro] [models...]
+                     [--iters 50] [--micro] [--micro-names a,b] [models...]
 """
 import argparse
 import os
@@ -33,13 +33,15 @@ def tgc_bench(tgc, pkg, data, threads, iters):
     return float(re.search(r"median latency: ([0-9.]+) us", r.stdout).group(1))
 
 
-def micro_cases(tmp):
-    """The conv micro cases as (name, model path, test-data dir)."""
+def micro_cases(tmp, names=None):
+    """The conv micro cases (those in `names` if given) as (name, model path, test-data dir)."""
     import onnx
     from onnx import numpy_helper
     from cpu_conv_micro import CASES
     out = []
     for name, make in CASES.items():
+        if names and name not in names:
+            continue
         model, feeds = make()
         d = os.path.join(tmp, name)
         data = os.path.join(d, "test_data_set_0")
@@ -62,6 +64,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--micro", action="store_true", help="also the conv micro cases")
+    ap.add_argument("--micro-names", default="", help="only these micro cases (comma-separated)")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench_ab"))
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
@@ -70,8 +73,8 @@ def main():
     cases = [(m, os.path.join(mroot, m, "model.onnx"), os.path.join(mroot, m, "test_data_set_0"))
              for m in (args.models or DEFAULT_MODELS)]
     tmp = tempfile.mkdtemp(prefix="cpu_ab_")
-    if args.micro:
-        cases += micro_cases(tmp)
+    if args.micro or args.micro_names:
+        cases += micro_cases(tmp, [n for n in args.micro_names.split(",") if n])
     pkgs = {}
     for name, model, _ in cases:
         for tag, tgc in (("a", args.a), ("b", args.b)):

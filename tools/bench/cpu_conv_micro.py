@@ -3,7 +3,8 @@
 
 Each case is a one-node Conv model (random weights, built with onnx.helper through
 tests/e2e/ops_vs_ort_conv.py's conv_case): a 5x5 depthwise conv over 240 channels at 14x14
-(issue 26's measurement), a 3x3 depthwise at stride 2, a regular 3x3 and a 1x1. tgc's time is
+(issue 26's measurement), a 3x3 depthwise at stride 2, a regular 3x3 and a 1x1; two
+ConvTranspose layers at stride 2 (tests/e2e/ops_vs_ort_convtranspose.py's convtranspose_case). tgc's time is
 `tgc bench`'s median, ORT's the median of as many runs (tools/bench/cpu_vs_ort.py's time_ort).
 
     cpu_conv_micro.py [--threads N] [--iters N] [--tgc PATH] [names...]
@@ -22,6 +23,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 sys.path.insert(0, os.path.dirname(__file__))
 from ops_vs_ort_conv import conv_case  # noqa: E402
+from ops_vs_ort_convtranspose import convtranspose_case  # noqa: E402
 from cpu_vs_ort import time_ort  # noqa: E402
 
 CASES = {
@@ -31,6 +33,12 @@ CASES = {
                                              strides=[2, 2], pads=[1, 1, 1, 1]),
     "conv3x3_64ch_28x28": lambda: conv_case([1, 64, 28, 28], [64, 64, 3, 3], pads=[1, 1, 1, 1]),
     "conv1x1_128ch_28x28": lambda: conv_case([1, 128, 28, 28], [128, 128, 1, 1]),
+    # detector_tiny's upsampling layer, and an odd kernel (phases of 2 and 1 taps)
+    "convt4x4_s2_32to16_32x32": lambda: convtranspose_case([1, 32, 32, 32], [32, 16, 4, 4],
+                                                           strides=[2, 2], pads=[1, 1, 1, 1]),
+    "convt3x3_s2_64to32_28x28": lambda: convtranspose_case([1, 64, 28, 28], [64, 32, 3, 3],
+                                                           strides=[2, 2], pads=[1, 1, 1, 1],
+                                                           output_padding=[1, 1]),
 }
 
 
