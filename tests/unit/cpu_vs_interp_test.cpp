@@ -180,6 +180,22 @@ func.func @main(%x: tensor<64x1024xf32>, %a: tensor<96x64xf32>, %w: tensor<80x64
 // (tg_transpose2d): sizes that are not multiples of 8, an outer loop of other dims, NCHW ->
 // NHWC and back, a 3-D rotation, one large enough to split its tiles across threads, and a
 // 1-byte type.
+// Transposes whose output-contiguous dim is short (<= 4) and comes from an outer input dim (the
+// ConvTranspose phase interleave): B contiguous input rows written interleaved.
+TEST(CpuVsInterp, InterleaveTranspose) {
+  compareWithInterpreter(R"(
+func.func @main(%p: tensor<1x2x3x5x7x9xf32>, %m: tensor<3x37xf32>, %f: tensor<4x5x11xf32>, %w: tensor<2x6x5xf32>, %i: tensor<2x13x9xi64>, %g: tensor<3x3x2x33x17xf32>) -> (tensor<1x5x7x2x9x3xf32>, tensor<37x3xf32>, tensor<5x11x4xf32>, tensor<5x6x2xf32>, tensor<13x9x2xi64>, tensor<2x33x3x17x3xf32>) {
+  %0 = tg.transpose %p {perm = [0, 3, 4, 1, 5, 2]} : tensor<1x2x3x5x7x9xf32> -> tensor<1x5x7x2x9x3xf32>
+  %1 = tg.transpose %m {perm = [1, 0]} : tensor<3x37xf32> -> tensor<37x3xf32>
+  %2 = tg.transpose %f {perm = [1, 2, 0]} : tensor<4x5x11xf32> -> tensor<5x11x4xf32>
+  %3 = tg.transpose %w {perm = [2, 1, 0]} : tensor<2x6x5xf32> -> tensor<5x6x2xf32>
+  %4 = tg.transpose %i {perm = [1, 2, 0]} : tensor<2x13x9xi64> -> tensor<13x9x2xi64>
+  %5 = tg.transpose %g {perm = [2, 3, 0, 4, 1]} : tensor<3x3x2x33x17xf32> -> tensor<2x33x3x17x3xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<1x5x7x2x9x3xf32>, tensor<37x3xf32>, tensor<5x11x4xf32>, tensor<5x6x2xf32>, tensor<13x9x2xi64>, tensor<2x33x3x17x3xf32>
+}
+)", "interleave_transpose");
+}
+
 TEST(CpuVsInterp, TiledTranspose) {
   compareWithInterpreter(R"(
 func.func @main(%x: tensor<3x37x45xf32>, %n: tensor<2x5x7x9xf32>, %r: tensor<6x33x17xf32>, %big: tensor<1x32x40x33xf32>, %i: tensor<13x21xi64>) -> (tensor<3x45x37xf32>, tensor<2x7x9x5xf32>, tensor<2x9x5x7xf32>, tensor<17x6x33xf32>, tensor<1x40x33x32xf32>, tensor<21x13xi64>) {
