@@ -4,6 +4,8 @@
 #include "runtime/PackageFiles.h"
 #include "runtime/Text.h"
 
+#include <sys/stat.h>
+
 namespace tgc {
 
 namespace {
@@ -43,6 +45,21 @@ Status checkLoopStep(const plan::Step &s, const std::string &where, LoopLayout &
     if (s.args(layout.initial(k)).bytes() != s.args(layout.result(k)).bytes())
       return Status::error(where + ": loop-carried value " + std::to_string(k) +
                            " and its result differ in size");
+  return Status::success();
+}
+
+Status checkLoopBodyDir(const std::string &dir, const plan::Step &s, std::vector<std::string> &seen,
+                        const std::string &where) {
+  const std::string &name = s.loop().body();
+  for (const std::string &n : seen)
+    if (n == name)
+      return Status::error(where + ": loop body '" + safeText(name) +
+                           "' is named by two LOOP steps");
+  seen.push_back(name);
+  struct stat st;
+  if (lstat((dir + "/" + name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Status::error(where + ": loop body '" + safeText(name) +
+                         "' is not a directory of the package (a link is not followed)");
   return Status::success();
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/schema/plan.pb.h"
 
 #include <string>
+#include <vector>
 
 namespace tgc {
 
@@ -29,6 +30,12 @@ struct LoopLayout {
 
 /// The step's LoopDesc and argument count; its body directory's name (no path).
 Status checkLoopStep(const plan::Step &s, const std::string &where, LoopLayout &layout);
+
+/// The body directory of step `s` in the package at `dir`: a real directory (not a link), named
+/// by no other LOOP step of the same plan (`seen` collects the names), so a crafted package
+/// cannot make loading fan out through links or shared bodies.
+Status checkLoopBodyDir(const std::string &dir, const plan::Step &s, std::vector<std::string> &seen,
+                        const std::string &where);
 
 /// The body session's interface against the step: inputs (i64 [], bool [], carried...,
 /// captures...) and outputs (bool [], carried...) of the sizes of the step's ranges.

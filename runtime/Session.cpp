@@ -117,6 +117,7 @@ private:
   /// Runs a LOOP step (its ptrs resolved).
   void runLoop(RtStep &s);
   int depth_ = 0;
+  std::vector<std::string> loopBodies_; ///< the body directories loaded (checkLoopBodyDir)
   std::vector<RtStep> steps_;
 };
 
@@ -299,6 +300,8 @@ Status CpuSession::setupLoop(int i, RtStep &rs, int numThreads, const std::strin
   if (depth_ >= kMaxLoopDepth)
     return Status::error(where + ": loops nest more than " + std::to_string(kMaxLoopDepth) +
                          " deep");
+  if (Status st = checkLoopBodyDir(path_, s, loopBodies_, where); !st.ok)
+    return st;
   L->body = std::make_unique<CpuSession>();
   if (Status st = L->body->init(path_ + "/" + s.loop().body(), numThreads, depth_ + 1); !st.ok)
     return Status::error(where + ": " + st.message);

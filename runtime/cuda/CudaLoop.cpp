@@ -53,6 +53,7 @@ Status CudaSession::setupLoops() {
       return fail(std::string(name) + ": " + e);
   if (!(e = ck(d_->cuStreamCreate(&loopStream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate")).empty())
     return fail(e);
+  std::vector<std::string> bodies;
   for (int i = 0; i < plan_.steps_size(); ++i) {
     const plan::Step &s = plan_.steps(i);
     if (s.kind() != plan::Step::LOOP)
@@ -60,6 +61,8 @@ Status CudaSession::setupLoops() {
     const std::string where = pre_ + "step " + std::to_string(i) + " (" + s.symbol() + ")";
     auto L = std::make_unique<LoopRt>();
     if (Status st = checkLoopStep(s, where, L->layout); !st.ok)
+      return st;
+    if (Status st = checkLoopBodyDir(path_, s, bodies, where); !st.ok)
       return st;
     L->lent.d = d_;
     L->lent.dev = dev_;
@@ -85,16 +88,22 @@ Status CudaSession::setupLoops() {
     for (int k = 0; k < b.plan_.outputs_size(); ++k) {
       const BufferArg &src = b.plan_.outputs(k).source();
       L->out.push_back(b.ptrOf(src));
-      // A carried output that is another carried value's input slot: copy through tmp.
-      if (k >= 1 && src.kind() == plan::INPUT && src.index() >= 2 && src.index() < 2 + carried &&
-          src.index() != k + 1)
+      // An output that is one of the body's own input slots which the copies or the tail kernel
+      // write (another carried value's, the iteration number's, the condition's): the copies go
+      // through tmp as copy nodes before the tail kernel, and a condition output that is a
+      // carried slot is saved first (condSaved), so nothing is read after it was overwritten.
+      const bool slot = src.kind() == plan::INPUT && src.index() < 2 + carried;
+      if (k >= 1 && slot && src.index() != k + 1)
         L->viaTmp = true;
+      if (k == 0 && slot && src.index() >= 2)
+        L->viaTmp = L->condSaved = true;
     }
     int64_t tmpBytes = 0;
     for (int c = 0; c < carried; ++c)
       tmpBytes += (L->inBytes[2 + c] + 255) / 256 * 256;
     if (L->viaTmp && !(e = ck(d_->cuMemAlloc(&L->tmp, (size_t)std::max<int64_t>(tmpBytes, 256)),
-                              "cuMemAlloc(loop)")).empty())
+                              "cuMemAlloc(loop)"))
+                          .empty())
       return fail(e);
     if (!(e = ck(d_->cuMemAlloc(&L->go, 256), "cuMemAlloc(loop)")).empty())
       return fail(e);
@@ -103,17 +112,19 @@ Status CudaSession::setupLoops() {
     int64_t largest = 0;
     for (int c = 0; !L->viaTmp && c < carried; ++c)
       if (L->in[2 + c] != L->out[1 + c] && L->inBytes[2 + c] > 0) {
-        copies.insert(copies.end(), {(unsigned long long)L->in[2 + c],
-                                     (unsigned long long)L->out[1 + c],
-                                     (unsigned long long)L->inBytes[2 + c]});
+        copies.insert(copies.end(),
+                      {(unsigned long long)L->in[2 + c], (unsigned long long)L->out[1 + c],
+                       (unsigned long long)L->inBytes[2 + c]});
         largest = std::max(largest, L->inBytes[2 + c]);
       }
     L->numCopies = (int)(copies.size() / 3);
-    L->copyBlocks = (unsigned)std::min<int64_t>(std::max<int64_t>((largest + 4095) / 4096, 1), 1024);
+    L->copyBlocks =
+        (unsigned)std::min<int64_t>(std::max<int64_t>((largest + 4095) / 4096, 1), 1024);
     if (L->numCopies &&
         (!(e = ck(d_->cuMemAlloc(&L->copies, copies.size() * 8), "cuMemAlloc(loop)")).empty() ||
          !(e = ck(d_->cuMemcpyHtoD(L->copies, copies.data(), copies.size() * 8),
-                  "cuMemcpyHtoD(loop)")).empty()))
+                  "cuMemcpyHtoD(loop)"))
+              .empty()))
       return fail(e);
     loops_[(size_t)i] = std::move(L);
   }
@@ -144,15 +155,16 @@ std::string CudaSession::enqueueLoop(size_t i) {
     if (e.empty() && bytes > 0 && dst != src)
       e = ck(d_->cuMemcpyDtoDAsync(dst, src, (size_t)bytes, st), "cuMemcpyDtoDAsync(loop)");
   };
-  auto launch1 = [&](CUfunction fn, std::vector<void *> args, CUstream st, unsigned blocks = 1,
-                     unsigned threads = 1) {
+  auto launchControl = [&](CUfunction fn, std::vector<void *> args, CUstream st,
+                           unsigned blocks = 1, unsigned threads = 1) {
     if (e.empty())
       e = ck(d_->cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, st, args.data(), nullptr),
              "cuLaunchKernel(loop control)");
   };
   // Where the step's operands are, and the body's slots.
   CUdeviceptr trip = y.hasTrip ? p[0] : 0, cond = y.hasCond ? p[y.hasTrip ? 1 : 0] : 0;
-  CUdeviceptr iter = L.in[0], bodyCond = L.in[1], condOut = L.out[0], go = L.go;
+  CUdeviceptr iter = L.in[0], bodyCond = L.in[1], go = L.go;
+  CUdeviceptr condOut = L.condSaved ? L.go + 8 : L.out[0];
   for (int j = 0; j < y.captures; ++j)
     copy(L.in[2 + y.carried + j], p[y.capture(j)], L.inBytes[2 + y.carried + j], stream_);
   for (int c = 0; c < y.carried; ++c)
@@ -164,6 +176,8 @@ std::string CudaSession::enqueueLoop(size_t i) {
   auto feedBack = [&](CUstream st) {
     if (!L.viaTmp)
       return;
+    if (L.condSaved)
+      copy(condOut, L.out[0], 1, st);
     int64_t off = 0;
     for (int c = 0; c < y.carried; ++c) {
       const int64_t n = L.inBytes[2 + c];
@@ -193,7 +207,7 @@ std::string CudaSession::enqueueLoop(size_t i) {
                  "cuGraphConditionalHandleCreate"))
              .empty())
       return e;
-    launch1(loopHead_, {&handle, &trip, &cond, &iter, &bodyCond}, stream_);
+    launchControl(loopHead_, {&handle, &trip, &cond, &iter, &bodyCond}, stream_);
     if (e.empty())
       e = ck(d_->cuStreamGetCaptureInfo(stream_, &status, nullptr, &graph, &deps, &edges, &numDeps),
              "cuStreamGetCaptureInfo");
@@ -221,21 +235,22 @@ std::string CudaSession::enqueueLoop(size_t i) {
                  "cuStreamBeginCaptureToGraph"))
              .empty())
       return e;
+    const CUstream prev = b.stream_; // (a nested body's is its parent's capture stream)
     b.stream_ = loopStream_;
     Status st = b.enqueueSteps(false);
-    b.stream_ = stream_;
+    b.stream_ = prev;
     if (!st.ok)
       e = st.message;
     feedBack(loopStream_);
-    launch1(loopTail_, {&handle, &trip, &condOut, &iter, &copies, &numCopies}, loopStream_,
-            L.copyBlocks, 256);
+    launchControl(loopTail_, {&handle, &trip, &condOut, &iter, &copies, &numCopies}, loopStream_,
+                  L.copyBlocks, 256);
     CUgraph same = nullptr;
     std::string end = ck(d_->cuStreamEndCapture(loopStream_, &same), "cuStreamEndCapture(loop)");
     if (!e.empty() || !end.empty())
       return e.empty() ? end : e;
   } else {
     // One iteration at a time; the condition comes back to the host after each.
-    launch1(loopHeadEager_, {&trip, &cond, &iter, &bodyCond, &go}, stream_);
+    launchControl(loopHeadEager_, {&trip, &cond, &iter, &bodyCond, &go}, stream_);
     for (;;) {
       unsigned char more = 0;
       if (e.empty())
@@ -248,8 +263,8 @@ std::string CudaSession::enqueueLoop(size_t i) {
       if (!st.ok)
         return st.message;
       feedBack(stream_);
-      launch1(loopTailEager_, {&trip, &condOut, &iter, &go, &copies, &numCopies}, stream_,
-              L.copyBlocks, 256);
+      launchControl(loopTailEager_, {&trip, &condOut, &iter, &go, &copies, &numCopies}, stream_,
+                    L.copyBlocks, 256);
     }
     if (!e.empty())
       return e;

@@ -376,6 +376,7 @@ private:
     /// An output that is another carried value's input slot (the body swaps values): the
     /// carried outputs go through `tmp` first.
     bool viaTmp = false;
+    bool condSaved = false; ///< the condition output is a carried slot: saved to go + 8 first
     CUdeviceptr tmp = 0, go = 0; ///< go: the eager loop's condition, one byte
     /// Otherwise the tail kernel copies them itself: `numCopies` {dst, src, bytes} on the device
     /// (LoopControl.cu's TgcLoopCopy), over `copyBlocks` blocks of 256 threads.

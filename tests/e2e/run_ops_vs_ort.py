@@ -209,6 +209,32 @@ def device_loops():
         c[f"loop_device_while_{str(go).lower()}"] = (model(g), {
             "a0": np.array([0.5, 1.0, -0.5], np.float32),
             "w": np.array([1.2, 0.9, 1.1], np.float32), "go": np.array(go)})
+    # Both the trip count and the condition decided at run time; the body's condition output
+    # is a carried input (the flag computed in the previous iteration), and a carried output is
+    # the iteration number itself. M = -1 runs nothing.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["flag"], ["cond_out"]),
+         helper.make_node("Mul", ["acc", "w"], ["acc_out"]),
+         helper.make_node("ReduceSum", ["acc_out"], ["tot"], keepdims=0),
+         helper.make_node("Less", ["tot", "limit"], ["flag_out"]),
+         helper.make_node("Identity", ["i"], ["last_out"])], "body",
+        [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, [3]),
+         vi("flag", T.BOOL, []), vi("last", T.INT64, [])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, [3]), vi("flag_out", T.BOOL, []),
+         vi("last_out", T.INT64, [])],
+        [numpy_helper.from_array(np.array(20.0, np.float32), "limit")])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "go", "a0", "go", "l0"], ["a", "flag", "last"],
+                          body=body)], "loop_flags",
+        [vi("M", T.INT64, []), vi("go", T.BOOL, []), vi("a0", T.FLOAT, [3]),
+         vi("w", T.FLOAT, [3])],
+        [vi("a", T.FLOAT, None), vi("flag", T.BOOL, None), vi("last", T.INT64, None)],
+        [numpy_helper.from_array(np.array(-7, np.int64), "l0")])
+    for m in (-1, 50):
+        c[f"loop_device_condition_carried_m{m}".replace("-", "neg")] = (model(g), {
+            "M": np.array(m, np.int64), "go": np.array(True),
+            "a0": np.array([1.0, 2.0, 0.5], np.float32),
+            "w": np.array([1.5, 1.2, 2.0], np.float32)})
     # A constant trip count beyond the unroll limit (5000 > 4096): the sum of the iteration
     # numbers (exact in int64) shows every iteration ran; the float recurrence contracts (0.5),
     # so rounding differences (an FMA or not) do not build up over the iterations.

@@ -165,13 +165,28 @@ TEST_F(LoopPackage, CorruptLoopStepsAreRefused) {
       << e;
 }
 
-TEST_F(LoopPackage, ABodyThatLoopsBackIntoItselfIsRefused) {
-  // loop_body_0 holding a link back to the package: each level would load the next forever.
+TEST_F(LoopPackage, BodiesMustBeTheirOwnDirectories) {
+  // loop_body_0 a link back to the package: each level would load the next; not followed.
   const std::string d = copy("loop-recursive.tgpkg");
   fs::remove_all(d + "/loop_body_0");
   fs::create_directory_symlink(d, d + "/loop_body_0");
-  const std::string e = loadError(d);
-  EXPECT_NE(e.find("loops nest more than 8 deep"), std::string::npos) << e;
+  std::string e = loadError(d);
+  EXPECT_NE(e.find("loop body 'loop_body_0' is not a directory of the package (a link is not "
+                   "followed)"),
+            std::string::npos)
+      << e;
+  // Two LOOP steps naming one body: loading could fan out (K steps per level, K^depth loads).
+  const std::string d2 = copy("loop-shared-body.tgpkg");
+  plan::Plan p = readPlan(d2);
+  plan::Step loop;
+  for (const plan::Step &st : p.steps())
+    if (st.kind() == plan::Step::LOOP)
+      loop = st;
+  ASSERT_EQ(loop.kind(), plan::Step::LOOP);
+  *p.add_steps() = loop;
+  writePlan(d2, p);
+  e = loadError(d2);
+  EXPECT_NE(e.find("loop body 'loop_body_0' is named by two LOOP steps"), std::string::npos) << e;
 }
 
 } // namespace
