@@ -48,9 +48,9 @@ llvm::Error addLoopStep(Operation *op, const BufferPlan &buffers, plan::Plan &p,
   return llvm::Error::success();
 }
 
-llvm::Error writeLoopBodies(ModuleOp module, const std::string &dir,
-                            const std::function<llvm::Error(ModuleOp, const std::string &)> &write,
-                            const char *backend) {
+llvm::Error writeLoopBodies(ModuleOp module, const std::string &dir, const PackageInfo &info,
+                            const std::string &cacheDir, const PackageWriter &write,
+                            PackageStats &stats, const char *backend) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   std::set<std::string> done;
   for (tg::LoopOp loop : main.getBody().front().getOps<tg::LoopOp>()) {
@@ -78,8 +78,12 @@ llvm::Error writeLoopBodies(ModuleOp module, const std::string &dir,
           b.getStringAttr(i == 0 ? "cond_out" : "carried_" + std::to_string(i - 1) + "_out"));
     fn.setName("main");
     fn.setPublic();
-    if (auto e = write(*copy, dir + "/" + name))
-      return e;
+    PackageInfo bodyInfo = info;
+    bodyInfo.modelName = name;
+    auto st = write(*copy, dir + "/" + name, bodyInfo, cacheDir);
+    if (!st)
+      return st.takeError();
+    stats.kernels += st->kernels; // the body's own kernels, run by the LOOP step
   }
   return llvm::Error::success();
 }

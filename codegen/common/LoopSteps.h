@@ -8,6 +8,7 @@
 #ifndef TGC_CODEGEN_COMMON_LOOPSTEPS_H
 #define TGC_CODEGEN_COMMON_LOOPSTEPS_H
 
+#include "codegen/common/PackageInfo.h"
 #include "codegen/planning/PlanBuffers.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "runtime/schema/plan.pb.h"
@@ -23,12 +24,16 @@ bool isLoop(mlir::Operation *op);
 llvm::Error addLoopStep(mlir::Operation *loop, const BufferPlan &buffers, plan::Plan &p,
                         const char *backend);
 
-/// Writes the body of every tg.loop in `module`'s @main as a package in `dir`/<body name>,
-/// each through `write(bodyModule, bodyDir)`: a copy of `module` whose @main is the body.
-llvm::Error
-writeLoopBodies(mlir::ModuleOp module, const std::string &dir,
-                const std::function<llvm::Error(mlir::ModuleOp, const std::string &)> &write,
-                const char *backend);
+/// The backend's package writer (writeCpuPackage / writeCudaPackage).
+using PackageWriter = std::function<llvm::Expected<PackageStats>(
+    mlir::ModuleOp, const std::string &dir, const PackageInfo &, const std::string &cacheDir)>;
+
+/// Writes the body of every tg.loop in `module`'s @main as a package in `dir`/<body name> with
+/// `write` (a copy of `module` whose @main is the body, model name the body's), and adds the
+/// bodies' kernels to `stats`.
+llvm::Error writeLoopBodies(mlir::ModuleOp module, const std::string &dir, const PackageInfo &info,
+                            const std::string &cacheDir, const PackageWriter &write,
+                            PackageStats &stats, const char *backend);
 
 } // namespace tgc::codegen
 

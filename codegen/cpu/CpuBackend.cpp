@@ -243,16 +243,7 @@ llvm::Expected<PackageStats> writeCpuPackage(ModuleOp module, const std::string 
     return backendError(kBackend, "cannot read " + so);
   p.set_kernels_xxh3(soHash);
 
-  auto writeBody = [&](ModuleOp body, const std::string &bodyDir) -> llvm::Error {
-    PackageInfo bodyInfo = info;
-    bodyInfo.modelName = llvm::sys::path::filename(bodyDir).str();
-    auto st = writeCpuPackage(body, bodyDir, bodyInfo, cacheDir);
-    if (!st)
-      return st.takeError();
-    stats.kernels += st->kernels; // the body's own kernels, run by the LOOP step
-    return llvm::Error::success();
-  };
-  if (auto e = codegen::writeLoopBodies(module, dir, writeBody, kBackend))
+  if (auto e = codegen::writeLoopBodies(module, dir, info, cacheDir, writeCpuPackage, stats, kBackend))
     return std::move(e);
   if (auto e = codegen::writePlanFiles(p, dir, kBackend))
     return std::move(e);

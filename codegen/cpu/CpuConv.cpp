@@ -15,6 +15,26 @@ namespace {
 /// Largest window the depthwise kernel unrolls (taps); larger ones take im2col + GEMM.
 constexpr int64_t kMaxDepthwiseTaps = 256;
 
+/// Taps of the convolution's window (the product of the weight's spatial dims).
+int64_t windowTaps(tg::ConvOp conv) {
+  Shape w = shapeOf(conv.getWeight());
+  int64_t taps = 1;
+  for (size_t d = 2; d < w.size(); ++d)
+    taps *= w[d];
+  return taps;
+}
+
+/// Every stride in [1, maxStride] and every dilation in [1, maxDilation].
+bool stepsWithin(tg::ConvOp conv, int64_t maxStride, int64_t maxDilation) {
+  for (int64_t v : codegen::intsOf(conv.getStrides()))
+    if (v < 1 || v > maxStride)
+      return false;
+  for (int64_t v : codegen::intsOf(conv.getDilations()))
+    if (v < 1 || v > maxDilation)
+      return false;
+  return true;
+}
+
 /// A 1-D or 2-D convolution with one input channel per group (depthwise, any channel
 /// multiplier) whose window fits the unrolled direct kernel (tg_conv_dw2d).
 bool isDepthwise(tg::ConvOp conv) {
@@ -23,16 +43,8 @@ bool isDepthwise(tg::ConvOp conv) {
   if (sp < 1 || sp > 2 || x[1] <= 0 || conv.getGroup() != x[1] || w[1] != 1 ||
       w[0] % x[1] != 0 || product(x) == 0 || product(shapeOf(conv.getResult())) == 0)
     return false;
-  int64_t taps = 1;
-  for (int64_t d = 0; d < sp; ++d)
-    taps *= w[d + 2];
-  for (int64_t v : codegen::intsOf(conv.getStrides()))
-    if (v < 1 || v > 8)
-      return false;
-  for (int64_t v : codegen::intsOf(conv.getDilations()))
-    if (v < 1 || v > 16)
-      return false;
-  return taps >= 1 && taps <= kMaxDepthwiseTaps;
+  const int64_t taps = windowTaps(conv);
+  return stepsWithin(conv, 8, 16) && taps >= 1 && taps <= kMaxDepthwiseTaps;
 }
 
 /// Output channels up to which a regular f32 2-D convolution (group 1, a window of 2 to 49
@@ -52,16 +64,8 @@ bool isSmallDirect(tg::ConvOp conv) {
   if (sp != 2 || conv.getGroup() != 1 || w[0] > kDirectConvMaxM || x[1] < 1 ||
       product(x) == 0 || y[2] * y[3] < kDirectConvMinPositions)
     return false;
-  int64_t taps = 1;
-  for (int64_t d = 0; d < sp; ++d)
-    taps *= w[d + 2];
-  for (int64_t v : codegen::intsOf(conv.getStrides()))
-    if (v < 1 || v > 4)
-      return false;
-  for (int64_t v : codegen::intsOf(conv.getDilations()))
-    if (v < 1 || v > 4)
-      return false;
-  return taps > 1 && taps <= 49;
+  const int64_t taps = windowTaps(conv);
+  return stepsWithin(conv, 4, 4) && taps > 1 && taps <= 49;
 }
 
 } // namespace

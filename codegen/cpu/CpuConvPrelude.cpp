@@ -224,6 +224,31 @@ TG_INLINE_COPIES inline void tg_copy_f32(float *d, const float *s, int64_t n) {
   std::memcpy(d + n - 8, &t, 32);
 }
 
+/// The SH x SW stride phases of one zero-padded input plane xc [H, W] (leading pads PT, PL),
+/// each Hq x Wq and `stride` floats apart in ph: phase (a, b) holds padded[r*SH + a][j*SW + b],
+/// so every tap of a strided window is a contiguous read (the depthwise and direct kernels).
+template <int SH, int SW>
+TG_INLINE_COPIES inline void tg_phase_planes(const float *xc, int64_t H, int64_t W, int64_t PT,
+                                             int64_t PL, int64_t Hq, int64_t Wq, int64_t stride,
+                                             float *ph) {
+  for (int64_t i = 0; i < SH * SW * stride; ++i) ph[i] = 0.0f;
+  for (int a = 0; a < SH; ++a)
+    for (int b = 0; b < SW; ++b) {
+      float *dst = ph + (a * SW + b) * stride;
+      const int64_t off = b - PL; // input column of phase column j: j*SW + off
+      const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
+      const int64_t end = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
+      const int64_t hi = std::max(lo, std::min(Wq, end));
+      for (int64_t r = 0; r < Hq; ++r) {
+        const int64_t iy = r * SH + a - PT;
+        if (iy < 0 || iy >= H) continue;
+        const float *src = xc + iy * W + off;
+        if constexpr (SW == 1) tg_copy_f32(dst + r * Wq + lo, src + lo, hi - lo);
+        else for (int64_t j = lo; j < hi; ++j) dst[r * Wq + j] = src[j * SW];
+      }
+    }
+}
+
 /// Depthwise 2-D convolution in f32 (group = C, M = C*mult; 1-D is KH = SH = DH = 1, H = 1):
 /// x [N, C, H, W], w [M, 1, KH, KW], y [N, M, OH, OW], PT/PL the leading pads. Per (image,
 /// channel): the zero-padded plane is stored as SH*SW stride phases of Hq x Wq (phase (a, b)
@@ -245,22 +270,7 @@ TG_INLINE_COPIES void tg_conv_dw2d(const float *x, const float *w, const float *
     float *acc = ph + SH * SW * stride;
     for (int64_t nc = nc0; nc < nc1; ++nc) {
       const float *xc = x + nc * H * W;
-      for (int64_t i = 0; i < SH * SW * stride; ++i) ph[i] = 0.0f;
-      for (int a = 0; a < SH; ++a)
-        for (int b = 0; b < SW; ++b) {
-          float *dst = ph + (a * SW + b) * stride;
-          const int64_t off = b - PL; // input column of phase column j: j*SW + off
-          const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
-          const int64_t end = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
-          const int64_t hi = std::max(lo, std::min(Wq, end));
-          for (int64_t r = 0; r < Hq; ++r) {
-            const int64_t iy = r * SH + a - PT;
-            if (iy < 0 || iy >= H) continue;
-            const float *src = xc + iy * W + off;
-            if constexpr (SW == 1) tg_copy_f32(dst + r * Wq + lo, src + lo, hi - lo);
-            else for (int64_t j = lo; j < hi; ++j) dst[r * Wq + j] = src[j * SW];
-          }
-        }
+      tg_phase_planes<SH, SW>(xc, H, W, PT, PL, Hq, Wq, stride, ph);
       for (int64_t k = 0; k < mult; ++k) {
         const int64_t m = nc % C * mult + k, img = nc / C;
         const float *wk = w + m * KH * KW;
@@ -323,22 +333,7 @@ TG_INLINE_COPIES void tg_conv_direct2d(const float *x, const float *w, const flo
       for (int64_t c = c0; c < c1; ++c) {
         const float *xc = x + (n * C + c) * H * W;
         float *pc = ph + c * plane;
-        for (int64_t i = 0; i < plane; ++i) pc[i] = 0.0f;
-        for (int a = 0; a < SH; ++a)
-          for (int b = 0; b < SW; ++b) {
-            float *dst = pc + (a * SW + b) * stride;
-            const int64_t off = b - PL;
-            const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
-            const int64_t end = W - off <= 0 ? 0 : (W - off + SW - 1) / SW;
-            const int64_t hi = std::max(lo, std::min(Wq, end));
-            for (int64_t r = 0; r < Hq; ++r) {
-              const int64_t iy = r * SH + a - PT;
-              if (iy < 0 || iy >= H) continue;
-              const float *src = xc + iy * W + off;
-              if constexpr (SW == 1) tg_copy_f32(dst + r * Wq + lo, src + lo, hi - lo);
-              else for (int64_t j = lo; j < hi; ++j) dst[r * Wq + j] = src[j * SW];
-            }
-          }
+        tg_phase_planes<SH, SW>(xc, H, W, PT, PL, Hq, Wq, stride, pc);
       }
     });
     // Blocks of 16 output positions: each chunk of the pool takes a run of them, for all

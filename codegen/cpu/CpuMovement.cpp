@@ -22,18 +22,19 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType *ct) {
     for (size_t d = 0; d + 1 < dims.size(); ++d)
       if (dims[d].second[1] == 1)
         a = (int)d;
+    // The dims other than a and the innermost: the loop nest around either row kernel below.
+    Shape rest, restOut, restIn;
+    for (size_t d = 0; a >= 0 && d + 1 < dims.size(); ++d)
+      if ((int)d != a) {
+        rest.push_back(dims[d].first);
+        restOut.push_back(dims[d].second[0]);
+        restIn.push_back(dims[d].second[1]);
+      }
     // The output's contiguous dim is short (<= 4, e.g. the stride phase that ConvTranspose's
     // phase interleave puts innermost): for each output row of the input's contiguous dim a,
     // the B input rows are read contiguously and written interleaved (B unrolled, constant
     // strides: a vectorizable loop). The 8 x 8 tiles spent most of their work on tails there.
     if (a >= 0 && dims.back().first <= 4 && dims.back().second[1] != 1) {
-      Shape rest, restOut, restIn;
-      for (size_t d = 0; d + 1 < dims.size(); ++d)
-        if ((int)d != a) {
-          rest.push_back(dims[d].first);
-          restOut.push_back(dims[d].second[0]);
-          restIn.push_back(dims[d].second[1]);
-        }
       const int64_t A = dims[a].first, B = dims.back().first;
       const int64_t isb = dims.back().second[1], osa = dims[a].second[0];
       loopNest(
@@ -50,13 +51,6 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType *ct) {
       return llvm::Error::success();
     }
     if (a >= 0 && dims.back().second[1] >= 32 && dims[a].first * dims.back().first >= 64) {
-      Shape rest, restOut, restIn;
-      for (size_t d = 0; d + 1 < dims.size(); ++d)
-        if ((int)d != a) {
-          rest.push_back(dims[d].first);
-          restOut.push_back(dims[d].second[0]);
-          restIn.push_back(dims[d].second[1]);
-        }
       const int64_t A = dims[a].first, B = dims.back().first;
       const std::string call = "tg_transpose2d<" + T + ">(" + str(A) + ", " + str(B) + ", " +
                                str(dims.back().second[1]) + ", " + str(dims[a].second[0]) + ", ";

@@ -23,7 +23,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -254,16 +253,7 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
   p.set_kernels_xxh3(plan::xxh3(cubin.data(), cubin.size()));
   p.set_ptx_xxh3(plan::xxh3(ptx.data(), ptx.size()));
 
-  auto writeBody = [&](ModuleOp bodyModule, const std::string &bodyDir) -> llvm::Error {
-    PackageInfo bodyInfo = info;
-    bodyInfo.modelName = llvm::sys::path::filename(bodyDir).str();
-    auto st = writeCudaPackage(bodyModule, bodyDir, bodyInfo, cacheDir);
-    if (!st)
-      return st.takeError();
-    stats.kernels += st->kernels; // the body's own kernels, run by the LOOP step
-    return llvm::Error::success();
-  };
-  if (auto e = codegen::writeLoopBodies(module, dir, writeBody, kBackend))
+  if (auto e = codegen::writeLoopBodies(module, dir, info, cacheDir, writeCudaPackage, stats, kBackend))
     return std::move(e);
   if (auto e = codegen::writePlanFiles(p, dir, kBackend))
     return std::move(e);
