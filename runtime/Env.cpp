@@ -20,6 +20,8 @@ const EnvInfo kTable[] = {
     {Env::CudaPinned, "TGC_CUDA_PINNED",
      "0: copy inputs/outputs from/to pageable memory (no pinned staging)"},
     {Env::NoCublasLt, "TGC_NO_CUBLASLT", "1: never load cuBLASLt (tgc's own GEMM kernels only)"},
+    {Env::Cudnn, "TGC_CUDNN",
+     "path of libcudnn.so.9 for convolutions, or off (tgc's own kernels); default libcudnn.so.9"},
     {Env::Cutlass, "TGC_CUTLASS",
      "path of libtgc_cutlass_sm90.so; default beside the executable"},
     {Env::GemmCutlass, "TGC_GEMM_CUTLASS",

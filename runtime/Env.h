@@ -18,6 +18,7 @@ enum class Env {
   CudaPdl,        ///< TGC_CUDA_PDL
   CudaPinned,     ///< TGC_CUDA_PINNED
   NoCublasLt,     ///< TGC_NO_CUBLASLT
+  Cudnn,          ///< TGC_CUDNN
   Cutlass,        ///< TGC_CUTLASS
   GemmCutlass,    ///< TGC_GEMM_CUTLASS
   GemmMma,        ///< TGC_GEMM_MMA

@@ -179,7 +179,8 @@ llvm::Expected<std::vector<std::pair<Value, Leaf>>> CKernel::operandLeaves() {
 
 llvm::Expected<FusedParts> CKernel::fusedParts(Operation *fused) {
   auto op = cast<tg::FusedOp>(fused);
-  const bool isGemm = op.getKind() == "gemm";
+  const bool isConv = op.getKind() == "conv";
+  const bool isGemm = op.getKind() == "gemm" || isConv; // a contraction, then an epilogue
   if (!isGemm && op.getKind() != "pointwise")
     return error(op, "unknown fused kind '" + op.getKind().str() + "'");
   Block &body = op.getBody().front();
@@ -209,8 +210,9 @@ llvm::Expected<FusedParts> CKernel::fusedParts(Operation *fused) {
       continue;
     }
     if (isGemm && !parts.gemm) {
-      if (!isa<tg::LinearOp, tg::MatmulOp>(inner))
-        return error(&inner, "a gemm kernel must start with tg.linear or tg.matmul");
+      if (isConv ? !isa<tg::ConvOp>(inner) : !isa<tg::LinearOp, tg::MatmulOp>(inner))
+        return error(&inner, isConv ? "a conv kernel must start with tg.conv"
+                                    : "a gemm kernel must start with tg.linear or tg.matmul");
       parts.gemm = &inner;
       continue;
     }
@@ -221,11 +223,12 @@ llvm::Expected<FusedParts> CKernel::fusedParts(Operation *fused) {
   if (!isGemm)
     return parts;
   if (!parts.gemm)
-    return error(op, "gemm kernel without tg.linear or tg.matmul");
+    return error(op, isConv ? "conv kernel without tg.conv" : "gemm kernel without tg.linear or tg.matmul");
   for (Value v : parts.gemm->getOperands()) {
     auto arg = v.dyn_cast<BlockArgument>();
     if (!arg || arg.getOwner() != &body || inPtr[arg.getArgNumber()].empty())
-      return error(parts.gemm, "gemm operands must be kernel arguments held in buffers");
+      return error(parts.gemm, std::string(isConv ? "conv" : "gemm") +
+                                   " operands must be kernel arguments held in buffers");
     parts.gemmArgs.push_back(arg.getArgNumber());
   }
   return parts;

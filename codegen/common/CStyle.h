@@ -96,7 +96,7 @@ struct Leaf {
 /// A tg.fused kernel taken apart (CKernel::fusedParts).
 struct FusedParts {
   std::vector<std::pair<mlir::Value, Leaf>> leaves; ///< arguments the ops read, constants
-  mlir::Operation *gemm = nullptr;  ///< "gemm" kind: its first op, a linear or matmul
+  mlir::Operation *gemm = nullptr;  ///< "gemm"/"conv" kind: its first op (linear, matmul / conv)
   std::vector<unsigned> gemmArgs;   ///< the kernel operand each GEMM operand is
   std::vector<mlir::Operation *> ops; ///< the elementwise ops, in order
   mlir::Value result;               ///< what the kernel yields

@@ -169,7 +169,9 @@ struct KernelBuilder : codegen::CKernel {
   llvm::Error emitOp(Operation *op);
   // One op family each (CpuConv.cpp, CpuNorms.cpp, CpuAttention.cpp, CpuMovement.cpp); `ct` is
   // the C type of the op's result.
-  llvm::Error emitConv(Operation *op, const CType *ct);
+  /// tg.conv / tg.pool reading the buffers named `in` (operand order), writing `out`.
+  llvm::Error emitConv(Operation *op, const CType *ct, const std::vector<std::string> &in,
+                       const std::string &out);
   llvm::Error emitNorm(Operation *op, const CType *ct);
   llvm::Error emitAttention(Operation *op, const CType *ct);
   llvm::Error emitMovement(Operation *op, const CType *ct);

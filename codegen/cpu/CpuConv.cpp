@@ -70,7 +70,8 @@ bool isSmallDirect(tg::ConvOp conv) {
 
 } // namespace
 
-llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
+llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
+                                    const std::vector<std::string> &in, const std::string &out) {
   const std::string T = ct->name;
 
   if (auto conv = dyn_cast<tg::ConvOp>(op)) {
@@ -78,7 +79,8 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
     int sp = (int)x.size() - 2;
     if (sp > 8)
       return opError(op, "conv with more than 8 spatial dims");
-    const std::string bias = conv.getBias() ? inPtr[2] : "nullptr";
+    const std::string bias = conv.getBias() ? in[2] : "nullptr";
+    const std::string xw = in[0] + ", " + in[1] + ", ";
     const bool direct = T == "float" && !isDepthwise(conv) && isSmallDirect(conv);
     if (T == "float" && (isDepthwise(conv) || direct)) {
       // 1-D as 2-D with a window, stride and dilation of 1 along H (tg_conv_dw2d).
@@ -92,10 +94,10 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
       const std::string dims = h(x, 2, 1) + ", " + str(x.back()) + ", " + h(y, 2, 1) + ", " +
                                str(y.back()) + ", " + h(pads, 0, 0) + ", " + str(pads[sp - 1]);
       if (direct)
-        c.line("tg_conv_direct2d" + tmpl + "(in0, in1, " + bias + ", out0, " + str(x[0]) + ", " +
+        c.line("tg_conv_direct2d" + tmpl + "(" + xw + bias + ", " + out + ", " + str(x[0]) + ", " +
                str(x[1]) + ", " + str(w[0]) + ", " + dims + ");");
       else
-        c.line("tg_conv_dw2d" + tmpl + "(in0, in1, " + bias + ", out0, " + str(x[0]) + ", " +
+        c.line("tg_conv_dw2d" + tmpl + "(" + xw + bias + ", " + out + ", " + str(x[0]) + ", " +
                str(x[1]) + ", " + str(w[0] / x[1]) + ", " + dims + ");");
       return llvm::Error::success();
     }
@@ -104,7 +106,7 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
     c.line("static const int64_t st[] = " + intArray(codegen::intsOf(conv.getStrides())) +
            ", pads[] = " + intArray(codegen::intsOf(conv.getPads())) +
            ", dil[] = " + intArray(codegen::intsOf(conv.getDilations())) + ";");
-    c.line("tg_conv<" + T + ">(in0, in1, " + bias + ", out0, " + std::to_string(sp) +
+    c.line("tg_conv<" + T + ">(" + xw + bias + ", " + out + ", " + std::to_string(sp) +
            ", xs, ws, ys, st, pads, dil, " + str(conv.getGroup()) + ");");
     return llvm::Error::success();
   }
@@ -125,7 +127,7 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct) {
     if (std::string pr = pragma(codegen::poolWork(pool)); !pr.empty())
       c.line(pr);
     c.open("for (int64_t i = 0; i < " + str(total) + "; ++i)");
-    codegen::emitPoolElement(c, pool, sp, "in0", "out0");
+    codegen::emitPoolElement(c, pool, sp, in[0], out);
     c.close();
     return llvm::Error::success();
   }

@@ -124,11 +124,15 @@ llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
   for (unsigned a : parts->gemmArgs)
     ptrs.push_back(inPtr[a]);
   Value g = gemm->getResult(0);
-  if (parts->result == g)
-    return emitGemmInto(gemm, ptrs, outPtr[0]);
   auto gt = ctypeOf(g, gemm);
   if (!gt)
     return gt.takeError();
+  // The contraction: a GEMM (BLAS) or a convolution ("conv" kernels), into `dst`.
+  auto contract = [&](const std::string &dst) {
+    return isa<tg::ConvOp>(gemm) ? emitConv(gemm, &*gt, ptrs, dst) : emitGemmInto(gemm, ptrs, dst);
+  };
+  if (parts->result == g)
+    return contract(outPtr[0]);
   // The GEMM writes the output buffer when the epilogue keeps its shape and type (each
   // element is then read and rewritten in place); otherwise a temporary.
   std::string dst = outPtr[0];
@@ -136,7 +140,7 @@ llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
     c.line("std::vector<" + gt->name + "> gemm_tmp(" + str(product(shapeOf(g))) + ");");
     dst = "gemm_tmp.data()";
   }
-  if (auto e = emitGemmInto(gemm, ptrs, dst))
+  if (auto e = contract(dst))
     return e;
   c.line(sourceComment("epilogue: " + std::to_string(parts->ops.size()) +
                        " elementwise op(s) per output element"));
@@ -166,7 +170,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op) {
     return emitGemmInto(op, inPtr, outPtr[0]);
 
   if (isa<tg::ConvOp, tg::PoolOp>(op))
-    return emitConv(op, &*ct);
+    return emitConv(op, &*ct, inPtr, outPtr[0]);
   if (isa<tg::LayerNormOp, tg::RmsNormOp, tg::SoftmaxOp>(op))
     return emitNorm(op, &*ct);
   if (isa<tg::AttentionOp, tg::RotaryOp, tg::SwigluOp>(op))

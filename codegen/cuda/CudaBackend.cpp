@@ -181,7 +181,9 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
       continue;
     }
     plan::Step *s = p.add_steps();
-    s->set_kind(es.gemm ? plan::Step::GEMM : plan::Step::KERNEL);
+    s->set_kind(es.gemm ? plan::Step::GEMM : es.isConv ? plan::Step::CONV : plan::Step::KERNEL);
+    if (es.isConv)
+      *s->mutable_conv() = es.conv;
     s->set_symbol(es.symbol);
     s->set_label(es.label);
     s->set_skip_if_gemm_fused(es.skipIfGemmFused);

@@ -141,6 +141,15 @@ struct KernelBuilder : codegen::CKernel {
   /// or the scratch area, then, when it has an epilogue, a second kernel applying it
   /// (CudaLoopGemm.cpp).
   llvm::Error emitLoopGemmKernels(mlir::Operation *gemm, FusedParts *parts, std::string &code);
+  /// A convolution: a CONV step (its own kernel, which the runtime may replace with cuDNN) into
+  /// the output, or the scratch area when the epilogue changes shape or type; for a "conv"
+  /// tg.fused (`parts`, the kernel begun) with an epilogue, a second kernel applying it
+  /// (CudaConv.cpp).
+  llvm::Error emitConv(mlir::Operation *root, tg::ConvOp conv, FusedParts *parts,
+                       std::string &code);
+  /// The loop of tgc's own convolution kernel: one thread per output element of `conv`.
+  void emitConvLoop(tg::ConvOp conv, const CType &ct, const std::string &x, const std::string &w,
+                    const std::string &b, const std::string &out);
   llvm::Error emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
                             const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);

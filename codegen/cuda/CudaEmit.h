@@ -51,6 +51,9 @@ struct EmittedStep {
   /// are read, stored in the same type; the package writer keeps it only right after a GEMM
   /// step writing its input (plan::gemmNormProblem).
   plan::NormDesc norm;
+  /// A CONV step (plan.proto ConvDesc): this kernel is its fallback; cuDNN may run it instead.
+  bool isConv = false;
+  plan::ConvDesc conv;
   /// A tg.loop: a LOOP step (codegen/common/LoopSteps.h) in this place; nothing else is set.
   mlir::Operation *loop = nullptr;
 };

@@ -339,6 +339,8 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
     endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
     return llvm::Error::success();
   }
+  if (auto conv = dyn_cast<tg::ConvOp>(gemm))
+    return emitConv(op, conv, &*parts, code);
   if (!libraryGemm(gemm))
     return emitLoopGemmKernels(gemm, &*parts, code);
   std::vector<StepArg> gargs;

@@ -1,7 +1,7 @@
 // CudaRowKernels.cpp — CUDA kernels for row-wise ops: layer_norm, rms_norm, softmax (one block
 // per row, block reductions of the prelude), reduce_* and argmax (one thread per output),
 // attention's dispatch and its one-warp-per-query-row kernel for head dims > 128 (the tiled and
-// tensor-core kernels are CudaAttention.cpp's), and convolution (one thread per output).
+// tensor-core kernels are CudaAttention.cpp's); convolutions are CudaConv.cpp's.
 //
 // Accumulation: norms and softmax accumulate in f32 for f32 tensors (f64 for f64) through
 // pairwise block trees, which keeps rel-L2 near 1e-7 on the test models; reduce_* accumulate in
@@ -18,6 +18,9 @@
 using namespace mlir;
 
 namespace tgc::cuda {
+
+/// Elements reduced per output from which a reduction takes a block per output.
+constexpr int64_t kBlockReduceMin = 1024;
 
 namespace {
 
@@ -359,6 +362,46 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     return llvm::Error::success();
   }
 
+  // A float sum/mean/max/min over many elements per output (a global average pool: thousands
+  // per channel): one block per output, its threads striding over the reduced elements, then a
+  // block reduction (sums in double, as the one-thread version). One thread per output would
+  // read them one by one.
+  if (isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp, tg::ReduceMinOp>(op) && ct.isFloat &&
+      codegen::reduceLayout(op).count >= kBlockReduceMin) {
+    const codegen::ReduceLayout rl = codegen::reduceLayout(op);
+    const int64_t K = product(rl.kept), R = rl.count;
+    const std::string C = ct.calc();
+    const bool sum = isa<tg::ReduceSumOp, tg::ReduceMeanOp>(op), mn = isa<tg::ReduceMinOp>(op);
+    const std::string acc = sum ? "double" : C;
+    c.open("for (" + it + " o = blockIdx.x; o < " + str(K) + "; o += gridDim.x)");
+    c.line(it + " rem = o, base = 0;");
+    for (int64_t d = (int64_t)rl.kept.size() - 1; d >= 0; --d) {
+      c.line("base += rem % " + str(rl.kept[d]) + " * " + str(rl.keptStrides[d]) + ";");
+      c.line("rem /= " + str(rl.kept[d]) + ";");
+    }
+    c.line(acc + " acc = " + (sum ? "0" : "-" + cudaTarget().infinity(C)) + ";");
+    c.open("for (" + it + " r = threadIdx.x; r < " + str(R) + "; r += blockDim.x)");
+    c.line(it + " q = r, off = base;");
+    for (int64_t k = (int64_t)rl.rdims.size() - 1; k >= 0; --k) {
+      c.line("off += q % " + str(rl.rdims[k].first) + " * " + str(rl.rdims[k].second) + ";");
+      c.line("q /= " + str(rl.rdims[k].first) + ";");
+    }
+    // min is the max of the negated values (NaN propagates through tg_max either way).
+    const std::string v = "(" + C + ")" + ct.ld("in0[off]");
+    c.line(sum ? "acc += (double)" + v + ";"
+               : "acc = tg_max<" + C + ">(acc, " + (mn ? "-" : "") + v + ");");
+    c.close();
+    c.line("acc = " + std::string(sum ? "tg_block_sum<double>" : "tg_block_max<" + C + ">") +
+           "(acc);");
+    std::string fin = sum ? (isa<tg::ReduceMeanOp>(op) ? "(" + C + ")(acc / " + str(R) + ".0)"
+                                                       : "(" + C + ")acc")
+                          : (mn ? "-acc" : "acc");
+    c.line("if (threadIdx.x == 0) out0[o] = " + ct.st(fin) + ";");
+    c.close();
+    endKernel(code, std::min<int64_t>(K, 65535), kBlock);
+    return llvm::Error::success();
+  }
+
   if (codegen::isReduction(op)) { // one thread per output (codegen/common/ReduceEmit)
     if (auto e = codegen::emitReduction(*this, op, ct))
       return e;
@@ -537,51 +580,8 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     return llvm::Error::success();
   }
 
-  if (auto conv = dyn_cast<tg::ConvOp>(op)) {
-    Shape x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight()), y = shapeOf(conv.getResult());
-    int sp = (int)x.size() - 2;
-    const Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
-                dil = codegen::intsOf(conv.getDilations());
-    int64_t group = conv.getGroup(), C = x[1], M = w[0], Cg = C / group, Mg = M / group;
-    if (product(y) == 0)
-      return llvm::Error::success();
-    std::string acc = T == "double" ? "double" : (ct.isFloat ? "float" : "int64_t");
-    c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-           str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-    c.line(it + " rem = i;");
-    for (int d = sp - 1; d >= 0; --d) {
-      c.line("const " + it + " y" + std::to_string(d) + " = rem % " + str(y[d + 2]) + ";");
-      c.line("rem /= " + str(y[d + 2]) + ";");
-    }
-    c.line("const " + it + " m = rem % " + str(M) + ", n = rem / " + str(M) + ";");
-    c.line("const " + it + " g = m / " + str(Mg) + ";");
-    c.line(acc + " a = " + (conv.getBias() ? "(" + acc + ")" + ct.ld(inPtr[2] + "[m]") : "0") + ";");
-    c.open("for (" + it + " ci = 0; ci < " + str(Cg) + "; ++ci)");
-    c.line("const " + T + " *xc = in0 + (n * " + str(C) + " + g * " + str(Cg) + " + ci) * " +
-           str(product(x, 2)) + ";");
-    c.line("const " + T + " *wc = in1 + (m * " + str(Cg) + " + ci) * " + str(product(w, 2)) + ";");
-    for (int d = 0; d < sp; ++d) {
-      std::string k = "k" + std::to_string(d), ic = "x" + std::to_string(d);
-      c.open("for (" + it + " " + k + " = 0; " + k + " < " + str(w[d + 2]) + "; ++" + k + ")");
-      c.line("const " + it + " " + ic + " = y" + std::to_string(d) + " * " + str(st[d]) + " - " +
-             str(pads[d]) + " + " + k + " * " + str(dil[d]) + ";");
-      c.line("if (" + ic + " < 0 || " + ic + " >= " + str(x[d + 2]) + ") continue;");
-    }
-    std::string xo = "0", wo = "0";
-    for (int d = 0; d < sp; ++d) {
-      xo = "(" + xo + ") * " + str(x[d + 2]) + " + x" + std::to_string(d);
-      wo = "(" + wo + ") * " + str(w[d + 2]) + " + k" + std::to_string(d);
-    }
-    c.line("a += (" + acc + ")" + ct.ld("xc[" + xo + "]") + " * (" + acc + ")" +
-           ct.ld("wc[" + wo + "]") + ";");
-    for (int d = 0; d < sp; ++d)
-      c.close();
-    c.close();
-    c.line("out0[i] = " + ct.st("a") + ";");
-    c.close();
-    endKernel(code, gridFor(product(y)), kBlock);
-    return llvm::Error::success();
-  }
+  if (auto conv = dyn_cast<tg::ConvOp>(op)) // a CONV step (CudaConv.cpp)
+    return emitConv(op, conv, nullptr, code);
 
   if (auto pool = dyn_cast<tg::PoolOp>(op)) { // one thread per output (codegen/common/PoolEmit)
     const int64_t total = product(shapeOf(pool.getResult()));

@@ -688,8 +688,8 @@ LogicalResult FusedOp::verify() {
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().size() != 1 || yield.getValues()[0].getType() != getResult().getType())
     return emitOpError("region must yield one value of the result type");
-  if (getKind() != "pointwise" && getKind() != "gemm")
-    return emitOpError("kind must be \"pointwise\" or \"gemm\"");
+  if (getKind() != "pointwise" && getKind() != "gemm" && getKind() != "conv")
+    return emitOpError("kind must be \"pointwise\", \"gemm\" or \"conv\"");
   return success();
 }
 

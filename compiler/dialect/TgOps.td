@@ -552,8 +552,9 @@ def TG_FusedOp : TG_Op<"fused", [IsolatedFromAbove, SingleBlockImplicitTerminato
   let summary = "one kernel: the ops in its region run as one fused loop nest";
   let description = [{
     Formed by `tgc-form-kernels`. The region's block arguments are the operands; `tg.yield`
-    returns the single result. `kind` is "pointwise" (a chain of elementwise ops) or "gemm"
-    (a tg.linear / tg.matmul whose result feeds an elementwise epilogue).
+    returns the single result. `kind` is "pointwise" (a chain of elementwise ops), "gemm"
+    (a tg.linear / tg.matmul whose result feeds an elementwise epilogue) or "conv" (a tg.conv
+    whose result feeds an elementwise epilogue).
   }];
   let arguments = (ins Variadic<TG_Tensor>:$inputs, StrAttr:$kind);
   let results = (outs TG_Tensor:$result);

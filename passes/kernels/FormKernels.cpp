@@ -1,4 +1,5 @@
-// FormKernels.cpp — `tgc-form-kernels`: pointwise chains and GEMM epilogues → tg.fused.
+// FormKernels.cpp — `tgc-form-kernels`: pointwise chains and GEMM / convolution epilogues →
+// tg.fused.
 //
 // Kernels are formed greedily in program order (see Passes.td for the rule). Every kernel has a
 // single result, so codegen emits one loop nest per kernel and the buffer planner sees one
@@ -22,7 +23,7 @@ namespace {
 
 struct Group {
   llvm::SmallVector<mlir::Operation *> ops; ///< in program order; back() is the output
-  bool gemm = false;
+  const char *kind = "pointwise"; ///< "gemm" / "conv": seeded by a linear or matmul / a conv
 };
 
 bool isSplatConstant(mlir::Value v) {
@@ -32,9 +33,10 @@ bool isSplatConstant(mlir::Value v) {
 }
 
 /// True when operand `v` of `user` is written into the kernel as a literal: splat constants,
-/// except GEMM operands (a splat bias or weight still needs a buffer for the GEMM call).
+/// except GEMM and convolution operands (a splat bias or weight still needs a buffer for the
+/// library call).
 bool isInlinedOperand(mlir::Operation *user, mlir::Value v) {
-  return isSplatConstant(v) && !llvm::isa<tg::LinearOp, tg::MatmulOp>(user);
+  return isSplatConstant(v) && !llvm::isa<tg::LinearOp, tg::MatmulOp, tg::ConvOp>(user);
 }
 
 mlir::Type resultType(mlir::Operation *op) { return op->getResult(0).getType(); }
@@ -54,7 +56,7 @@ void materialize(Group &g) {
   for (mlir::Operation *op : g.ops)
     locs.push_back(op->getLoc());
   auto fused = b.create<tg::FusedOp>(b.getFusedLoc(locs), resultType(out),
-                                     inputs.getArrayRef(), g.gemm ? "gemm" : "pointwise");
+                                     inputs.getArrayRef(), g.kind);
   mlir::Block *body = new mlir::Block();
   fused.getBody().push_back(body);
   mlir::BlockAndValueMapping map;
@@ -80,8 +82,8 @@ struct FormKernelsPass : public FormKernelsBase<FormKernelsPass> {
 
     for (mlir::Operation &opRef : getOperation().getBody().front()) {
       mlir::Operation *op = &opRef;
-      if (llvm::isa<tg::LinearOp, tg::MatmulOp>(op)) {
-        groups.push_back({{op}, /*gemm=*/true});
+      if (llvm::isa<tg::LinearOp, tg::MatmulOp, tg::ConvOp>(op)) {
+        groups.push_back({{op}, llvm::isa<tg::ConvOp>(op) ? "conv" : "gemm"});
         groupOf[op] = groups.size() - 1;
         continue;
       }
@@ -101,7 +103,7 @@ struct FormKernelsPass : public FormKernelsBase<FormKernelsPass> {
         break;
       }
       if (!joined) {
-        groups.push_back({{}, /*gemm=*/false});
+        groups.push_back({{}, "pointwise"});
         joined = groups.size() - 1;
       }
       groups[*joined].ops.push_back(op);

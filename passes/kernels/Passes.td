@@ -5,13 +5,14 @@
 include "mlir/Pass/PassBase.td"
 
 def FormKernels : Pass<"tgc-form-kernels", "mlir::func::FuncOp"> {
-  let summary = "Group pointwise chains and GEMM epilogues into tg.fused kernels";
+  let summary = "Group pointwise chains and GEMM / convolution epilogues into tg.fused kernels";
   let description = [{
     Vertical fusion. Walking the function in order, an elementwise op joins the kernel that
     produces one of its operands when that producer is the kernel's current output, has no other
     use, and has the same shape as the op's result (so the kernel still iterates over one output
     space). A kernel seeded by `tg.linear` or `tg.matmul` is a "gemm" kernel: the elementwise ops
-    it absorbs run as the GEMM's epilogue. Splat constants are cloned into the kernel as
+    it absorbs run as the GEMM's epilogue; one seeded by `tg.conv` is a "conv" kernel (the
+    convolution's epilogue: bias, activation, residual add, which a library may apply). Splat constants are cloned into the kernel as
     literals. Every kernel has exactly one result; single-op pointwise groups and GEMMs without an
     epilogue are left as plain ops.
   }];

@@ -140,6 +140,52 @@ std::string openBlasLt(BlasLt &b) {
   return "";
 }
 
+/// Loads Cudnn for loadOnce: "" or why not.
+std::string openCudnn(Cudnn &c) {
+  const char *env = tgc::envValue(tgc::Env::Cudnn);
+  if (env && std::string(env) == "off")
+    return "off ($TGC_CUDNN=off)";
+  std::vector<std::string> names = {"libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.9"};
+  if (env && *env)
+    names.insert(names.begin(), env);
+  void *dl = nullptr;
+  for (const std::string &n : names)
+    if ((dl = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) {
+      c.path = n;
+      break;
+    }
+  if (!dl)
+    return "cannot load cuDNN (libcudnn.so.9; set $TGC_CUDNN)";
+  std::string missing;
+  resolve(dl, c.getVersion, {"cudnnGetVersion"}, missing);
+  resolve(dl, c.errorString, {"cudnnGetErrorString"}, missing);
+  resolve(dl, c.create, {"cudnnCreate"}, missing);
+  resolve(dl, c.destroy, {"cudnnDestroy"}, missing);
+  resolve(dl, c.setStream, {"cudnnSetStream"}, missing);
+  resolve(dl, c.createTensor, {"cudnnCreateTensorDescriptor"}, missing);
+  resolve(dl, c.setTensorNd, {"cudnnSetTensorNdDescriptor"}, missing);
+  resolve(dl, c.destroyTensor, {"cudnnDestroyTensorDescriptor"}, missing);
+  resolve(dl, c.createFilter, {"cudnnCreateFilterDescriptor"}, missing);
+  resolve(dl, c.setFilterNd, {"cudnnSetFilterNdDescriptor"}, missing);
+  resolve(dl, c.destroyFilter, {"cudnnDestroyFilterDescriptor"}, missing);
+  resolve(dl, c.createConv, {"cudnnCreateConvolutionDescriptor"}, missing);
+  resolve(dl, c.setConvNd, {"cudnnSetConvolutionNdDescriptor"}, missing);
+  resolve(dl, c.setConvGroups, {"cudnnSetConvolutionGroupCount"}, missing);
+  resolve(dl, c.setConvMath, {"cudnnSetConvolutionMathType"}, missing);
+  resolve(dl, c.destroyConv, {"cudnnDestroyConvolutionDescriptor"}, missing);
+  resolve(dl, c.createActivation, {"cudnnCreateActivationDescriptor"}, missing);
+  resolve(dl, c.setActivation, {"cudnnSetActivationDescriptor"}, missing);
+  resolve(dl, c.destroyActivation, {"cudnnDestroyActivationDescriptor"}, missing);
+  resolve(dl, c.getAlgorithms, {"cudnnGetConvolutionForwardAlgorithm_v7"}, missing);
+  resolve(dl, c.workspaceSize, {"cudnnGetConvolutionForwardWorkspaceSize"}, missing);
+  resolve(dl, c.forwardBiasActivation, {"cudnnConvolutionBiasActivationForward"}, missing);
+  if (!missing.empty())
+    return c.path + " lacks " + missing;
+  if (c.getVersion() < 90000)
+    return c.path + " is cuDNN " + std::to_string(c.getVersion()) + "; tgc needs 9 or later";
+  return "";
+}
+
 } // namespace
 
 std::string runtimeModulePath() {
@@ -196,6 +242,7 @@ std::string openCutlass(CutlassLib &c) {
 const Driver *loadDriver(std::string &error) { return loadOnce(error, openDriver); }
 const BlasLt *loadBlasLt(std::string &error) { return loadOnce(error, openBlasLt); }
 const CutlassLib *loadCutlass(std::string &error) { return loadOnce(error, openCutlass); }
+const Cudnn *loadCudnn(std::string &error) { return loadOnce(error, openCudnn); }
 std::string check(const Driver &d, CUresult r, const char *call) {
   if (r == CUDA_SUCCESS)
     return "";

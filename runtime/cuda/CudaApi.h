@@ -10,6 +10,7 @@
 
 #include <cublasLt.h>
 #include <cuda.h>
+#include <cudnn.h>
 
 #include <string>
 
@@ -108,6 +109,45 @@ struct BlasLt {
                            cudaStream_t);
 };
 
+/// The cuDNN 9 functions the runtime's CONV steps use (the convolution API of cudnn_cnn.h: one
+/// call applies bias, ReLU and a residual; docs/decisions.md says why not the graph API yet).
+struct Cudnn {
+  size_t (*getVersion)(void);
+  const char *(*errorString)(cudnnStatus_t);
+  cudnnStatus_t (*create)(cudnnHandle_t *);
+  cudnnStatus_t (*destroy)(cudnnHandle_t);
+  cudnnStatus_t (*setStream)(cudnnHandle_t, cudaStream_t);
+  cudnnStatus_t (*createTensor)(cudnnTensorDescriptor_t *);
+  cudnnStatus_t (*setTensorNd)(cudnnTensorDescriptor_t, cudnnDataType_t, int, const int[],
+                               const int[]);
+  cudnnStatus_t (*destroyTensor)(cudnnTensorDescriptor_t);
+  cudnnStatus_t (*createFilter)(cudnnFilterDescriptor_t *);
+  cudnnStatus_t (*setFilterNd)(cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t, int,
+                               const int[]);
+  cudnnStatus_t (*destroyFilter)(cudnnFilterDescriptor_t);
+  cudnnStatus_t (*createConv)(cudnnConvolutionDescriptor_t *);
+  cudnnStatus_t (*setConvNd)(cudnnConvolutionDescriptor_t, int, const int[], const int[],
+                             const int[], cudnnConvolutionMode_t, cudnnDataType_t);
+  cudnnStatus_t (*setConvGroups)(cudnnConvolutionDescriptor_t, int);
+  cudnnStatus_t (*setConvMath)(cudnnConvolutionDescriptor_t, cudnnMathType_t);
+  cudnnStatus_t (*destroyConv)(cudnnConvolutionDescriptor_t);
+  cudnnStatus_t (*createActivation)(cudnnActivationDescriptor_t *);
+  cudnnStatus_t (*setActivation)(cudnnActivationDescriptor_t, cudnnActivationMode_t,
+                                 cudnnNanPropagation_t, double);
+  cudnnStatus_t (*destroyActivation)(cudnnActivationDescriptor_t);
+  cudnnStatus_t (*getAlgorithms)(cudnnHandle_t, cudnnTensorDescriptor_t, cudnnFilterDescriptor_t,
+                                 cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, int, int *,
+                                 cudnnConvolutionFwdAlgoPerf_t *);
+  cudnnStatus_t (*workspaceSize)(cudnnHandle_t, cudnnTensorDescriptor_t, cudnnFilterDescriptor_t,
+                                 cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t,
+                                 cudnnConvolutionFwdAlgo_t, size_t *);
+  cudnnStatus_t (*forwardBiasActivation)(
+      cudnnHandle_t, const void *, cudnnTensorDescriptor_t, const void *, cudnnFilterDescriptor_t,
+      const void *, cudnnConvolutionDescriptor_t, cudnnConvolutionFwdAlgo_t, void *, size_t,
+      const void *, cudnnTensorDescriptor_t, const void *, cudnnTensorDescriptor_t, const void *,
+      cudnnActivationDescriptor_t, cudnnTensorDescriptor_t, void *);
+  std::string path; ///< the file loaded
+};
 /// libtgc_cutlass_sm90.so, tgc's CUTLASS GEMM plug-in (cutlass/CutlassGemm.h).
 struct CutlassLib {
   int (*abi)(void);
@@ -124,6 +164,9 @@ const Driver *loadDriver(std::string &error);
 /// with `error` set when missing or when $TGC_NO_CUBLASLT is set.
 const BlasLt *loadBlasLt(std::string &error);
 
+/// cuDNN, loaded once ($TGC_CUDNN, libcudnn.so.9, /usr/local/cuda/lib64/libcudnn.so.9); null
+/// with `error` set when missing, older than 9, or when $TGC_CUDNN is "off".
+const Cudnn *loadCudnn(std::string &error);
 /// The CUTLASS plug-in, loaded once: $TGC_CUTLASS, else libtgc_cutlass_sm90.so beside the module
 /// holding this runtime (the executable, or the shared library it was linked into); null with
 /// `error` set when missing or of another ABI.

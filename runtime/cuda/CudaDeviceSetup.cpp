@@ -12,6 +12,7 @@ CudaSession::~CudaSession() {
   if (graph_)
     d_->cuGraphExecDestroy(graph_);
   freeLoops();
+  freeConvs();
   for (CUevent e : events_)
     d_->cuEventDestroy(e);
   for (CUevent e : {runStart_, runEnd_})
@@ -198,6 +199,7 @@ Status CudaSession::setupGpu() {
     const plan::Step &s = plan_.steps(i);
     for (const BufferArg &a : s.args())
       steps_[i].ptrs.push_back(ptrOf(a));
+    steps_[i].conv = s.kind() == plan::Step::CONV;
     if (s.kind() == plan::Step::KERNEL) { // (validate refuses them on other steps)
       steps_[i].skipIfFused = s.skip_if_gemm_fused();
       steps_[i].norm = s.norm().kind() != plan::NormDesc::NONE;
@@ -249,6 +251,8 @@ Status CudaSession::setupGpu() {
     useGraph_ = false;
   if (Status ls = setupLoops(); !ls.ok)
     return ls;
+  if (Status cs = setupConvs(); !cs.ok)
+    return cs;
   if (shared_ && !loopBody_) { // a bucket tunes at its first run (execute)
     setupPending_ = true;
     return Status::success();
@@ -269,6 +273,8 @@ Status CudaSession::finishSetup() {
   if (key)
     cachePath = tuneCachePath(key, tuneCacheNote_); // "" with the reason when there is none
   const bool cached = !cachePath.empty() && loadTuneCache(cachePath, key);
+  if (Status cs = tuneConvs(); !cs.ok) // before the GEMMs: their timings see its choices
+    return cs;
   if (tune_ && !cached) {
     Status ts = tuneGemms();
     if (!ts.ok)

@@ -51,6 +51,8 @@ Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *om
       // The GEMM before applied the activation, or a diagnostic replay leaves the step out.
     } else if (i < loops_.size() && loops_[i]) {
       e = enqueueLoop(i);
+    } else if (s.conv && i < convs_.size() && convs_[i] && convs_[i]->useCudnn) {
+      e = launchConv(i);
     } else if (s.gemm && (s.g.useLt || s.g.mma >= 0 || s.g.cut >= 0)) {
       e = launchGemm(s);
     } else {

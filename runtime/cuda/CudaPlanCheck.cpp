@@ -124,7 +124,12 @@ Status CudaSession::validatePlan() {
       st = checkGemm(s, where);
       if (!st.ok)
         return st;
-    } else if (s.kind() == plan::Step::KERNEL) {
+    } else if (s.kind() == plan::Step::KERNEL || s.kind() == plan::Step::CONV) {
+      if (s.kind() == plan::Step::CONV &&
+          (s.skip_if_gemm_fused() || s.norm().kind() != plan::NormDesc::NONE))
+        return Status::error(where + ": skip_if_gemm_fused and norm are for kernel steps");
+      if (s.kind() == plan::Step::CONV && !(st = checkConv(i, where)).ok)
+        return st;
       if (s.symbol().empty() || s.grid_size() != 3 || s.block_size() != 3)
         return Status::error(where + ": kernel step needs a symbol, grid[3] and block[3]");
       uint64_t threads = 1;
@@ -139,11 +144,15 @@ Status CudaSession::validatePlan() {
         st = checkNorm(i, where);
         if (!st.ok)
           return st;
-      } else if (s.skip_if_gemm_fused() &&
-                 (i == 0 || plan_.steps(i - 1).kind() != plan::Step::GEMM ||
-                  plan_.steps(i - 1).gemm().activation() == plan::GemmDesc::NONE)) {
+      } else if (s.skip_if_gemm_fused() && !(i > 0 && [&](const plan::Step &p) {
+                   if (p.kind() == plan::Step::CONV)
+                     return p.conv().activation() != plan::GemmDesc::NONE || p.conv().residual();
+                   return p.kind() == plan::Step::GEMM &&
+                          p.gemm().activation() != plan::GemmDesc::NONE;
+                 }(plan_.steps(i - 1)))) {
         return Status::error(where + ": skip_if_gemm_fused needs a GEMM step with an "
-                                     "activation right before it");
+                                     "activation (or a CONV step with an activation or a "
+                                     "residual) right before it");
       }
     } else if (s.kind() == plan::Step::LOOP) {
       LoopLayout layout;
@@ -157,6 +166,66 @@ Status CudaSession::validatePlan() {
   return checkOutputSources(plan_, outBytes_, pre_, [&](const BufferArg &a, const std::string &w) {
     return checkArg(a, w);
   });
+}
+
+// A CONV step's ConvDesc: shapes that agree with each other and with the convolution's
+// arithmetic, arg indices in range, and every operand's byte range holding its tensor.
+Status CudaSession::checkConv(int i, const std::string &where) const {
+  const plan::Step &s = plan_.steps(i);
+  const plan::ConvDesc &c = s.conv();
+  auto bad = [&](const std::string &why) { return Status::error(where + ": conv " + why); };
+  const int rank = c.x_size(), sp = rank - 2;
+  if (rank < 3 || rank > 10 || c.w_size() != rank || c.y_size() != rank ||
+      c.pads_size() != 2 * sp || c.strides_size() != sp || c.dilations_size() != sp)
+    return bad("shapes and attributes do not agree in rank");
+  if (c.dtype() != 1 && c.dtype() != 10 && c.dtype() != 16)
+    return bad("dtype " + std::to_string(c.dtype()) + " is not supported");
+  if (c.activation() != plan::GemmDesc::NONE && c.activation() != plan::GemmDesc::RELU)
+    return bad("activation must be NONE or RELU");
+  const int64_t lim = int64_t(1) << 40;
+  for (const auto *v : {&c.x(), &c.w(), &c.y()})
+    for (int64_t e : *v)
+      if (e < 1 || e > lim)
+        return bad("dimension out of range");
+  if (c.group() < 1 || c.x(1) % c.group() || c.w(0) % c.group() || c.w(1) * c.group() != c.x(1) ||
+      c.y(0) != c.x(0) || c.y(1) != c.w(0))
+    return bad("channels, groups and batch do not agree");
+  for (int d = 0; d < sp; ++d) {
+    const int64_t st = c.strides(d), dl = c.dilations(d), pb = c.pads(d), pe = c.pads(d + sp);
+    if (st < 1 || st > lim || dl < 1 || dl > lim || pb < 0 || pb > lim || pe < 0 || pe > lim)
+      return bad("stride, dilation or padding out of range");
+    const int64_t span = c.x(d + 2) + pb + pe - dl * (c.w(d + 2) - 1) - 1;
+    if (span < 0 || span / st + 1 != c.y(d + 2))
+      return bad("output size " + std::to_string(c.y(d + 2)) + " along spatial dim " +
+                 std::to_string(d) + " does not follow from the input, window and attributes");
+  }
+  const int64_t es = c.dtype() == 1 ? 4 : 2;
+  auto elems = [](const google::protobuf::RepeatedField<int64_t> &v) {
+    int64_t n = 1;
+    for (int64_t e : v)
+      n *= e;
+    return n;
+  };
+  struct Need {
+    bool used;
+    int arg;
+    int64_t elems;
+    const char *what;
+  } needs[] = {{true, c.x_arg(), elems(c.x()), "x"},
+               {true, c.w_arg(), elems(c.w()), "w"},
+               {true, c.y_arg(), elems(c.y()), "y"},
+               {c.bias(), c.bias_arg(), c.w(0), "bias"},
+               {c.residual(), c.residual_arg(), elems(c.y()), "residual"}};
+  for (const Need &n : needs) {
+    if (!n.used)
+      continue;
+    if (n.arg < 0 || n.arg >= s.args_size())
+      return bad(std::string(n.what) + " arg " + std::to_string(n.arg) + " out of range");
+    if (n.elems > s.args(n.arg).bytes() / es)
+      return bad(std::string(n.what) + " needs " + std::to_string(n.elems * es) +
+                 " bytes, its range has " + std::to_string(s.args(n.arg).bytes()));
+  }
+  return Status::success();
 }
 
 Status CudaSession::checkNorm(int i, const std::string &where) const {

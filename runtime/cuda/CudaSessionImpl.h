@@ -12,6 +12,9 @@
 #include "runtime/LoopPlan.h"
 #include "runtime/PackageFiles.h"
 #include "runtime/schema/MmaGemm.h"
+
+#include <functional>
+#include <memory>
 #include "runtime/schema/PlanUtil.h"
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/TuneCache.h"
@@ -189,6 +192,8 @@ private:
   bool skipped(size_t i) const {
     if (i == 0 || !steps_[i].skipIfFused)
       return false;
+    if (steps_[i - 1].conv) // cuDNN applied the activation and the residual
+      return i - 1 < convs_.size() && convs_[i - 1] && convs_[i - 1]->useCudnn;
     const GemmRt &g = steps_[i - 1].g;
     if (steps_[i].norm)
       return g.cut >= 0 && g.cutCands[(size_t)g.cut].norm;
@@ -291,6 +296,7 @@ private:
   };
   struct RtStep {
     bool gemm = false;
+    bool conv = false;        ///< a CONV step (its kernel is the fallback; convs_[i] its cuDNN)
     bool skipIfFused = false; ///< plan.proto Step.skip_if_gemm_fused
     bool norm = false;        ///< ...for the norm in plan.proto Step.norm
     CUfunction fn = nullptr;
@@ -385,6 +391,39 @@ private:
     unsigned copyBlocks = 1;
   };
   std::vector<std::unique_ptr<LoopRt>> loops_; ///< by step index; null for other steps
+
+  // CONV steps (CudaConv.cpp): cuDNN where it loads, accepts the step and is faster than the
+  // step's own kernel.
+  struct ConvRt {
+    cudnnTensorDescriptor_t x = nullptr, y = nullptr, b = nullptr;
+    cudnnFilterDescriptor_t w = nullptr;
+    cudnnConvolutionDescriptor_t conv = nullptr;
+    cudnnActivationDescriptor_t act = nullptr;
+    std::vector<std::pair<cudnnConvolutionFwdAlgo_t, size_t>> cands; ///< algorithm, workspace
+    cudnnConvolutionFwdAlgo_t algo{}, best{};
+    size_t ws = 0, bestWs = 0;
+    bool useCudnn = false;
+    CUdeviceptr xp = 0, wp = 0, yp = 0, bp = 0, zp = 0;
+    CUdeviceptr zeroBias = 0; ///< the bias of a convolution without one
+    std::string why;          ///< why cuDNN does not run it
+  };
+  std::vector<std::unique_ptr<ConvRt>> convs_; ///< by step index; null for other steps
+  const Cudnn *dnn_ = nullptr;
+  std::string dnnError_;
+  cudnnHandle_t dnnHandle_ = nullptr;
+  CUdeviceptr dnnWs_ = 0;
+  size_t dnnWsBytes_ = 0;
+  std::string convDetail_; ///< the convolutions' choices, for the tuning report
+  /// Why cuDNN cannot run convolution `c` ("" if it may).
+  std::string convWhyNot(const plan::ConvDesc &c) const;
+  /// Descriptors and cuDNN's candidate algorithms of every CONV step (setupGpu).
+  Status setupConvs();
+  /// Times each CONV step's candidates against its own kernel and keeps the fastest
+  /// (finishSetup).
+  Status tuneConvs();
+  Status checkConv(int i, const std::string &where) const;
+  std::string launchConv(size_t i);
+  void freeConvs();
   bool loopBody_ = false;
   int depth_ = 0;
   CUstream loopStream_ = nullptr; ///< captures a body into its WHILE node's graph

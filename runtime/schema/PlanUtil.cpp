@@ -141,14 +141,28 @@ std::string formatPlan(const Plan &p) {
   for (int i = 0; i < p.steps_size(); ++i) {
     const Step &s = p.steps(i);
     os << "  " << i << ": " << (s.kind() == Step::COPY ? "copy" : s.symbol())
-       << (s.skip_if_gemm_fused() ? "[unless the GEMM applied it]" : "");
+       << (!s.skip_if_gemm_fused()                                      ? ""
+           : i > 0 && p.steps(i - 1).kind() == Step::CONV ? "[unless cuDNN applied it]"
+                                                          : "[unless the GEMM applied it]");
     if (s.kind() == Step::GEMM)
       os << "[" << s.gemm().m() << "x" << s.gemm().n() << "x" << s.gemm().k()
          << (s.gemm().batch() > 1 ? ", batch " + std::to_string(s.gemm().batch()) : "")
          << (s.gemm().bias() ? (s.gemm().bias_stride() ? ", +bias per batch" : ", +bias") : "") << (s.gemm().residual() ? ", +residual" : "")
          << (s.gemm().activation() ? ", +" + GemmDesc::Activation_Name(s.gemm().activation()) : "")
          << "]";
-    if (s.kind() == Step::KERNEL && s.grid_size() == 3 && s.block_size() == 3)
+    if (s.kind() == Step::CONV) {
+      const ConvDesc &c = s.conv();
+      os << "[conv";
+      for (int d = 2; d < c.w_size(); ++d)
+        os << (d == 2 ? " " : "x") << c.w(d);
+      os << ", " << (c.w_size() ? c.w(0) : 0) << " out"
+         << (c.group() > 1 ? ", group " + std::to_string(c.group()) : "")
+         << (c.bias() ? ", +bias" : "") << (c.residual() ? ", +residual" : "")
+         << (c.activation() ? ", +" + GemmDesc::Activation_Name(c.activation()) : "")
+         << "; cuDNN or the kernel]";
+    }
+    if ((s.kind() == Step::KERNEL || s.kind() == Step::CONV) && s.grid_size() == 3 &&
+        s.block_size() == 3)
       os << "<<<" << s.grid(0) << ", " << s.block(0)
          << (s.shared_bytes() ? ", " + std::to_string(s.shared_bytes()) + " B shared" : "")
          << (s.one_block_per_sm() ? ", one block per SM" : "") << ">>>";

@@ -6,6 +6,11 @@ odd sizes, asymmetric pads, dilation, a channel multiplier, 1-D, a window wider 
 a stride wider than the window. Regular ones take im2col + GEMM in blocks of output rows: 3x3
 at stride 1/2, 1x1 with and without stride, grouped, dilated, 1-D, batched, one large enough to
 be unfolded in several blocks and run in parallel, and 3-D (unfolded whole).
+
+Epilogues (`conv_epilogue`): a convolution and the elementwise ops after it form one "conv"
+kernel (passes/kernels/FormKernels.cpp). On CUDA, cuDNN applies a ReLU, a residual add, or both
+(the epilogue kernel is then skipped); other epilogues (SiLU, HardSwish, a broadcast scale) run
+as a kernel after the convolution; both paths are checked, with and without a bias.
 """
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
@@ -28,6 +33,46 @@ def conv_case(x_shape, w_shape, bias=True, seed=0, **attrs):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     return model, {"x": f32(*x_shape)}
+
+
+def conv_epilogue(x_shape, w_shape, ops, bias=True, seed=0, **attrs):
+    """Conv then `ops` (ONNX op types; "Add" adds a second input z of the output's shape,
+    "Mul" multiplies by a per-channel input s), one model."""
+    rng = np.random.default_rng(seed)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    inits = [numpy_helper.from_array(f32(*w_shape), "W")]
+    names = ["x", "W"]
+    if bias:
+        inits.append(numpy_helper.from_array(f32(w_shape[0]), "B"))
+        names.append("B")
+    nodes = [helper.make_node("Conv", names, ["t0"], **attrs)]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))]
+    feeds = {"x": f32(*x_shape)}
+    # The output's shape, for z: run the arithmetic of the convolution.
+    sp = len(x_shape) - 2
+    st, dl = attrs.get("strides", [1] * sp), attrs.get("dilations", [1] * sp)
+    pd = attrs.get("pads", [0] * 2 * sp)
+    y_shape = [x_shape[0], w_shape[0]] + [
+        (x_shape[2 + d] + pd[d] + pd[d + sp] - dl[d] * (w_shape[2 + d] - 1) - 1) // st[d] + 1
+        for d in range(sp)]
+    for i, op in enumerate(ops):
+        a, b = f"t{i}", f"t{i + 1}"
+        if op == "Add":
+            nodes.append(helper.make_node("Add", [a, "z"], [b]))
+            inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, y_shape))
+            feeds["z"] = f32(*y_shape)
+        elif op == "Mul":
+            s_shape = [1, w_shape[0]] + [1] * sp
+            nodes.append(helper.make_node("Mul", [a, "s"], [b]))
+            inputs.append(helper.make_tensor_value_info("s", TensorProto.FLOAT, s_shape))
+            feeds["s"] = f32(*s_shape)
+        else:
+            nodes.append(helper.make_node(op, [a], [b]))
+    nodes[-1].output[0] = "y"
+    g = helper.make_graph(nodes, "conv_epilogue", inputs,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    return model, feeds
 
 
 def convolutions():
@@ -65,4 +110,22 @@ def convolutions():
                                        seed=16)
     c["conv_3d"] = conv_case([1, 3, 5, 6, 7], [4, 3, 3, 3, 3], pads=[1, 1, 1, 1, 1, 1],
                              seed=17)
+    # Epilogues (see the module's docstring).
+    p1 = dict(pads=[1, 1, 1, 1])
+    c["conv_relu"] = conv_epilogue([1, 8, 10, 9], [12, 8, 3, 3], ["Relu"], seed=20, **p1)
+    c["conv_add_relu"] = conv_epilogue([2, 8, 10, 9], [8, 8, 3, 3], ["Add", "Relu"], seed=21,
+                                       **p1)
+    c["conv_add"] = conv_epilogue([1, 16, 7, 5], [16, 16, 1, 1], ["Add"], seed=22)
+    c["conv_relu_no_bias_s2"] = conv_epilogue([1, 6, 11, 13], [10, 6, 3, 3], ["Relu"],
+                                              bias=False, seed=23, strides=[2, 2], **p1)
+    c["conv_dw_relu"] = conv_epilogue([1, 12, 9, 9], [12, 1, 3, 3], ["Relu"], seed=24, group=12,
+                                      **p1)
+    c["conv_silu"] = conv_epilogue([1, 8, 9, 9], [8, 8, 3, 3], ["Sigmoid"], seed=25, **p1)
+    c["conv_hardswish"] = conv_epilogue([1, 8, 9, 9], [16, 8, 1, 1], ["HardSwish"], seed=26)
+    c["conv_relu_scale"] = conv_epilogue([1, 8, 9, 9], [8, 8, 3, 3], ["Relu", "Mul"], seed=27,
+                                         **p1)
+    c["conv_asym_pads_relu"] = conv_epilogue([1, 4, 9, 9], [6, 4, 3, 3], ["Relu"], seed=28,
+                                             pads=[0, 1, 1, 0])
+    c["conv_1d_add_relu"] = conv_epilogue([1, 8, 40], [8, 8, 3], ["Add", "Relu"], seed=29,
+                                          pads=[1, 1])
     return c

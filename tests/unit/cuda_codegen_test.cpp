@@ -22,6 +22,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -674,7 +675,8 @@ void expectPlanRefused(const std::string &pkg, const plan::Plan &p, int step,
   std::ofstream(pkg + "/plan.pb", std::ios::binary | std::ios::trunc) << bytes;
   Status st;
   EXPECT_FALSE(Session::load(pkg, st));
-  EXPECT_NE(st.message.find("step " + std::to_string(step)), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("step " + std::to_string(step)), std::string::npos)
+      << "expected '" << why << "': " << st.message;
   EXPECT_NE(st.message.find(why), std::string::npos) << st.message;
 }
 
@@ -752,6 +754,75 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   p = good;
   *p.mutable_steps(norm - 1)->mutable_norm() = p.steps(norm).norm();
   expectPlanRefused(pkg, p, norm - 1, "skip_if_gemm_fused and norm are for kernel steps");
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// A convolution is a CONV step (cuDNN or its own kernel at run time); a ReLU and a residual add
+// after it ride in its ConvDesc, and the epilogue kernel after it is marked to be skipped when
+// cuDNN ran it. A CONV step whose description disagrees with itself or its arguments is refused
+// before any GPU work, naming the step.
+TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
+  std::string dir = tempDir("convstep");
+  std::string pkg = dir + "/pkg";
+  auto r = compileModel("cnn_small", "cuda:sm_90", pkg, "", "fp16");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  plan::Plan p;
+  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
+  int convs = 0, relu = -1, residual = -1, plain = -1;
+  for (int i = 0; i < p.steps_size(); ++i) {
+    const plan::Step &s = p.steps(i);
+    if (s.kind() != plan::Step::CONV)
+      continue;
+    ++convs;
+    const plan::ConvDesc &c = s.conv();
+    EXPECT_EQ(c.dtype(), 10);
+    EXPECT_EQ(c.w_size(), 4);
+    const bool epilogue = c.activation() != plan::GemmDesc::NONE || c.residual();
+    ASSERT_LT(i + 1, p.steps_size());
+    EXPECT_EQ(p.steps(i + 1).skip_if_gemm_fused(), epilogue) << "step " << i + 1;
+    if (c.residual() && c.activation() == plan::GemmDesc::RELU)
+      residual = i;
+    else if (c.activation() == plan::GemmDesc::RELU && relu < 0)
+      relu = i;
+    else if (!epilogue)
+      plain = i;
+  }
+  EXPECT_EQ(convs, 9); // cnn_small: 9 convolutions, 2 of them with an add + ReLU after them
+  ASSERT_GE(relu, 0);
+  ASSERT_GE(residual, 0);
+  ASSERT_GE(plain, 0);
+  // The stem: 3 -> 16 channels, 3x3 at stride 2 over 64x64, ReLU after it.
+  const plan::ConvDesc &stem = p.steps(relu).conv();
+  EXPECT_EQ(std::vector<int64_t>(stem.w().begin(), stem.w().end()),
+            (std::vector<int64_t>{16, 3, 3, 3}));
+  EXPECT_EQ(std::vector<int64_t>(stem.y().begin(), stem.y().end()),
+            (std::vector<int64_t>{1, 16, 32, 32}));
+  EXPECT_TRUE(stem.bias());
+  const plan::Plan good = p;
+  auto refused = [&](int step, const std::function<void(plan::ConvDesc &)> &spoil,
+                     const std::string &why) {
+    p = good;
+    spoil(*p.mutable_steps(step)->mutable_conv());
+    expectPlanRefused(pkg, p, step, why);
+  };
+  refused(relu, [](plan::ConvDesc &c) { c.set_y(3, 31); }, "does not follow from the input");
+  refused(relu, [](plan::ConvDesc &c) { c.set_x_arg(99); }, "x arg 99 out of range");
+  refused(relu, [](plan::ConvDesc &c) { c.set_activation(plan::GemmDesc::GELU); },
+          "activation must be NONE or RELU");
+  refused(relu, [](plan::ConvDesc &c) { c.set_group(2); }, "channels, groups and batch");
+  refused(relu, [](plan::ConvDesc &c) { c.set_dtype(11); }, "dtype 11 is not supported");
+  refused(relu, [](plan::ConvDesc &c) { c.clear_pads(); }, "do not agree in rank");
+  refused(residual, [](plan::ConvDesc &c) { c.set_residual_arg(c.bias_arg()); },
+          "residual needs");
+  // The skip flag after a CONV step that carries no epilogue.
+  p = good;
+  p.mutable_steps(plain + 1)->set_skip_if_gemm_fused(true);
+  if (p.steps(plain + 1).kind() == plan::Step::KERNEL)
+    expectPlanRefused(pkg, p, plain + 1, "skip_if_gemm_fused needs a GEMM step");
+  // ...or on the CONV step itself.
+  p = good;
+  p.mutable_steps(relu)->set_skip_if_gemm_fused(true);
+  expectPlanRefused(pkg, p, relu, "skip_if_gemm_fused and norm are for kernel steps");
   llvm::sys::fs::remove_directories(dir);
 }
 

@@ -87,3 +87,40 @@ func.func @gemm_splat_bias_not_inlined(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>
   %1 = tg.relu %0 : tensor<4x16xf32>
   return %1 : tensor<4x16xf32>
 }
+
+// -----
+
+// A convolution followed by a residual add and ReLU becomes one conv kernel with an epilogue
+// (the CUDA backend hands the whole of it to cuDNN).
+// CHECK-LABEL: func.func @conv_epilogue
+func.func @conv_epilogue(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %z: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // CHECK: %[[K:.+]] = tg.fused "conv"(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  // CHECK:   tg.conv
+  // CHECK:   tg.add
+  // CHECK:   tg.relu
+  // CHECK:   tg.yield
+  // CHECK: return %[[K]]
+  %0 = tg.conv %x, %w, %b {dilations = [1, 1], group = 1 : i64, pads = [1, 1, 1, 1], strides = [1, 1]} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.add %0, %z : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  %2 = tg.relu %1 : tensor<1x4x8x8xf32>
+  return %2 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Negative: a convolution read by two ops, or read by a pooling, keeps no epilogue.
+// CHECK-LABEL: func.func @conv_no_epilogue
+func.func @conv_no_epilogue(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>) {
+  // CHECK-NOT: tg.fused "conv"
+  // CHECK: %[[C:.+]] = tg.conv
+  // CHECK: tg.relu %[[C]]
+  // CHECK: tg.sigmoid %[[C]]
+  // CHECK: %[[D:.+]] = tg.conv
+  // CHECK: tg.pool %[[D]]
+  %0 = tg.conv %x, %w {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.relu %0 : tensor<1x4x8x8xf32>
+  %2 = tg.sigmoid %0 : tensor<1x4x8x8xf32>
+  %3 = tg.conv %x, %w {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  %4 = tg.pool %3 {count_include_pad = false, dilations = [1, 1], kernel = [2, 2], kind = "max", pads = [0, 0, 0, 0], strides = [2, 2]} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return %1, %2, %4 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>
+}

@@ -1,0 +1,210 @@
+// CudaConv.cpp — convolutions on CUDA. A float convolution (f32, f16, bf16) is a CONV step
+// (plan.proto ConvDesc): the runtime runs it through cuDNN when it can (runtime/cuda/CudaConv.cpp)
+// and otherwise launches the step's own kernel, written here (one thread per output, the sum in
+// float). The epilogue of a "conv" tg.fused (bias, activation, residual add) is a second kernel,
+// in place on the output; when it is exactly what cuDNN's fused call applies (a ReLU, a residual
+// add, or the add then the ReLU), the CONV step carries it and the epilogue kernel is marked
+// skip_if_gemm_fused: it runs only after tgc's own kernel.
+#include "codegen/cuda/CudaBuilder.h"
+
+using namespace mlir;
+
+namespace tgc::cuda {
+namespace {
+
+/// What cuDNN's fused convolution applies of a "conv" kernel's epilogue: act(conv + bias + z).
+struct LibraryEpilogue {
+  bool ok = false;
+  int act = 0;   ///< plan::GemmDesc::Activation: NONE or RELU
+  int zArg = -1; ///< the fused op's operand holding the residual z
+};
+
+/// The epilogue `ops` (ending in `result`) of convolution result `g` when cuDNN can apply all of
+/// it: [relu(g)], [add(g, z)] or [add(g, z), relu] with z a buffered operand of g's type.
+LibraryEpilogue libraryEpilogue(const std::vector<Operation *> &ops, Value g, Value result,
+                                Block &body, const std::vector<std::string> &inPtr) {
+  LibraryEpilogue le;
+  Value v = g;
+  size_t k = 0;
+  if (k < ops.size() && isa<tg::AddOp>(ops[k]) && ops[k]->getResult(0).getType() == g.getType()) {
+    Operation *add = ops[k];
+    Value other = add->getOperand(0) == v ? add->getOperand(1) : add->getOperand(0);
+    auto arg = other.dyn_cast<BlockArgument>();
+    if ((add->getOperand(0) == v || add->getOperand(1) == v) && other != v && arg &&
+        arg.getOwner() == &body && !inPtr[arg.getArgNumber()].empty() &&
+        other.getType() == g.getType()) {
+      le.zArg = (int)arg.getArgNumber();
+      v = add->getResult(0);
+      ++k;
+    }
+  }
+  if (k < ops.size() && isa<tg::ReluOp>(ops[k]) && ops[k]->getOperand(0) == v) {
+    le.act = plan::GemmDesc::RELU;
+    v = ops[k]->getResult(0);
+    ++k;
+  }
+  le.ok = k == ops.size() && v == result;
+  return le;
+}
+
+/// The index of `a` among the kernel's arguments, or -1.
+int argIndex(const std::vector<StepArg> &args, const StepArg &a) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].value == a.value && args[i].offset == a.offset && args[i].bytes == a.bytes)
+      return (int)i;
+  return -1;
+}
+
+} // namespace
+
+void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::string &x,
+                                 const std::string &w, const std::string &b,
+                                 const std::string &out) {
+  const std::string T = ct.name;
+  Shape xs = shapeOf(conv.getInput()), ws = shapeOf(conv.getWeight()),
+        ys = shapeOf(conv.getResult());
+  const int sp = (int)xs.size() - 2;
+  const Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
+              dil = codegen::intsOf(conv.getDilations());
+  const int64_t group = conv.getGroup(), C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
+  const std::string acc = T == "double" ? "double" : (ct.isFloat ? "float" : "int64_t");
+  c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+         str(product(ys)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+  c.line(it + " rem = i;");
+  for (int d = sp - 1; d >= 0; --d) {
+    c.line("const " + it + " y" + std::to_string(d) + " = rem % " + str(ys[d + 2]) + ";");
+    c.line("rem /= " + str(ys[d + 2]) + ";");
+  }
+  c.line("const " + it + " m = rem % " + str(M) + ", n = rem / " + str(M) + ";");
+  c.line("const " + it + " g = m / " + str(Mg) + ";");
+  c.line(acc + " a = " + (b.empty() ? "0" : "(" + acc + ")" + ct.ld(b + "[m]")) + ";");
+  c.open("for (" + it + " ci = 0; ci < " + str(Cg) + "; ++ci)");
+  c.line("const " + T + " *xc = " + x + " + (n * " + str(C) + " + g * " + str(Cg) + " + ci) * " +
+         str(product(xs, 2)) + ";");
+  c.line("const " + T + " *wc = " + w + " + (m * " + str(Cg) + " + ci) * " + str(product(ws, 2)) +
+         ";");
+  for (int d = 0; d < sp; ++d) {
+    std::string k = "k" + std::to_string(d), ic = "x" + std::to_string(d);
+    c.open("for (" + it + " " + k + " = 0; " + k + " < " + str(ws[d + 2]) + "; ++" + k + ")");
+    c.line("const " + it + " " + ic + " = y" + std::to_string(d) + " * " + str(st[d]) + " - " +
+           str(pads[d]) + " + " + k + " * " + str(dil[d]) + ";");
+    c.line("if (" + ic + " < 0 || " + ic + " >= " + str(xs[d + 2]) + ") continue;");
+  }
+  std::string xo = "0", wo = "0";
+  for (int d = 0; d < sp; ++d) {
+    xo = "(" + xo + ") * " + str(xs[d + 2]) + " + x" + std::to_string(d);
+    wo = "(" + wo + ") * " + str(ws[d + 2]) + " + k" + std::to_string(d);
+  }
+  c.line("a += (" + acc + ")" + ct.ld("xc[" + xo + "]") + " * (" + acc + ")" +
+         ct.ld("wc[" + wo + "]") + ";");
+  for (int d = 0; d < sp; ++d)
+    c.close();
+  c.close();
+  c.line(out + "[i] = " + ct.st("a") + ";");
+  c.close();
+}
+
+llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedParts *parts,
+                                    std::string &code) {
+  Value g = conv.getResult();
+  auto gt = ctypeOf(g, conv);
+  if (!gt)
+    return gt.takeError();
+  Value out = rootOp->getResult(0);
+  if (product(shapeOf(out)) == 0 || product(shapeOf(g)) == 0)
+    return llvm::Error::success();
+  // The convolution's operands: the op's own, or the fused op's operands it reads.
+  std::vector<std::string> ptrs;
+  std::vector<StepArg> operands;
+  for (unsigned i = 0; i < conv->getNumOperands(); ++i) {
+    const unsigned a = parts ? parts->gemmArgs[i] : i;
+    ptrs.push_back(inPtr[a]);
+    operands.push_back(StepArg{rootOp->getOperand(a)});
+  }
+  const bool epilogue = parts && parts->result != g;
+  // The convolution writes the output buffer when the epilogue keeps its shape and type (each
+  // element is then read and rewritten in place by the thread that owns it); else the scratch.
+  StepArg dst{out};
+  std::string dptr = outPtr[0];
+  const std::string epilogueGlobals = globals;
+  globals.clear();
+  if (epilogue && (shapeOf(g) != shapeOf(out) || g.getType() != out.getType())) {
+    const int64_t bytes = tensorBytes(g.getType());
+    em.scratch_ = std::max(em.scratch_, (bytes + kBufferAlignment - 1) / kBufferAlignment *
+                                            kBufferAlignment);
+    dst = StepArg{Value(), 0, bytes};
+    addParam(gt->name + " *gtmp", dst);
+    dptr = "gtmp";
+  }
+  emitConvLoop(conv, *gt, ptrs[0], ptrs[1], conv.getBias() ? ptrs[2] : "", dptr);
+  const std::string base = symbolBase;
+  if (epilogue)
+    symbolBase += "_conv";
+  endKernel(code, gridFor(product(shapeOf(g))), kBlock);
+  symbolBase = base;
+
+  // A float convolution becomes a CONV step the runtime may run through cuDNN.
+  Type et = g.getType().cast<RankedTensorType>().getElementType();
+  LibraryEpilogue le;
+  if (epilogue && dptr != "gtmp")
+    le = libraryEpilogue(parts->ops, g, parts->result, cast<tg::FusedOp>(rootOp).getBody().front(),
+                         inPtr);
+  if (et.isF32() || et.isF16() || et.isBF16()) {
+    EmittedStep &s = steps.back();
+    plan::ConvDesc &d = s.conv;
+    s.isConv = true;
+    for (int64_t v : shapeOf(conv.getInput()))
+      d.add_x(v);
+    for (int64_t v : shapeOf(conv.getWeight()))
+      d.add_w(v);
+    for (int64_t v : shapeOf(g))
+      d.add_y(v);
+    for (int64_t v : codegen::intsOf(conv.getPads()))
+      d.add_pads(v);
+    for (int64_t v : codegen::intsOf(conv.getStrides()))
+      d.add_strides(v);
+    for (int64_t v : codegen::intsOf(conv.getDilations()))
+      d.add_dilations(v);
+    d.set_group(conv.getGroup());
+    d.set_dtype(et.isF32() ? 1 : (et.isF16() ? 10 : 16));
+    d.set_x_arg(argIndex(s.args, operands[0]));
+    d.set_w_arg(argIndex(s.args, operands[1]));
+    d.set_y_arg(argIndex(s.args, dst));
+    if (conv.getBias()) {
+      d.set_bias(true);
+      d.set_bias_arg(argIndex(s.args, operands[2]));
+    }
+    if (le.ok) {
+      d.set_activation((plan::GemmDesc::Activation)le.act);
+      if (le.zArg >= 0) {
+        d.set_residual(true);
+        d.set_residual_arg(argIndex(s.args, StepArg{rootOp->getOperand(le.zArg)}));
+      }
+    }
+    if (d.x_arg() < 0 || d.w_arg() < 0 || d.y_arg() < 0 || (d.bias() && d.bias_arg() < 0) ||
+        (d.residual() && d.residual_arg() < 0))
+      return opError(conv, "internal: a convolution operand is not among its kernel's arguments");
+  } else {
+    le.ok = false;
+  }
+  if (!epilogue)
+    return llvm::Error::success();
+
+  // The epilogue, in place on the output (or reading the scratch).
+  std::vector<std::pair<Value, Leaf>> leaves = parts->leaves;
+  if (auto e = beginKernel())
+    return e;
+  globals = epilogueGlobals;
+  if (dptr == "gtmp")
+    addParam("const " + gt->name + " *gtmp", dst);
+  c.line(sourceComment("epilogue: " + std::to_string(parts->ops.size()) +
+                       " elementwise op(s) per output element"));
+  leaves.push_back({g, Leaf{shapeOf(g), *gt, dptr, ""}});
+  if (auto e = elementwise(parts->ops, leaves, parts->result, outPtr[0]))
+    return e;
+  endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
+  steps.back().skipIfGemmFused = le.ok;
+  return llvm::Error::success();
+}
+
+} // namespace tgc::cuda

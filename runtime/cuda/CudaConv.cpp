@@ -1,0 +1,297 @@
+// CudaConv.cpp — CONV steps (plan.proto ConvDesc): a convolution runs through cuDNN where cuDNN
+// loads, accepts it and is faster than the step's own kernel; otherwise that kernel runs.
+//
+// cuDNN's call is cudnnConvolutionBiasActivationForward: y = act(conv(x, w) + bias + z), so one
+// call also applies the ReLU and the residual add the step carries, and the epilogue kernel after
+// the step (marked skip_if_gemm_fused) is skipped. At setup every algorithm cuDNN's heuristics
+// offer (workspace ≤ kConvWorkspaceLimit; not FFT or Winograd, which lose precision) and the
+// step's own kernel (with the epilogue kernel cuDNN would save) are timed inside a CUDA graph
+// and the fastest kept; an identity activation allows only the implicit precomputed GEMM
+// (cuDNN's rule for this call). fp32 convolutions use FMA math (no TF32: the
+// results stay within fp32's tolerance), f16/bf16 tensor cores with fp32 accumulation.
+#include "runtime/cuda/CudaSessionImpl.h"
+
+#include <algorithm>
+
+namespace tgc::cuda::detail {
+namespace {
+
+constexpr size_t kConvWorkspaceLimit = size_t(256) << 20;
+constexpr int kConvReps = 5;
+constexpr int kConvGraphCalls = 10;
+
+cudnnDataType_t dnnType(int onnxDtype) {
+  return onnxDtype == 10 ? CUDNN_DATA_HALF
+                         : (onnxDtype == 16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT);
+}
+
+/// Packed NCHW strides of `dims`.
+std::vector<int> packed(const std::vector<int> &dims) {
+  std::vector<int> s(dims.size(), 1);
+  for (int i = (int)dims.size() - 2; i >= 0; --i)
+    s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+} // namespace
+
+std::string CudaSession::convWhyNot(const plan::ConvDesc &c) const {
+  const int sp = c.x_size() - 2;
+  if (sp < 1 || sp > 3)
+    return std::to_string(sp) + " spatial dims (cuDNN: 1 to 3)";
+  for (int d = 0; d < sp; ++d)
+    if (c.pads(d) != c.pads(d + sp))
+      return "asymmetric padding";
+  for (const auto *v : {&c.x(), &c.w(), &c.y()})
+    for (int64_t e : *v)
+      if (e > (int64_t(1) << 31) - 1)
+        return "a dimension over 2^31";
+  return "";
+}
+
+Status CudaSession::setupConvs() {
+  bool any = false;
+  for (const plan::Step &s : plan_.steps())
+    any = any || s.kind() == plan::Step::CONV;
+  if (!any)
+    return Status::success();
+  convs_.resize(steps_.size());
+  if (!(dnn_ = loadCudnn(dnnError_)))
+    return Status::success(); // every CONV step runs its own kernel
+  cudnnStatus_t st = dnn_->create(&dnnHandle_);
+  if (st != CUDNN_STATUS_SUCCESS) {
+    dnnError_ = std::string("cudnnCreate: ") + dnn_->errorString(st);
+    dnnHandle_ = nullptr;
+    return Status::success();
+  }
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (plan_.steps((int)i).kind() != plan::Step::CONV)
+      continue;
+    convs_[i] = std::make_unique<ConvRt>();
+    ConvRt &r = *convs_[i];
+    const plan::ConvDesc &c = plan_.steps((int)i).conv();
+    if (!(r.why = convWhyNot(c)).empty())
+      continue;
+    // Descriptors; a 1-D convolution is a 2-D one of height 1.
+    const int sp = c.x_size() - 2;
+    std::vector<int> x(c.x().begin(), c.x().end()), w(c.w().begin(), c.w().end()),
+        y(c.y().begin(), c.y().end()), pad, str, dil;
+    for (int d = 0; d < sp; ++d)
+      pad.push_back((int)c.pads(d)), str.push_back((int)c.strides(d)),
+          dil.push_back((int)c.dilations(d));
+    if (sp == 1) {
+      x.insert(x.begin() + 2, 1), w.insert(w.begin() + 2, 1), y.insert(y.begin() + 2, 1);
+      pad.insert(pad.begin(), 0), str.insert(str.begin(), 1), dil.insert(dil.begin(), 1);
+    }
+    std::vector<int> b(x.size(), 1);
+    b[1] = w[0];
+    const cudnnDataType_t t = dnnType(c.dtype());
+    auto ok = [&](cudnnStatus_t s, const char *call) {
+      if (s != CUDNN_STATUS_SUCCESS && r.why.empty())
+        r.why = std::string(call) + ": " + dnn_->errorString(s);
+      return r.why.empty();
+    };
+    const int n = (int)x.size();
+    if (!ok(dnn_->createTensor(&r.x), "cudnnCreateTensorDescriptor") ||
+        !ok(dnn_->setTensorNd(r.x, t, n, x.data(), packed(x).data()), "cudnnSetTensorNdDescriptor") ||
+        !ok(dnn_->createTensor(&r.y), "cudnnCreateTensorDescriptor") ||
+        !ok(dnn_->setTensorNd(r.y, t, n, y.data(), packed(y).data()), "cudnnSetTensorNdDescriptor") ||
+        !ok(dnn_->createTensor(&r.b), "cudnnCreateTensorDescriptor") ||
+        !ok(dnn_->setTensorNd(r.b, t, n, b.data(), packed(b).data()), "cudnnSetTensorNdDescriptor") ||
+        !ok(dnn_->createFilter(&r.w), "cudnnCreateFilterDescriptor") ||
+        !ok(dnn_->setFilterNd(r.w, t, CUDNN_TENSOR_NCHW, n, w.data()), "cudnnSetFilterNdDescriptor") ||
+        !ok(dnn_->createConv(&r.conv), "cudnnCreateConvolutionDescriptor") ||
+        !ok(dnn_->setConvNd(r.conv, n - 2, pad.data(), str.data(), dil.data(),
+                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            "cudnnSetConvolutionNdDescriptor") ||
+        !ok(dnn_->setConvGroups(r.conv, (int)c.group()), "cudnnSetConvolutionGroupCount") ||
+        !ok(dnn_->setConvMath(r.conv, c.dtype() == 1 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+            "cudnnSetConvolutionMathType") ||
+        !ok(dnn_->createActivation(&r.act), "cudnnCreateActivationDescriptor") ||
+        !ok(dnn_->setActivation(r.act,
+                                c.activation() == plan::GemmDesc::RELU ? CUDNN_ACTIVATION_RELU
+                                                                       : CUDNN_ACTIVATION_IDENTITY,
+                                CUDNN_PROPAGATE_NAN, 0.0),
+            "cudnnSetActivationDescriptor"))
+      continue;
+    const std::vector<CUdeviceptr> &p = steps_[i].ptrs;
+    r.xp = p[(size_t)c.x_arg()], r.wp = p[(size_t)c.w_arg()], r.yp = p[(size_t)c.y_arg()];
+    r.zp = c.residual() ? p[(size_t)c.residual_arg()] : r.yp;
+    if (c.bias()) {
+      r.bp = p[(size_t)c.bias_arg()];
+    } else { // cuDNN's call needs a bias: zeros
+      const size_t bytes = (size_t)w[0] * (c.dtype() == 1 ? 4 : 2);
+      std::string e = ck(d_->cuMemAlloc(&r.zeroBias, std::max<size_t>(bytes, 256)), "cuMemAlloc");
+      if (e.empty())
+        e = ck(d_->cuMemsetD8(r.zeroBias, 0, std::max<size_t>(bytes, 256)), "cuMemsetD8");
+      if (!e.empty())
+        return Status::error(pre_ + "step " + std::to_string(i) + " (zero bias): " + e);
+      r.bp = r.zeroBias;
+    }
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    if (!ok(dnn_->getAlgorithms(dnnHandle_, r.x, r.w, r.conv, r.y,
+                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+            "cudnnGetConvolutionForwardAlgorithm_v7"))
+      continue;
+    for (int k = 0; k < found; ++k) {
+      const bool identityOk = c.activation() == plan::GemmDesc::RELU ||
+                              perf[k].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+      // FFT and Winograd trade precision for speed (f16 results off by ~1e-2 relative): tgc
+      // keeps the direct and GEMM-based algorithms.
+      const bool exact = perf[k].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+                         perf[k].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+                         perf[k].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM ||
+                         perf[k].algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+      if (perf[k].status == CUDNN_STATUS_SUCCESS && perf[k].memory <= kConvWorkspaceLimit &&
+          identityOk && exact &&
+          std::none_of(r.cands.begin(), r.cands.end(),
+                       [&](const auto &a) { return a.first == perf[k].algo; }))
+        r.cands.push_back({perf[k].algo, perf[k].memory});
+    }
+    if (r.cands.empty())
+      r.why = "no cuDNN algorithm for it";
+    for (const auto &a : r.cands)
+      dnnWsBytes_ = std::max(dnnWsBytes_, a.second);
+  }
+  if (dnnWsBytes_) {
+    std::string e = ck(d_->cuMemAlloc(&dnnWs_, dnnWsBytes_), "cuMemAlloc");
+    if (!e.empty())
+      return Status::error(pre_ + "cuDNN workspace (" + std::to_string(dnnWsBytes_) +
+                           " bytes): " + e);
+  }
+  return Status::success();
+}
+
+std::string CudaSession::launchConv(size_t i) {
+  ConvRt &r = *convs_[i];
+  const plan::ConvDesc &c = plan_.steps((int)i).conv();
+  const float one = 1.f, alpha2 = c.residual() ? 1.f : 0.f;
+  cudnnStatus_t st = dnn_->setStream(dnnHandle_, reinterpret_cast<cudaStream_t>(stream_));
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = dnn_->forwardBiasActivation(
+        dnnHandle_, &one, r.x, reinterpret_cast<const void *>(r.xp), r.w,
+        reinterpret_cast<const void *>(r.wp), r.conv, r.algo, reinterpret_cast<void *>(dnnWs_),
+        r.ws, &alpha2, r.y, reinterpret_cast<const void *>(r.zp), r.b,
+        reinterpret_cast<const void *>(r.bp), r.act, r.y, reinterpret_cast<void *>(r.yp));
+  return st == CUDNN_STATUS_SUCCESS
+             ? ""
+             : std::string("cudnnConvolutionBiasActivationForward: ") + dnn_->errorString(st);
+}
+
+Status CudaSession::tuneConvs() {
+  if (!dnnHandle_) {
+    if (!convs_.empty())
+      convDetail_ = "convolutions: tgc's own kernels (cuDNN unavailable: " + dnnError_ + ")\n";
+    return Status::success();
+  }
+  auto fail = [&](const std::string &e) { return Status::error(pre_ + e); };
+  CUevent ev[2 * kConvReps] = {};
+  auto cleanup = [&] {
+    for (CUevent e : ev)
+      if (e)
+        d_->cuEventDestroy(e);
+  };
+  std::string e;
+  for (CUevent &x : ev)
+    if (!(e = ck(d_->cuEventCreate(&x, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
+      return cleanup(), fail(e);
+  // µs per call of `launch`, inside a CUDA graph as the run will call it (cuDNN's host work per
+  // call stays out of the figure): kConvGraphCalls calls captured into one graph, replayed once to
+  // warm up, then timed kConvReps times (median); -1 when it fails or cannot be captured.
+  auto timeIt = [&](const std::function<std::string()> &launch) -> double {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    // One call outside the capture first: a library's lazy set-up (module loads) cannot be
+    // captured.
+    if (!launch().empty() || d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS)
+      return -1;
+    if (d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+      return -1;
+    bool ok = true;
+    for (int k = 0; k < kConvGraphCalls && ok; ++k)
+      ok = launch().empty();
+    ok = d_->cuStreamEndCapture(stream_, &graph) == CUDA_SUCCESS && ok &&
+         d_->cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
+    if (graph)
+      d_->cuGraphDestroy(graph);
+    ok = ok && d_->cuGraphLaunch(exec, stream_) == CUDA_SUCCESS;
+    for (int k = 0; k < kConvReps && ok; ++k)
+      ok = d_->cuEventRecord(ev[2 * k], stream_) == CUDA_SUCCESS &&
+           d_->cuGraphLaunch(exec, stream_) == CUDA_SUCCESS &&
+           d_->cuEventRecord(ev[2 * k + 1], stream_) == CUDA_SUCCESS;
+    ok = d_->cuStreamSynchronize(stream_) == CUDA_SUCCESS && ok;
+    if (exec)
+      d_->cuGraphExecDestroy(exec);
+    if (!ok)
+      return -1;
+    std::vector<float> t(kConvReps);
+    for (int k = 0; k < kConvReps; ++k)
+      d_->cuEventElapsedTime(&t[k], ev[2 * k], ev[2 * k + 1]);
+    std::nth_element(t.begin(), t.begin() + kConvReps / 2, t.end());
+    return t[kConvReps / 2] * 1000.0 / kConvGraphCalls;
+  };
+  int onDnn = 0, total = 0;
+  std::string notes;
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    if (!convs_[i])
+      continue;
+    ++total;
+    ConvRt &r = *convs_[i];
+    if (r.cands.empty()) {
+      notes += "  step " + std::to_string(i) + ": own kernel (" + r.why + ")\n";
+      continue;
+    }
+    double own = timeIt([&] { return launchKernel(steps_[i]); });
+    // The epilogue kernel cuDNN would save runs after the own kernel.
+    if (own >= 0 && i + 1 < steps_.size() && steps_[i + 1].skipIfFused) {
+      const double epi = timeIt([&] { return launchKernel(steps_[i + 1]); });
+      own = epi >= 0 ? own + epi : own;
+    }
+    double best = -1;
+    for (const auto &[algo, ws] : r.cands) {
+      r.algo = algo, r.ws = ws;
+      const double t = timeIt([&] { return launchConv(i); });
+      if (t >= 0 && (best < 0 || t < best))
+        best = t, r.best = algo, r.bestWs = ws;
+    }
+    if (d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS) // a failed candidate's error
+      return cleanup(), fail("a cuDNN convolution failed on step " + std::to_string(i));
+    r.useCudnn = best >= 0 && (own < 0 || best < own);
+    r.algo = r.best, r.ws = r.bestWs;
+    onDnn += r.useCudnn;
+    char line[160];
+    std::snprintf(line, sizeof line, "  step %zu: cuDNN %.1fus (algorithm %d), own kernel %.1fus: %s\n",
+                  i, best, (int)r.best, own, r.useCudnn ? "cuDNN" : "own kernel");
+    notes += line;
+  }
+  cleanup();
+  convDetail_ = "convolutions: " + std::to_string(onDnn) + " of " + std::to_string(total) +
+                " through cuDNN (" + dnn_->path + ")\n" + notes;
+  return Status::success();
+}
+
+void CudaSession::freeConvs() {
+  for (auto &c : convs_) {
+    if (!c)
+      continue;
+    if (dnn_) {
+      if (c->x) dnn_->destroyTensor(c->x);
+      if (c->y) dnn_->destroyTensor(c->y);
+      if (c->b) dnn_->destroyTensor(c->b);
+      if (c->w) dnn_->destroyFilter(c->w);
+      if (c->conv) dnn_->destroyConv(c->conv);
+      if (c->act) dnn_->destroyActivation(c->act);
+    }
+    if (c->zeroBias)
+      d_->cuMemFree(c->zeroBias);
+  }
+  convs_.clear();
+  if (dnnWs_)
+    d_->cuMemFree(dnnWs_);
+  if (dnnHandle_)
+    dnn_->destroy(dnnHandle_);
+  dnnWs_ = 0, dnnHandle_ = nullptr;
+}
+
+} // namespace tgc::cuda::detail
