@@ -402,6 +402,41 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
       }
     }
   }
+  // matmul + an addend per row (shape [..., M, 1]: a 1x1 convolution's bias) at f16/bf16: the
+  // GEMM writes float into the scratch area and the epilogue adds in float before its one
+  // rounding. (A BatchNorm-folded bias cancels most of the product; rounding the product first
+  // would lose the low bits of what remains.)
+  if (isa<tg::MatmulOp>(gemm) && !ops.empty() && isa<tg::AddOp>(ops[0]) &&
+      !g.getType().cast<RankedTensorType>().getElementType().isF32()) {
+    Value other = ops[0]->getOperand(0) == g ? ops[0]->getOperand(1) : ops[0]->getOperand(0);
+    const Shape gs = shapeOf(g), os = shapeOf(other);
+    if ((ops[0]->getOperand(0) == g || ops[0]->getOperand(1) == g) && other != g &&
+        gs.size() >= 2 && gs.back() > 1 && !os.empty() && os.back() == 1 &&
+        (os.size() < 2 || os[os.size() - 2] == gs[gs.size() - 2])) {
+      const size_t before = steps.size();
+      const int64_t bytes = product(gs) * 4;
+      em.scratch_ = std::max(em.scratch_, (bytes + kBufferAlignment - 1) / kBufferAlignment *
+                                              kBufferAlignment);
+      const StepArg tmp{Value(), 0, bytes};
+      if (auto e = emitGemm(gemm, gargs, tmp, true))
+        return e;
+      auto ft = ctypeOf(Float32Type::get(gemm->getContext()), gemm);
+      if (!ft)
+        return ft.takeError();
+      if (steps.size() == before + 1) {
+        steps.back().desc.set_out_f32(true);
+        addParam("const float *gtmp", tmp);
+        c.line(sourceComment("epilogue: " + std::to_string(ops.size()) +
+                             " elementwise op(s) per output element, the GEMM's float result"));
+        leaves.push_back({g, Leaf{gs, *ft, "gtmp", ""}});
+        if (auto e = elementwise(ops, leaves, result, outPtr[0]))
+          return e;
+        endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
+        return llvm::Error::success();
+      }
+      steps.resize(before); // one GEMM per batch: the usual path below
+    }
+  }
   // linear (+ bias) + one activation, f16/bf16, on a shape tgc's tensor-core GEMM takes: the
   // GEMM step carries the activation, and the epilogue kernel below is marked to be skipped when
   // the runtime runs that GEMM on a kernel that applies it (cuBLASLt does not: then it runs).

@@ -237,8 +237,8 @@ __device__ __forceinline__ float tg_act(float v, int act) {
 /// b < batch, C[b] = act(A[b] (mxk) * op(B[b]) (+ bias[n])) (+ R[b], laid out like C), 16x16 tiles, fp32
 /// accumulation (tiles held in float whatever T is; one rounding on store).
 /// Grid (ceil(n/16), ceil(m/16), batch), block (16, 16).
-template <class T>
-__device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *bias, const T *R,
+template <class T, class TC = T>
+__device__ __forceinline__ void tg_gemm(const T *A, const T *B, TC *C, const T *bias, const TC *R,
                                         int64_t m, int64_t n, int64_t k, int transB, int64_t lda,
                                         int64_t ldb, int64_t ldc, int64_t sa, int64_t sb,
                                         int64_t sc, int64_t sbias, int act) {
@@ -263,7 +263,7 @@ __device__ __forceinline__ void tg_gemm(const T *A, const T *B, T *C, const T *b
     __syncthreads();
   }
   if (row < m && col < n)
-    C[row * ldc + col] = (T)(tg_act(acc + (bias ? (float)bias[col] : 0.f), act) +
+    C[row * ldc + col] = (TC)(tg_act(acc + (bias ? (float)bias[col] : 0.f), act) +
                              (R ? (float)R[row * ldc + col] : 0.f));
 }
 #define TG_GEMM(NAME, T)                                                                           \
@@ -303,6 +303,16 @@ template <> __device__ __forceinline__ __nv_bfloat16 tg_st<__nv_bfloat16>(float 
 } // namespace
 TG_GEMM(tgk_gemm_f16, __half)
 TG_GEMM(tgk_gemm_bf16, __nv_bfloat16)
+// f16/bf16 operands, f32 result (GemmDesc.out_f32).
+#define TG_GEMM_F32C(NAME, T)                                                                      \
+  extern "C" __global__ void __launch_bounds__(256)                                               \
+  NAME(const T *A, const T *B, float *C, const T *bias, const float *R, int64_t m, int64_t n,     \
+       int64_t k, int transB, int64_t lda, int64_t ldb, int64_t ldc, int64_t sa, int64_t sb,      \
+       int64_t sc, int64_t sbias, int act) {                                                       \
+    tg_gemm<T, float>(A, B, C, bias, R, m, n, k, transB, lda, ldb, ldc, sa, sb, sc, sbias, act);  \
+  }
+TG_GEMM_F32C(tgk_gemm_f16_f32c, __half)
+TG_GEMM_F32C(tgk_gemm_bf16_f32c, __nv_bfloat16)
 )PRELUDE";
 
 } // namespace tgc::cuda

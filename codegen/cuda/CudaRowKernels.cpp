@@ -20,7 +20,7 @@ using namespace mlir;
 namespace tgc::cuda {
 
 /// Elements reduced per output from which a reduction takes a block per output.
-constexpr int64_t kBlockReduceMin = 1024;
+constexpr int64_t kBlockReduceMin = 128;
 
 namespace {
 
@@ -362,7 +362,7 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     return llvm::Error::success();
   }
 
-  // A float sum/mean/max/min over many elements per output (a global average pool: thousands
+  // A float sum/mean/max/min over many elements per output (a global average pool: hundreds
   // per channel): one block per output, its threads striding over the reduced elements, then a
   // block reduction (sums in double, as the one-thread version). One thread per output would
   // read them one by one.

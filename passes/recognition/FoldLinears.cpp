@@ -189,6 +189,8 @@ struct LowerPatchConvToLinear : public Rule<tg::ConvOp> {
     if (st != std::vector<int64_t>{p, q} || dil != std::vector<int64_t>{1, 1} ||
         llvm::any_of(pads, [](int64_t x) { return x != 0; }) || ws[1] != C || H % p || W % q)
       return rewriter.notifyMatchFailure(conv, "the kernel is not a non-overlapping patch grid");
+    if (p * q == 1)
+      return rewriter.notifyMatchFailure(conv, "a 1x1 kernel: LowerPointwiseConvToMatmul");
     const int64_t hp = H / p, wq = W / q;
     auto et = typeOf(conv.getInput()).getElementType();
     auto ty = [&](llvm::ArrayRef<int64_t> s) { return RankedTensorType::get(s, et); };
@@ -208,11 +210,53 @@ struct LowerPatchConvToLinear : public Rule<tg::ConvOp> {
   }
 };
 
+// conv(x, w, b) with a window of 1 in every spatial dim, stride 1, no padding and one group (a
+// pointwise convolution: ResNet's and MobileNet's 1x1 layers) is one matmul of the weight by the
+// image, in the image's own layout (channels first), so no transpose is needed:
+//   x [N,C,d...] -> reshape [N,C,P] ; matmul(reshape(w, [M,C]), ·) -> [N,M,P]
+//   (+ reshape(b, [M,1])) -> reshape [N,M,d...]
+// The bias and what follows the conv (an activation, a residual add) become the GEMM's
+// epilogue in kernel formation.
+struct LowerPointwiseConvToMatmul : public Rule<tg::ConvOp> {
+  explicit LowerPointwiseConvToMatmul(mlir::MLIRContext *ctx)
+      : Rule(ctx, "LowerPointwiseConvToMatmul") {}
+  LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
+    auto xs = typeOf(conv.getInput()).getShape(), ws = typeOf(conv.getWeight()).getShape();
+    if (xs.size() < 3 || ws.size() != xs.size() || conv.getGroup() != 1 || ws[1] != xs[1])
+      return rewriter.notifyMatchFailure(conv, "not a convolution with one group");
+    const std::vector<int64_t> st = intsOf(conv.getStrides()), pads = intsOf(conv.getPads());
+    for (size_t d = 2; d < ws.size(); ++d)
+      if (ws[d] != 1 || st[d - 2] != 1)
+        return rewriter.notifyMatchFailure(conv, "a window or stride other than 1");
+    if (llvm::any_of(pads, [](int64_t x) { return x != 0; }))
+      return rewriter.notifyMatchFailure(conv, "padded");
+    const int64_t N = xs[0], C = xs[1], M = ws[0];
+    int64_t P = 1;
+    for (size_t d = 2; d < xs.size(); ++d)
+      P *= xs[d];
+    auto et = typeOf(conv.getInput()).getElementType();
+    auto ty = [&](llvm::ArrayRef<int64_t> s) { return RankedTensorType::get(s, et); };
+    mlir::Location loc = conv.getLoc();
+    Value x = rewriter.create<tg::ReshapeOp>(loc, ty({N, C, P}), conv.getInput());
+    Value w = rewriter.create<tg::ReshapeOp>(
+        loc, RankedTensorType::get({M, C}, typeOf(conv.getWeight()).getElementType()),
+        conv.getWeight());
+    Value y = rewriter.create<tg::MatmulOp>(loc, ty({N, M, P}), w, x);
+    if (Value b = conv.getBias()) {
+      Value col = rewriter.create<tg::ReshapeOp>(
+          loc, RankedTensorType::get({M, 1}, typeOf(b).getElementType()), b);
+      y = rewriter.create<tg::AddOp>(loc, ty({N, M, P}), y, col);
+    }
+    rewriter.replaceOpWithNewOp<tg::ReshapeOp>(conv, conv.getType(), y);
+    return success();
+  }
+};
+
 struct FoldLinearsPass : public FoldLinearsBase<FoldLinearsPass> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     patterns.add<FoldMatmulWeightToLinear, FoldBiasIntoLinear, FoldBiasIntoLinearThroughReshape,
-                 LowerPatchConvToLinear>(&getContext());
+                 LowerPatchConvToLinear, LowerPointwiseConvToMatmul>(&getContext());
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -14,7 +14,10 @@ def FoldLinears : Pass<"tgc-fold-linears", "mlir::func::FuncOp"> {
     single-use bias-free linear), `FoldBiasIntoLinearThroughReshape` (the same across a
     reshape that keeps the last dim), `LowerPatchConvToLinear` (a 2-D convolution whose kernel
     equals its strides, unpadded, undilated, one group — a ViT patch embedding — becomes
-    patches (reshape, transpose, reshape) → tg.linear → reshape, transpose).
+    patches (reshape, transpose, reshape) → tg.linear → reshape, transpose; not a 1x1 kernel),
+    `LowerPointwiseConvToMatmul` (a convolution with a window and stride of 1, unpadded, one
+    group — a 1x1 layer — becomes tg.matmul of the [M, C] weight by the [N, C, P] image, plus
+    the bias as [M, 1]: channels-first in and out, no transposes).
   }];
   let constructor = "tgc::createFoldLinearsPass()";
 }

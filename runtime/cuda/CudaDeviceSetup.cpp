@@ -107,7 +107,10 @@ Status CudaSession::setupGpu() {
     if (s.kind() != plan::Step::GEMM)
       continue;
     int t = s.gemm().dtype() == 1 ? 0 : (s.gemm().dtype() == 10 ? 1 : 2);
-    const char *names[] = {"tgk_gemm_f32", "tgk_gemm_f16", "tgk_gemm_bf16"};
+    if (s.gemm().out_f32())
+      t += 2;
+    const char *names[] = {"tgk_gemm_f32", "tgk_gemm_f16", "tgk_gemm_bf16", "tgk_gemm_f16_f32c",
+                           "tgk_gemm_bf16_f32c"};
     if (!gemmFallback_[t] &&
         !(e = ck(d_->cuModuleGetFunction(&gemmFallback_[t], module_, names[t]),
                  (std::string("cuModuleGetFunction(") + names[t] + ")").c_str())).empty())

@@ -16,7 +16,7 @@ Status CudaSession::setupGemm(size_t i) {
   gr.residual = g.residual() ? rs.ptrs.back() : 0;
   // Fallback kernel launch: grid (n/16, m/16, batch) of 16×16 threads.
   const int t = g.dtype() == 1 ? 0 : (g.dtype() == 10 ? 1 : 2);
-  rs.fn = gemmFallback_[t];
+  rs.fn = gemmFallback_[g.out_f32() ? t + 2 : t];
   rs.grid[0] = (unsigned)((g.n() + 15) / 16), rs.grid[1] = (unsigned)((g.m() + 15) / 16);
   rs.grid[2] = (unsigned)g.batch();
   rs.block[0] = rs.block[1] = 16;
@@ -84,6 +84,19 @@ Status CudaSession::setupGemm(size_t i) {
       (s = layout(gr.b, g.k(), g.m(), g.lda(), g.stride_a())) != 0 ||
       (s = layout(gr.c, g.n(), g.m(), g.ldc(), g.stride_c())) != 0)
     return fail(s, "cublasLtMatrixLayoutCreate");
+  // An f32 result (GemmDesc.out_f32): C and D in float, A and B in their storage type.
+  if (g.out_f32()) {
+    lt_->layoutDestroy(gr.c);
+    gr.c = nullptr;
+    if ((s = lt_->layoutCreate(&gr.c, CUDA_R_32F, g.n(), g.m(), g.ldc())) != 0)
+      return fail(s, "cublasLtMatrixLayoutCreate(f32 C)");
+    if (g.batch() > 1) {
+      int32_t count = (int32_t)g.batch();
+      int64_t stride = g.stride_c();
+      lt_->layoutSet(gr.c, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+      lt_->layoutSet(gr.c, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    }
+  }
   cublasLtMatmulPreference_t pref = nullptr;
   if ((s = lt_->prefCreate(&pref)) != CUBLAS_STATUS_SUCCESS)
     return fail(s, "cublasLtMatmulPreferenceCreate");
@@ -123,7 +136,7 @@ void CudaSession::setupMma(size_t i) {
   // "<BM>x<BK>x<splits>" (e.g. 64x32x4) forces that configuration on every GEMM it fits.
   const char *force = tgc::envValue(tgc::Env::GemmMma);
   const std::string forceCfg = force ? force : "";
-  if (forceCfg == "off")
+  if (forceCfg == "off" || g.out_f32()) // tgc's tensor-core kernels store the operands' type
     return;
   if (!mmaGemmShapeFits(g.dtype(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(), g.stride_a(),
                         g.stride_b(), g.stride_c()) ||
@@ -172,7 +185,7 @@ Status CudaSession::setupCutlass(size_t i) {
   const plan::GemmDesc &g = plan_.steps((int)i).gemm();
   RtStep &rs = steps_[i];
   GemmRt &gr = rs.g;
-  if (!cutlass_ || !g.trans_b() || g.dtype() == 1 ||
+  if (!cutlass_ || !g.trans_b() || g.dtype() == 1 || g.out_f32() ||
       gemmWeightOperands(i) != (g.bias() ? 3 : 1))
     return Status::success();
   TgcCutlassGemmDesc d{};

@@ -34,6 +34,10 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
   if (g.dtype() != 1 && g.dtype() != 10 && g.dtype() != 16)
     return Status::error(where + ": GEMM dtype " + std::to_string(g.dtype()) + " is not supported");
   const int64_t es = g.dtype() == 1 ? 4 : 2;
+  if (g.out_f32() && (g.dtype() == 1 || g.bias() || g.residual() ||
+                      g.activation() != plan::GemmDesc::NONE))
+    return Status::error(where + ": an f32-result GEMM takes f16/bf16 operands and no bias, "
+                                 "residual or activation");
   if (!plan::GemmDesc::Activation_IsValid(g.activation()))
     return Status::error(where + ": GEMM activation " + std::to_string(g.activation()) +
                          " is not supported");
@@ -58,7 +62,7 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
   int64_t needC = b1 * g.stride_c() + (g.m() - 1) * g.ldc() + g.n();
   int64_t need[5] = {needA, needB, needC, g.bias() ? b1 * g.bias_stride() + g.n() : needC, needC};
   for (int i = 0; i < s.args_size(); ++i)
-    if (need[i] > s.args(i).bytes() / es)
+    if (need[i] > s.args(i).bytes() / (i >= 2 && i != 3 && g.out_f32() ? 4 : es))
       return Status::error(where + ": GEMM operand " + std::to_string(i) + " needs " +
                            std::to_string(need[i] * es) + " bytes, its range has " +
                            std::to_string(s.args(i).bytes()));

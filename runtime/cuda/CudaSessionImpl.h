@@ -219,7 +219,8 @@ private:
   bool ctxRetained_ = false;
   CUstream stream_ = nullptr;
   CUmodule module_ = nullptr;
-  CUfunction gemmFallback_[3] = {nullptr, nullptr, nullptr}; ///< f32, f16, bf16
+  /// f32, f16, bf16, then f16 and bf16 with an f32 result (GemmDesc.out_f32).
+  CUfunction gemmFallback_[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
   CUdeviceptr weights_ = 0, arena_ = 0, inputsBuf_ = 0, workspace_ = 0;
   // tgk_mma_gemm_* by (dtype, transB, kMmaGemmConfigs index); split-K partials and per-tile
   // arrival counters.

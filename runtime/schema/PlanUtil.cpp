@@ -147,7 +147,7 @@ std::string formatPlan(const Plan &p) {
     if (s.kind() == Step::GEMM)
       os << "[" << s.gemm().m() << "x" << s.gemm().n() << "x" << s.gemm().k()
          << (s.gemm().batch() > 1 ? ", batch " + std::to_string(s.gemm().batch()) : "")
-         << (s.gemm().bias() ? (s.gemm().bias_stride() ? ", +bias per batch" : ", +bias") : "") << (s.gemm().residual() ? ", +residual" : "")
+         << (s.gemm().bias() ? (s.gemm().bias_stride() ? ", +bias per batch" : ", +bias") : "") << (s.gemm().residual() ? ", +residual" : "") << (s.gemm().out_f32() ? ", f32 result" : "")
          << (s.gemm().activation() ? ", +" + GemmDesc::Activation_Name(s.gemm().activation()) : "")
          << "]";
     if (s.kind() == Step::CONV) {

@@ -826,4 +826,38 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+// A 1x1 convolution at f16 is a matmul whose GEMM writes float (GemmDesc.out_f32) for the epilogue
+// that adds the bias before the one rounding; its C range holds 4 bytes per element, and such a
+// GEMM with a bias, a residual or an activation of its own is refused.
+TEST(CudaRuntimeNoGpu, PointwiseConvGemmWritesFloat) {
+  std::string dir = tempDir("f32c");
+  std::string pkg = dir + "/pkg";
+  auto r = compileModel("mobilenet_v3_tiny", "cuda:sm_90", pkg, "", "fp16");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  plan::Plan p;
+  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
+  int f32c = -1, count = 0;
+  for (int i = 0; i < p.steps_size(); ++i)
+    if (p.steps(i).kind() == plan::Step::GEMM && p.steps(i).gemm().out_f32()) {
+      ++count;
+      const plan::GemmDesc &g = p.steps(i).gemm();
+      EXPECT_EQ(g.dtype(), 10);
+      EXPECT_EQ(p.steps(i).args(2).bytes(), g.m() * g.n() * g.batch() * 4) << "step " << i;
+      ASSERT_LT(i + 1, p.steps_size());
+      EXPECT_EQ(p.steps(i + 1).args(p.steps(i + 1).args_size() - 1).bytes(),
+                p.steps(i).args(2).bytes()) << "the epilogue reads the GEMM's float result";
+      if (f32c < 0)
+        f32c = i;
+    }
+  EXPECT_GE(count, 10);
+  ASSERT_GE(f32c, 0);
+  const plan::Plan good = p;
+  p.mutable_steps(f32c)->mutable_gemm()->set_activation(plan::GemmDesc::RELU);
+  expectPlanRefused(pkg, p, f32c, "an f32-result GEMM takes f16/bf16 operands");
+  p = good;
+  p.mutable_steps(f32c)->mutable_args(2)->set_bytes(p.steps(f32c).args(2).bytes() / 2);
+  expectPlanRefused(pkg, p, f32c, "GEMM operand 2 needs");
+  llvm::sys::fs::remove_directories(dir);
+}
+
 } // namespace

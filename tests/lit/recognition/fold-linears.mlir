@@ -151,3 +151,36 @@ func.func @no_fold_overlapping_conv(%x: tensor<1x3x8x8xf32>, %w: tensor<5x3x4x4x
   %0 = tg.conv %x, %w {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [2, 2]} : tensor<1x3x8x8xf32>, tensor<5x3x4x4xf32> -> tensor<1x5x3x3xf32>
   return %0 : tensor<1x5x3x3xf32>
 }
+
+// -----
+
+// A 1x1 convolution (stride 1, unpadded, one group) becomes the weight times the image in its
+// own channels-first layout: no transposes.
+// CHECK-LABEL: func.func @lower_pointwise_conv_to_matmul
+// CHECK-SAME: (%[[X:.+]]: tensor<2x6x4x5xf32>, %[[W:.+]]: tensor<8x6x1x1xf32>, %[[B:.+]]: tensor<8xf32>)
+func.func @lower_pointwise_conv_to_matmul(%x: tensor<2x6x4x5xf32>, %w: tensor<8x6x1x1xf32>, %b: tensor<8xf32>) -> tensor<2x8x4x5xf32> {
+  // CHECK-NOT: tg.conv
+  // CHECK-NOT: tg.transpose
+  // CHECK: %[[XR:.+]] = tg.reshape %[[X]] : tensor<2x6x4x5xf32> -> tensor<2x6x20xf32>
+  // CHECK: %[[WR:.+]] = tg.reshape %[[W]] : tensor<8x6x1x1xf32> -> tensor<8x6xf32>
+  // CHECK: %[[M:.+]] = tg.matmul %[[WR]], %[[XR]] : tensor<8x6xf32>, tensor<2x6x20xf32> -> tensor<2x8x20xf32>
+  // CHECK: %[[BR:.+]] = tg.reshape %[[B]] : tensor<8xf32> -> tensor<8x1xf32>
+  // CHECK: %[[A:.+]] = tg.add %[[M]], %[[BR]] : tensor<2x8x20xf32>, tensor<8x1xf32> -> tensor<2x8x20xf32>
+  // CHECK: %[[O:.+]] = tg.reshape %[[A]] : tensor<2x8x20xf32> -> tensor<2x8x4x5xf32>
+  // CHECK: return %[[O]]
+  %0 = tg.conv %x, %w, %b {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : tensor<2x6x4x5xf32>, tensor<8x6x1x1xf32>, tensor<8xf32> -> tensor<2x8x4x5xf32>
+  return %0 : tensor<2x8x4x5xf32>
+}
+
+// -----
+
+// Negative: a 1x1 convolution at stride 2, and a grouped one, stay convolutions.
+// CHECK-LABEL: func.func @no_lower_strided_or_grouped_pointwise
+func.func @no_lower_strided_or_grouped_pointwise(%x: tensor<1x6x4x4xf32>, %w: tensor<8x6x1x1xf32>, %g: tensor<8x3x1x1xf32>) -> (tensor<1x8x2x2xf32>, tensor<1x8x4x4xf32>) {
+  // CHECK: tg.conv
+  // CHECK: tg.conv
+  // CHECK-NOT: tg.matmul
+  %0 = tg.conv %x, %w {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [2, 2]} : tensor<1x6x4x4xf32>, tensor<8x6x1x1xf32> -> tensor<1x8x2x2xf32>
+  %1 = tg.conv %x, %g {dilations = [1, 1], group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : tensor<1x6x4x4xf32>, tensor<8x3x1x1xf32> -> tensor<1x8x4x4xf32>
+  return %0, %1 : tensor<1x8x2x2xf32>, tensor<1x8x4x4xf32>
+}
