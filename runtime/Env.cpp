@@ -22,6 +22,9 @@ const EnvInfo kTable[] = {
     {Env::NoCublasLt, "TGC_NO_CUBLASLT", "1: never load cuBLASLt (tgc's own GEMM kernels only)"},
     {Env::Cudnn, "TGC_CUDNN",
      "path of libcudnn.so.9 for convolutions, or off (tgc's own kernels); default libcudnn.so.9"},
+    {Env::Conv, "TGC_CONV",
+     "cudnn: every convolution cuDNN takes runs on it; own: tgc's kernels only; default: the "
+     "faster, timed at load"},
     {Env::Cutlass, "TGC_CUTLASS",
      "path of libtgc_cutlass_sm90.so; default beside the executable"},
     {Env::GemmCutlass, "TGC_GEMM_CUTLASS",

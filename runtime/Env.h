@@ -19,6 +19,7 @@ enum class Env {
   CudaPinned,     ///< TGC_CUDA_PINNED
   NoCublasLt,     ///< TGC_NO_CUBLASLT
   Cudnn,          ///< TGC_CUDNN
+  Conv,           ///< TGC_CONV
   Cutlass,        ///< TGC_CUTLASS
   GemmCutlass,    ///< TGC_GEMM_CUTLASS
   GemmMma,        ///< TGC_GEMM_MMA

@@ -415,8 +415,6 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
         (os.size() < 2 || os[os.size() - 2] == gs[gs.size() - 2])) {
       const size_t before = steps.size();
       const int64_t bytes = product(gs) * 4;
-      em.scratch_ = std::max(em.scratch_, (bytes + kBufferAlignment - 1) / kBufferAlignment *
-                                              kBufferAlignment);
       const StepArg tmp{Value(), 0, bytes};
       if (auto e = emitGemm(gemm, gargs, tmp, true))
         return e;
@@ -424,6 +422,8 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
       if (!ft)
         return ft.takeError();
       if (steps.size() == before + 1) {
+        em.scratch_ = std::max(em.scratch_, (bytes + kBufferAlignment - 1) / kBufferAlignment *
+                                                kBufferAlignment);
         steps.back().desc.set_out_f32(true);
         addParam("const float *gtmp", tmp);
         c.line(sourceComment("epilogue: " + std::to_string(ops.size()) +

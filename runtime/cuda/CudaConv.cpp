@@ -10,6 +10,7 @@
 // (cuDNN's rule for this call). fp32 convolutions use FMA math (no TF32: the
 // results stay within fp32's tolerance), f16/bf16 tensor cores with fp32 accumulation.
 #include "runtime/cuda/CudaSessionImpl.h"
+#include "runtime/Env.h"
 
 #include <algorithm>
 
@@ -42,10 +43,12 @@ std::string CudaSession::convWhyNot(const plan::ConvDesc &c) const {
   for (int d = 0; d < sp; ++d)
     if (c.pads(d) != c.pads(d + sp))
       return "asymmetric padding";
-  for (const auto *v : {&c.x(), &c.w(), &c.y()})
+  for (const auto *v : {&c.x(), &c.w(), &c.y()}) { // cuDNN's strides are int
+    int64_t n = 1;
     for (int64_t e : *v)
-      if (e > (int64_t(1) << 31) - 1)
-        return "a dimension over 2^31";
+      if (__builtin_mul_overflow(n, e, &n) || n > (int64_t(1) << 31) - 1)
+        return "a tensor of 2^31 elements or more";
+  }
   return "";
 }
 
@@ -135,6 +138,14 @@ Status CudaSession::setupConvs() {
             "cudnnGetConvolutionForwardAlgorithm_v7"))
       continue;
     for (int k = 0; k < found; ++k) {
+      // The workspace of the algorithm under this descriptor's math type (the heuristics may
+      // report another math type's).
+      size_t ws = 0;
+      if (perf[k].status == CUDNN_STATUS_SUCCESS &&
+          dnn_->workspaceSize(dnnHandle_, r.x, r.w, r.conv, r.y, perf[k].algo, &ws) !=
+              CUDNN_STATUS_SUCCESS)
+        continue;
+      perf[k].memory = std::max(perf[k].memory, ws);
       const bool identityOk = c.activation() == plan::GemmDesc::RELU ||
                               perf[k].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
       // FFT and Winograd trade precision for speed (f16 results off by ~1e-2 relative): tgc
@@ -183,6 +194,22 @@ Status CudaSession::tuneConvs() {
   if (!dnnHandle_) {
     if (!convs_.empty())
       convDetail_ = "convolutions: tgc's own kernels (cuDNN unavailable: " + dnnError_ + ")\n";
+    return Status::success();
+  }
+  // $TGC_CONV: "cudnn" runs every step cuDNN takes on it (its fastest algorithm), "own" none;
+  // otherwise the faster, timed here. With $TGC_GEMM_TUNE=0 nothing is timed: cuDNN's first
+  // heuristic algorithm runs.
+  const char *mode = tgc::envValue(tgc::Env::Conv);
+  const std::string m = mode ? mode : "";
+  if (m == "own" || (!tune_ && m != "cudnn")) {
+    int onDnn = 0;
+    for (auto &r : convs_)
+      if (r && !r->cands.empty() && m != "own") {
+        r->useCudnn = true, r->algo = r->cands[0].first, r->ws = r->cands[0].second;
+        ++onDnn;
+      }
+    convDetail_ = "convolutions: " + std::to_string(onDnn) + " through cuDNN, untimed (" +
+                  (m == "own" ? "$TGC_CONV=own" : "$TGC_GEMM_TUNE=0") + ")\n";
     return Status::success();
   }
   auto fail = [&](const std::string &e) { return Status::error(pre_ + e); };
@@ -257,7 +284,7 @@ Status CudaSession::tuneConvs() {
     }
     if (d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS) // a failed candidate's error
       return cleanup(), fail("a cuDNN convolution failed on step " + std::to_string(i));
-    r.useCudnn = best >= 0 && (own < 0 || best < own);
+    r.useCudnn = best >= 0 && (m == "cudnn" || own < 0 || best < own);
     r.algo = r.best, r.ws = r.bestWs;
     onDnn += r.useCudnn;
     char line[160];
@@ -267,8 +294,12 @@ Status CudaSession::tuneConvs() {
   }
   cleanup();
   convDetail_ = "convolutions: " + std::to_string(onDnn) + " of " + std::to_string(total) +
-                " through cuDNN (" + dnn_->path + ")\n" + notes;
-  return Status::success();
+                " through cuDNN (" + dnn_->path + (m == "cudnn" ? ", $TGC_CONV=cudnn" : "") +
+                ")\n" + notes;
+  // The timing wrote outputs and ran epilogues in place: the first run starts from zeros, as
+  // without it.
+  std::string e2 = zeroArena();
+  return e2.empty() ? Status::success() : fail(e2);
 }
 
 void CudaSession::freeConvs() {

@@ -93,8 +93,11 @@ Status CudaSession::setupGemm(size_t i) {
     if (g.batch() > 1) {
       int32_t count = (int32_t)g.batch();
       int64_t stride = g.stride_c();
-      lt_->layoutSet(gr.c, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
-      lt_->layoutSet(gr.c, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+      if ((s = lt_->layoutSet(gr.c, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count)) !=
+              0 ||
+          (s = lt_->layoutSet(gr.c, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                              sizeof stride)) != 0)
+        return fail(s, "cublasLtMatrixLayoutSetAttribute(f32 C)");
     }
   }
   cublasLtMatmulPreference_t pref = nullptr;

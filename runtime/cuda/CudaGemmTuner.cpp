@@ -28,7 +28,7 @@ Status CudaSession::tuneGemms() {
     for (int64_t v : {(int64_t)g.dtype(), g.m(), g.n(), g.k(), g.lda(), g.ldb(), g.ldc(),
                       g.stride_a(), g.stride_b(), g.stride_c(), g.batch(), (int64_t)g.trans_b(),
                       (int64_t)g.bias(), g.bias_stride(), (int64_t)g.residual(),
-                      (int64_t)g.activation(),
+                      (int64_t)g.activation(), (int64_t)g.out_f32(),
                       (int64_t)(s.g.residual && s.g.residual == s.ptrs[2]), (int64_t)align,
                       // which kernels may take it (the mma flags; CUTLASS's weights only)
                       (int64_t)gemmWeightOperands(i),

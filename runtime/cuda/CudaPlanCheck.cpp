@@ -64,7 +64,8 @@ Status CudaSession::checkGemm(const plan::Step &s, const std::string &where) con
   for (int i = 0; i < s.args_size(); ++i)
     if (need[i] > s.args(i).bytes() / (i >= 2 && i != 3 && g.out_f32() ? 4 : es))
       return Status::error(where + ": GEMM operand " + std::to_string(i) + " needs " +
-                           std::to_string(need[i] * es) + " bytes, its range has " +
+                           std::to_string(need[i] * (i >= 2 && i != 3 && g.out_f32() ? 4 : es)) +
+                           " bytes, its range has " +
                            std::to_string(s.args(i).bytes()));
   return Status::success();
 }
@@ -186,13 +187,15 @@ Status CudaSession::checkConv(int i, const std::string &where) const {
     return bad("dtype " + std::to_string(c.dtype()) + " is not supported");
   if (c.activation() != plan::GemmDesc::NONE && c.activation() != plan::GemmDesc::RELU)
     return bad("activation must be NONE or RELU");
-  const int64_t lim = int64_t(1) << 40;
+  // Every dimension and attribute below 2^31, every tensor below 2^40 elements: the arithmetic
+  // below cannot overflow, and cuDNN's int descriptors hold them.
+  const int64_t lim = (int64_t(1) << 31) - 1;
   for (const auto *v : {&c.x(), &c.w(), &c.y()})
     for (int64_t e : *v)
       if (e < 1 || e > lim)
         return bad("dimension out of range");
-  if (c.group() < 1 || c.x(1) % c.group() || c.w(0) % c.group() || c.w(1) * c.group() != c.x(1) ||
-      c.y(0) != c.x(0) || c.y(1) != c.w(0))
+  if (c.group() < 1 || c.group() > lim || c.x(1) % c.group() || c.w(0) % c.group() ||
+      c.w(1) * c.group() != c.x(1) || c.y(0) != c.x(0) || c.y(1) != c.w(0))
     return bad("channels, groups and batch do not agree");
   for (int d = 0; d < sp; ++d) {
     const int64_t st = c.strides(d), dl = c.dilations(d), pb = c.pads(d), pe = c.pads(d + sp);
@@ -207,9 +210,13 @@ Status CudaSession::checkConv(int i, const std::string &where) const {
   auto elems = [](const google::protobuf::RepeatedField<int64_t> &v) {
     int64_t n = 1;
     for (int64_t e : v)
-      n *= e;
+      if (__builtin_mul_overflow(n, e, &n) || n > (int64_t(1) << 40))
+        return int64_t(-1);
     return n;
   };
+  for (const auto *v : {&c.x(), &c.w(), &c.y()})
+    if (elems(*v) < 0)
+      return bad("a tensor of more than 2^40 elements");
   struct Need {
     bool used;
     int arg;

@@ -224,9 +224,10 @@ std::string CudaSession::describe() const {
     cfg += (cfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
   for (const auto &[c, n] : tiles)
     tileCfg += (tileCfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
-  int fusedActs = 0, fusedNorms = 0;
+  int fusedActs = 0, fusedNorms = 0, byCudnn = 0;
   for (size_t i = 0; i < steps_.size(); ++i)
-    (steps_[i].norm ? fusedNorms : fusedActs) += skipped(i);
+    (steps_[i].norm ? fusedNorms : i > 0 && steps_[i - 1].conv ? byCudnn : fusedActs) +=
+        skipped(i);
   std::string fused;
   if (fusedActs)
     fused = std::to_string(fusedActs) + " activation steps";
@@ -250,6 +251,8 @@ std::string CudaSession::describe() const {
                   oneBlockLine() +
                   "launches per run: " + std::to_string(launchesPerRun()) +
                   (fused.empty() ? "" : " (" + fused + " fused into GEMMs)") +
+                  (byCudnn ? " (" + std::to_string(byCudnn) + " epilogue steps applied by cuDNN)"
+                           : "") +
                   (useGraph_ ? " (one CUDA graph" : " (no graph") +
                   (pdl_ ? ", programmatic dependent launch)\n" : ")\n");
   return s + plan::formatPlan(plan_);

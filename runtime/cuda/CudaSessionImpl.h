@@ -12,17 +12,16 @@
 #include "runtime/LoopPlan.h"
 #include "runtime/PackageFiles.h"
 #include "runtime/schema/MmaGemm.h"
-
-#include <functional>
-#include <memory>
 #include "runtime/schema/PlanUtil.h"
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/TuneCache.h"
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <new>

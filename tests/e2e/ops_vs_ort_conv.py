@@ -115,13 +115,17 @@ def convolutions():
     c["conv_relu"] = conv_epilogue([1, 8, 10, 9], [12, 8, 3, 3], ["Relu"], seed=20, **p1)
     c["conv_add_relu"] = conv_epilogue([2, 8, 10, 9], [8, 8, 3, 3], ["Add", "Relu"], seed=21,
                                        **p1)
-    c["conv_add"] = conv_epilogue([1, 16, 7, 5], [16, 16, 1, 1], ["Add"], seed=22)
+    c["conv_add"] = conv_epilogue([1, 16, 7, 5], [16, 16, 3, 3], ["Add"], seed=22, **p1)
+    # 1x1 at stride 1: a matmul (LowerPointwiseConvToMatmul) with the epilogue after it.
+    c["conv_1x1_add_relu"] = conv_epilogue([2, 16, 7, 5], [12, 16, 1, 1], ["Add", "Relu"],
+                                           seed=30)
     c["conv_relu_no_bias_s2"] = conv_epilogue([1, 6, 11, 13], [10, 6, 3, 3], ["Relu"],
                                               bias=False, seed=23, strides=[2, 2], **p1)
     c["conv_dw_relu"] = conv_epilogue([1, 12, 9, 9], [12, 1, 3, 3], ["Relu"], seed=24, group=12,
                                       **p1)
     c["conv_silu"] = conv_epilogue([1, 8, 9, 9], [8, 8, 3, 3], ["Sigmoid"], seed=25, **p1)
-    c["conv_hardswish"] = conv_epilogue([1, 8, 9, 9], [16, 8, 1, 1], ["HardSwish"], seed=26)
+    c["conv_hardswish"] = conv_epilogue([1, 8, 9, 9], [16, 8, 3, 3], ["HardSwish"], seed=26,
+                                        strides=[2, 2], **p1)
     c["conv_relu_scale"] = conv_epilogue([1, 8, 9, 9], [8, 8, 3, 3], ["Relu", "Mul"], seed=27,
                                          **p1)
     c["conv_asym_pads_relu"] = conv_epilogue([1, 4, 9, 9], [6, 4, 3, 3], ["Relu"], seed=28,

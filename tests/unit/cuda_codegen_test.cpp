@@ -816,9 +816,10 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
           "residual needs");
   // The skip flag after a CONV step that carries no epilogue.
   p = good;
-  p.mutable_steps(plain + 1)->set_skip_if_gemm_fused(true);
-  if (p.steps(plain + 1).kind() == plan::Step::KERNEL)
-    expectPlanRefused(pkg, p, plain + 1, "skip_if_gemm_fused needs a GEMM step");
+  p.mutable_steps(relu)->mutable_conv()->set_activation(plan::GemmDesc::NONE);
+  ASSERT_EQ(p.steps(relu + 1).kind(), plan::Step::KERNEL);
+  ASSERT_TRUE(p.steps(relu + 1).skip_if_gemm_fused());
+  expectPlanRefused(pkg, p, relu + 1, "skip_if_gemm_fused needs a GEMM step");
   // ...or on the CONV step itself.
   p = good;
   p.mutable_steps(relu)->set_skip_if_gemm_fused(true);
