@@ -145,11 +145,12 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
 
   // A float convolution becomes a CONV step the runtime may run through cuDNN.
   Type et = g.getType().cast<RankedTensorType>().getElementType();
+  const bool library = et.isF32() || et.isF16() || et.isBF16();
   LibraryEpilogue le;
-  if (epilogue && dptr != "gtmp")
+  if (library && epilogue && dptr != "gtmp")
     le = libraryEpilogue(parts->ops, g, parts->result, cast<tg::FusedOp>(rootOp).getBody().front(),
                          inPtr);
-  if (et.isF32() || et.isF16() || et.isBF16()) {
+  if (library) {
     EmittedStep &s = steps.back();
     plan::ConvDesc &d = s.conv;
     s.isConv = true;
@@ -184,8 +185,6 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
     if (d.x_arg() < 0 || d.w_arg() < 0 || d.y_arg() < 0 || (d.bias() && d.bias_arg() < 0) ||
         (d.residual() && d.residual_arg() < 0))
       return opError(conv, "internal: a convolution operand is not among its kernel's arguments");
-  } else {
-    le.ok = false;
   }
   if (!epilogue)
     return llvm::Error::success();

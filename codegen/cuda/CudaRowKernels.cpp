@@ -366,41 +366,40 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
   // per channel): one block per output, its threads striding over the reduced elements, then a
   // block reduction (sums in double, as the one-thread version). One thread per output would
   // read them one by one.
-  if (isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp, tg::ReduceMinOp>(op) && ct.isFloat &&
-      codegen::reduceLayout(op).count >= kBlockReduceMin) {
-    const codegen::ReduceLayout rl = codegen::reduceLayout(op);
-    const int64_t K = product(rl.kept), R = rl.count;
-    const std::string C = ct.calc();
-    const bool sum = isa<tg::ReduceSumOp, tg::ReduceMeanOp>(op), mn = isa<tg::ReduceMinOp>(op);
-    const std::string acc = sum ? "double" : C;
-    c.open("for (" + it + " o = blockIdx.x; o < " + str(K) + "; o += gridDim.x)");
-    c.line(it + " rem = o, base = 0;");
-    for (int64_t d = (int64_t)rl.kept.size() - 1; d >= 0; --d) {
-      c.line("base += rem % " + str(rl.kept[d]) + " * " + str(rl.keptStrides[d]) + ";");
-      c.line("rem /= " + str(rl.kept[d]) + ";");
+  if (isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp, tg::ReduceMinOp>(op) && ct.isFloat)
+    if (const codegen::ReduceLayout rl = codegen::reduceLayout(op); rl.count >= kBlockReduceMin) {
+      const int64_t K = product(rl.kept), R = rl.count;
+      const std::string C = ct.calc();
+      const bool sum = isa<tg::ReduceSumOp, tg::ReduceMeanOp>(op), mn = isa<tg::ReduceMinOp>(op);
+      const std::string acc = sum ? "double" : C;
+      c.open("for (" + it + " o = blockIdx.x; o < " + str(K) + "; o += gridDim.x)");
+      c.line(it + " rem = o, base = 0;");
+      for (int64_t d = (int64_t)rl.kept.size() - 1; d >= 0; --d) {
+        c.line("base += rem % " + str(rl.kept[d]) + " * " + str(rl.keptStrides[d]) + ";");
+        c.line("rem /= " + str(rl.kept[d]) + ";");
+      }
+      c.line(acc + " acc = " + (sum ? "0" : "-" + cudaTarget().infinity(C)) + ";");
+      c.open("for (" + it + " r = threadIdx.x; r < " + str(R) + "; r += blockDim.x)");
+      c.line(it + " q = r, off = base;");
+      for (int64_t k = (int64_t)rl.rdims.size() - 1; k >= 0; --k) {
+        c.line("off += q % " + str(rl.rdims[k].first) + " * " + str(rl.rdims[k].second) + ";");
+        c.line("q /= " + str(rl.rdims[k].first) + ";");
+      }
+      // min is the max of the negated values (NaN propagates through tg_max either way).
+      const std::string v = "(" + C + ")" + ct.ld("in0[off]");
+      c.line(sum ? "acc += (double)" + v + ";"
+                 : "acc = tg_max<" + C + ">(acc, " + (mn ? "-" : "") + v + ");");
+      c.close();
+      c.line("acc = " + std::string(sum ? "tg_block_sum<double>" : "tg_block_max<" + C + ">") +
+             "(acc);");
+      std::string fin = sum ? (isa<tg::ReduceMeanOp>(op) ? "(" + C + ")(acc / " + str(R) + ".0)"
+                                                         : "(" + C + ")acc")
+                            : (mn ? "-acc" : "acc");
+      c.line("if (threadIdx.x == 0) out0[o] = " + ct.st(fin) + ";");
+      c.close();
+      endKernel(code, std::min<int64_t>(K, 65535), kBlock);
+      return llvm::Error::success();
     }
-    c.line(acc + " acc = " + (sum ? "0" : "-" + cudaTarget().infinity(C)) + ";");
-    c.open("for (" + it + " r = threadIdx.x; r < " + str(R) + "; r += blockDim.x)");
-    c.line(it + " q = r, off = base;");
-    for (int64_t k = (int64_t)rl.rdims.size() - 1; k >= 0; --k) {
-      c.line("off += q % " + str(rl.rdims[k].first) + " * " + str(rl.rdims[k].second) + ";");
-      c.line("q /= " + str(rl.rdims[k].first) + ";");
-    }
-    // min is the max of the negated values (NaN propagates through tg_max either way).
-    const std::string v = "(" + C + ")" + ct.ld("in0[off]");
-    c.line(sum ? "acc += (double)" + v + ";"
-               : "acc = tg_max<" + C + ">(acc, " + (mn ? "-" : "") + v + ");");
-    c.close();
-    c.line("acc = " + std::string(sum ? "tg_block_sum<double>" : "tg_block_max<" + C + ">") +
-           "(acc);");
-    std::string fin = sum ? (isa<tg::ReduceMeanOp>(op) ? "(" + C + ")(acc / " + str(R) + ".0)"
-                                                       : "(" + C + ")acc")
-                          : (mn ? "-acc" : "acc");
-    c.line("if (threadIdx.x == 0) out0[o] = " + ct.st(fin) + ";");
-    c.close();
-    endKernel(code, std::min<int64_t>(K, 65535), kBlock);
-    return llvm::Error::success();
-  }
 
   if (codegen::isReduction(op)) { // one thread per output (codegen/common/ReduceEmit)
     if (auto e = codegen::emitReduction(*this, op, ct))

@@ -14,10 +14,14 @@ namespace tgc::cuda {
 
 namespace {
 
-void *openFirst(const std::vector<std::string> &names) {
+/// The first of `names` that dlopen loads (its name in `opened`, when given), or null.
+void *openFirst(const std::vector<std::string> &names, std::string *opened = nullptr) {
   for (const auto &n : names)
-    if (void *h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))
+    if (void *h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      if (opened)
+        *opened = n;
       return h;
+    }
   return nullptr;
 }
 
@@ -142,18 +146,10 @@ std::string openBlasLt(BlasLt &b) {
 
 /// Loads Cudnn for loadOnce: "" or why not.
 std::string openCudnn(Cudnn &c) {
-  const char *env = tgc::envValue(tgc::Env::Cudnn);
-  if (env && std::string(env) == "off")
+  if (const char *env = tgc::envValue(tgc::Env::Cudnn); env && std::string(env) == "off")
     return "off ($TGC_CUDNN=off)";
-  std::vector<std::string> names = {"libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.9"};
-  if (env && *env)
-    names.insert(names.begin(), env);
-  void *dl = nullptr;
-  for (const std::string &n : names)
-    if ((dl = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      c.path = n;
-      break;
-    }
+  void *dl = openFirst(
+      candidates("TGC_CUDNN", {"libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.9"}), &c.path);
   if (!dl)
     return "cannot load cuDNN (libcudnn.so.9; set $TGC_CUDNN)";
   std::string missing;

@@ -13,6 +13,7 @@
 #include "runtime/Env.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace tgc::cuda::detail {
 namespace {
@@ -276,20 +277,21 @@ Status CudaSession::tuneConvs() {
       own = epi >= 0 ? own + epi : own;
     }
     double best = -1;
-    for (const auto &[algo, ws] : r.cands) {
-      r.algo = algo, r.ws = ws;
+    size_t bestJ = 0;
+    for (size_t j = 0; j < r.cands.size(); ++j) {
+      std::tie(r.algo, r.ws) = r.cands[j];
       const double t = timeIt([&] { return launchConv(i); });
       if (t >= 0 && (best < 0 || t < best))
-        best = t, r.best = algo, r.bestWs = ws;
+        best = t, bestJ = j;
     }
     if (d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS) // a failed candidate's error
       return cleanup(), fail("a cuDNN convolution failed on step " + std::to_string(i));
     r.useCudnn = best >= 0 && (m == "cudnn" || own < 0 || best < own);
-    r.algo = r.best, r.ws = r.bestWs;
+    std::tie(r.algo, r.ws) = r.cands[bestJ];
     onDnn += r.useCudnn;
     char line[160];
     std::snprintf(line, sizeof line, "  step %zu: cuDNN %.1fus (algorithm %d), own kernel %.1fus: %s\n",
-                  i, best, (int)r.best, own, r.useCudnn ? "cuDNN" : "own kernel");
+                  i, best, (int)r.algo, own, r.useCudnn ? "cuDNN" : "own kernel");
     notes += line;
   }
   cleanup();

@@ -400,8 +400,8 @@ private:
     cudnnConvolutionDescriptor_t conv = nullptr;
     cudnnActivationDescriptor_t act = nullptr;
     std::vector<std::pair<cudnnConvolutionFwdAlgo_t, size_t>> cands; ///< algorithm, workspace
-    cudnnConvolutionFwdAlgo_t algo{}, best{};
-    size_t ws = 0, bestWs = 0;
+    cudnnConvolutionFwdAlgo_t algo{}; ///< the algorithm launchConv runs, and its workspace
+    size_t ws = 0;
     bool useCudnn = false;
     CUdeviceptr xp = 0, wp = 0, yp = 0, bp = 0, zp = 0;
     CUdeviceptr zeroBias = 0; ///< the bias of a convolution without one

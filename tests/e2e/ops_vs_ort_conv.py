@@ -20,19 +20,7 @@ OPSET = 14
 
 def conv_case(x_shape, w_shape, bias=True, seed=0, **attrs):
     """A one-node Conv model with random weights (initializers) and its input."""
-    rng = np.random.default_rng(seed)
-    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
-    inits = [numpy_helper.from_array(f32(*w_shape), "W")]
-    names = ["x", "W"]
-    if bias:
-        inits.append(numpy_helper.from_array(f32(w_shape[0]), "B"))
-        names.append("B")
-    g = helper.make_graph(
-        [helper.make_node("Conv", names, ["y"], **attrs)], "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    return model, {"x": f32(*x_shape)}
+    return conv_epilogue(x_shape, w_shape, [], bias=bias, seed=seed, **attrs)
 
 
 def conv_epilogue(x_shape, w_shape, ops, bias=True, seed=0, **attrs):

@@ -668,6 +668,17 @@ TEST(CudaRuntimeNoGpu, RefusesCorruptPackagesAndReportsMissingGpu) {
 }
 
 /// Writes `p` as `pkg`'s plan and expects the load to be refused naming step `step` and `why`.
+/// Compiles tests/data model `name` for cuda:sm_90 at `precision` into `pkg` and reads its plan.
+::testing::AssertionResult compilePlan(const std::string &name, const std::string &precision,
+                                       const std::string &pkg, plan::Plan &p) {
+  auto r = compileModel(name, "cuda:sm_90", pkg, "", precision);
+  if (!r)
+    return ::testing::AssertionFailure() << llvm::toString(r.takeError());
+  if (!p.ParseFromString(readFile(pkg + "/plan.pb")))
+    return ::testing::AssertionFailure() << pkg << "/plan.pb does not parse";
+  return ::testing::AssertionSuccess();
+}
+
 void expectPlanRefused(const std::string &pkg, const plan::Plan &p, int step,
                        const std::string &why) {
   std::string bytes;
@@ -685,10 +696,8 @@ void expectPlanRefused(const std::string &pkg, const plan::Plan &p, int step,
 TEST(CudaRuntimeNoGpu, RefusesSkipIfFusedWithoutActivationGemm) {
   std::string dir = tempDir("skipflag");
   std::string pkg = dir + "/pkg";
-  auto r = compileModel("bert_tiny", "cuda:sm_90", pkg, "", "fp16");
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   plan::Plan p;
-  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
+  ASSERT_TRUE(compilePlan("bert_tiny", "fp16", pkg, p));
   int flagged = -1;
   for (int i = 1; i < p.steps_size() && flagged < 0; ++i)
     if (p.steps(i).kind() == plan::Step::KERNEL && p.steps(i - 1).kind() == plan::Step::KERNEL)
@@ -704,10 +713,8 @@ TEST(CudaRuntimeNoGpu, RefusesSkipIfFusedWithoutActivationGemm) {
 TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   std::string dir = tempDir("normflag");
   std::string pkg = dir + "/pkg";
-  auto r = compileModel("gpt2_tiny", "cuda:sm_90", pkg, "", "bf16");
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   plan::Plan p;
-  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
+  ASSERT_TRUE(compilePlan("gpt2_tiny", "bf16", pkg, p));
   int norm = -1;
   for (int i = 1; i < p.steps_size() && norm < 0; ++i)
     if (p.steps(i).norm().kind() == plan::NormDesc::RMS_NORM ||
@@ -764,10 +771,8 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
 TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
   std::string dir = tempDir("convstep");
   std::string pkg = dir + "/pkg";
-  auto r = compileModel("cnn_small", "cuda:sm_90", pkg, "", "fp16");
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   plan::Plan p;
-  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
+  ASSERT_TRUE(compilePlan("cnn_small", "fp16", pkg, p));
   int convs = 0, relu = -1, residual = -1, plain = -1;
   for (int i = 0; i < p.steps_size(); ++i) {
     const plan::Step &s = p.steps(i);
@@ -833,10 +838,8 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
 TEST(CudaRuntimeNoGpu, PointwiseConvGemmWritesFloat) {
   std::string dir = tempDir("f32c");
   std::string pkg = dir + "/pkg";
-  auto r = compileModel("mobilenet_v3_tiny", "cuda:sm_90", pkg, "", "fp16");
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   plan::Plan p;
-  ASSERT_TRUE(p.ParseFromString(readFile(pkg + "/plan.pb")));
+  ASSERT_TRUE(compilePlan("mobilenet_v3_tiny", "fp16", pkg, p));
   int f32c = -1, count = 0;
   for (int i = 0; i < p.steps_size(); ++i)
     if (p.steps(i).kind() == plan::Step::GEMM && p.steps(i).gemm().out_f32()) {
