@@ -55,6 +55,9 @@ void addFunctionPasses(mlir::OpPassManager &fn, const PipelineOptions &options) 
   fn.addPass(createFoldConstantsPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
+  // CPU only, after every rule that matches tg.linear: weights as the CPU's GEMM reads them.
+  if (options.cpuTarget)
+    fn.addPass(createCpuWeightLayoutPass());
   if (options.formKernels)
     fn.addPass(createFormKernelsPass());
 }

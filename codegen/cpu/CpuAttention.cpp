@@ -36,7 +36,10 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     c.open(par ? "tg_parallel_for(" + str(rows) + ", true, [&](int64_t r_lo, int64_t r_hi)" : "");
     if (!par)
       c.line("const int64_t r_lo = 0, r_hi = " + str(rows) + ";");
-    c.line("std::vector<" + A + "> sc(" + str(L) + "), acc(" + str(Dv) + ");");
+    // Scores and accumulators in a per-thread buffer kept across calls: no allocation per run.
+    c.line("static thread_local std::vector<" + A + "> tg_buf;");
+    c.line("if (tg_buf.size() < " + str(L + Dv) + ") tg_buf.resize(" + str(L + Dv) + ");");
+    c.line(A + " *const sc = tg_buf.data(), *const acc = sc + " + str(L) + ";");
     c.open("for (int64_t r = r_lo; r < r_hi; ++r)");
     if (bshd) {
       c.line("const int64_t h = r % " + str(Hq) + ", s = (r / " + str(Hq) + ") % " + str(S) +
@@ -81,10 +84,13 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     c.line("continue;");
     c.close();
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] = 0;");
+    // The exponentials first, as one SIMD loop (tg_exp's polynomial), then the weighted sum.
     c.line("double sum = 0;");
+    c.line("#pragma omp simd reduction(+ : sum)");
+    c.line("for (int64_t t = 0; t < " + tEnd + "; ++t) { sc[t] = tg_exp<" + A +
+           ">(sc[t] - m); sum += sc[t]; }");
     c.open("for (int64_t t = 0; t < " + tEnd + "; ++t)");
-    c.line("const " + A + " e = std::exp(sc[t] - m);");
-    c.line("sum += e;");
+    c.line("const " + A + " e = sc[t];");
     c.line("const " + T + " *vr = vb + t * " + str(vStep) + ";");
     c.line("for (int64_t j = 0; j < " + str(Dv) + "; ++j) acc[j] += e * vr[j];");
     c.close();

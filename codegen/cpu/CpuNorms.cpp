@@ -5,8 +5,7 @@ namespace tgc::cpu {
 
 llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
   const std::string T = ct->name;
-  const std::string sz = "sizeof(" + T + ")";
-  (void)sz;
+  const std::string A = ct->calc(); // the normalized values: float for f16/bf16
 
   if (auto ln = dyn_cast<tg::LayerNormOp>(op)) {
     auto rows = normRows(op, *ct);
@@ -19,6 +18,8 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
       c.line("// empty tensor");
       return llvm::Error::success();
     }
+    // Mean and variance (two passes) summed in double lanes (tg_row_sum: SIMD reductions), the
+    // row normalized in the calc type.
     c.line("const double eps = " + floatLiteral(eps, false) + ";");
     std::string pr = pragma(R * D * 4);
     if (!pr.empty())
@@ -26,19 +27,16 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
     c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
     c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
     c.line(T + " *yr = out0 + r * " + str(D) + ";");
-    c.line("double s = 0;");
-    c.line("for (int64_t j = 0; j < " + str(D) + "; ++j) s += xr[j];");
-    c.line("const double mean = s / " + str(D) + ";");
-    c.line("double q = 0;");
-    c.line("for (int64_t j = 0; j < " + str(D) + "; ++j) { const double d = xr[j] - mean; q += d * d; }");
-    c.line("const double rstd = 1.0 / std::sqrt(q / " + str(D) + " + eps);");
+    c.line("const double mean = tg_row_sum<double>(xr, " + str(D) + ") / " + str(D) + ";");
+    c.line("const double var = tg_row_sqsum<double>(xr, " + str(D) + ", mean) / " + str(D) + ";");
+    c.line("const " + A + " m = (" + A + ")mean, rstd = (" + A + ")(1.0 / std::sqrt(var + eps));");
     c.open("for (int64_t j = 0; j < " + str(D) + "; ++j)");
-    c.line("double t = (xr[j] - mean) * rstd;");
+    c.line(A + " t = (" + ct->ld("xr[j]") + " - m) * rstd;");
     if (!scale.empty())
-      c.line("t *= " + scale + ";");
+      c.line("t *= " + ct->ld(scale) + ";");
     if (!bias.empty())
-      c.line("t += " + bias + ";");
-    c.line("yr[j] = (" + T + ")t;");
+      c.line("t += " + ct->ld(bias) + ";");
+    c.line("yr[j] = " + ct->st("t") + ";");
     c.close();
     c.close();
     return llvm::Error::success();
@@ -61,14 +59,13 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
     c.open("for (int64_t r = 0; r < " + str(R) + "; ++r)");
     c.line("const " + T + " *xr = in0 + r * " + str(D) + ";");
     c.line(T + " *yr = out0 + r * " + str(D) + ";");
-    c.line("double q = 0;");
-    c.line("for (int64_t j = 0; j < " + str(D) + "; ++j) q += (double)xr[j] * xr[j];");
-    c.line("const double rstd = 1.0 / std::sqrt(q / " + str(D) + " + eps);");
+    c.line("const double q = tg_row_sqsum<double>(xr, " + str(D) + ", 0.0);");
+    c.line("const " + A + " rstd = (" + A + ")(1.0 / std::sqrt(q / " + str(D) + " + eps));");
     c.open("for (int64_t j = 0; j < " + str(D) + "; ++j)");
-    c.line("double t = xr[j] * rstd;");
+    c.line(A + " t = " + ct->ld("xr[j]") + " * rstd;");
     if (!scale.empty())
-      c.line("t *= " + scale + ";");
-    c.line("yr[j] = (" + T + ")t;");
+      c.line("t *= " + ct->ld(scale) + ";");
+    c.line("yr[j] = " + ct->st("t") + ";");
     c.close();
     c.close();
     return llvm::Error::success();
@@ -92,18 +89,22 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
     c.line("const " + T + " *xr = in0 + base;");
     c.line(T + " *yr = out0 + base;");
     // f16/bf16: max and exp in float (A); the exponentials are summed before the store rounds
-    // them, so the division reads them again from x rather than from y.
-    const std::string A = ct->calc();
+    // them, so the division reads them again from x rather than from y. Max and sum are SIMD
+    // reductions (a NaN anywhere makes the row NaN), the exponentials tg_exp's polynomial.
+    const std::string xk = ct->ld("xr[k * " + str(I) + "]");
     c.line(A + " m = -std::numeric_limits<" + A + ">::infinity();");
-    c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + A + " v = xr[k * " + str(I) +
-           "]; if (v > m || v != v) m = v; }");
+    c.line("int nan = 0;");
+    c.line("#pragma omp simd reduction(max : m) reduction(| : nan)");
+    c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + A + " v = " + xk +
+           "; m = v > m ? v : m; nan |= v != v; }");
+    c.line("if (nan) m = std::numeric_limits<" + A + ">::quiet_NaN();");
     c.line("double s = 0;");
+    c.line("#pragma omp simd reduction(+ : s)");
     if (ct->lowp)
-      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) s += std::exp(" +
-             ct->ld("xr[k * " + str(I) + "]") + " - m);");
+      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) s += tg_exp<float>(" + xk + " - m);");
     else
-      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + T + " e = std::exp(xr[k * " +
-             str(I) + "] - m); yr[k * " + str(I) + "] = e; s += e; }");
+      c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) { const " + T + " e = tg_exp<" + T +
+             ">(xr[k * " + str(I) + "] - m); yr[k * " + str(I) + "] = e; s += e; }");
     if (sm.getLog()) {
       c.line("const double ls = std::log(s);");
       c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) yr[k * " + str(I) + "] = (" + T +
@@ -111,7 +112,7 @@ llvm::Error KernelBuilder::emitNorm(Operation *op, const CType *ct) {
     } else if (ct->lowp) {
       c.line("const double inv = 1.0 / s;");
       c.line("for (int64_t k = 0; k < " + str(L) + "; ++k) yr[k * " + str(I) + "] = " +
-             ct->st("(float)(std::exp(" + ct->ld("xr[k * " + str(I) + "]") + " - m) * inv)") +
+             ct->st("(float)(tg_exp<float>(" + xk + " - m) * inv)") +
              ";");
     } else {
       c.line("const double inv = 1.0 / s;");

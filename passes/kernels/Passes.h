@@ -16,6 +16,9 @@ namespace tgc {
 /// Creates the `tgc-form-kernels` pass.
 std::unique_ptr<mlir::Pass> createFormKernelsPass();
 
+/// Creates the `tgc-cpu-weight-layout` pass (CPU targets only).
+std::unique_ptr<mlir::Pass> createCpuWeightLayoutPass();
+
 /// True for ops computed element by element from (broadcast) operands: the ops a pointwise
 /// kernel may hold.
 bool isPointwiseOp(mlir::Operation *op);

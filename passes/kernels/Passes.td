@@ -19,4 +19,15 @@ def FormKernels : Pass<"tgc-form-kernels", "mlir::func::FuncOp"> {
   let constructor = "tgc::createFormKernelsPass()";
 }
 
+def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
+  let summary = "CPU targets: linear(x, W[N,K]) -> matmul(x, W^T[K,N]) with the weight transposed at compile time";
+  let description = [{
+    The CPU's GEMM reads B row by row (AVX-512 tiles loading 32 consecutive columns per step of
+    k; OpenBLAS without a transposed operand), so after every rule that matches tg.linear each
+    f32 linear whose constant weight no other op reads becomes a matmul by the [K, N] transpose,
+    written at compile time, plus its bias as an add (the GEMM's epilogue).
+  }];
+  let constructor = "tgc::createCpuWeightLayoutPass()";
+}
+
 #endif // TGC_PASSES_KERNELS

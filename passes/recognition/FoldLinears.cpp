@@ -7,11 +7,10 @@
 // transpose happens at compile time: the rule writes the transposed constant directly.
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/common/Constants.h"
 #include "passes/common/Rules.h"
 #include "passes/recognition/Match.h"
 #include "passes/recognition/Passes.h"
-
-#include <cstring>
 
 namespace tgc {
 namespace {
@@ -26,28 +25,6 @@ using mlir::success;
 using mlir::Value;
 
 RankedTensorType typeOf(Value v) { return v.getType().cast<RankedTensorType>(); }
-
-/// The [K, N] → [N, K] transpose of a dense constant of a byte-sized element type.
-std::optional<mlir::DenseElementsAttr> transpose2d(mlir::DenseElementsAttr a) {
-  auto type = a.getType().cast<RankedTensorType>();
-  auto outType =
-      RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
-  if (a.isSplat())
-    return a.reshape(outType);
-  mlir::Type e = type.getElementType();
-  if (!e.isIntOrFloat() || e.getIntOrFloatBitWidth() % 8 != 0)
-    return std::nullopt;
-  size_t bytes = e.getIntOrFloatBitWidth() / 8;
-  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
-  llvm::ArrayRef<char> raw = a.getRawData();
-  if ((int64_t)raw.size() != k * n * (int64_t)bytes)
-    return std::nullopt;
-  std::vector<char> out(raw.size());
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      std::memcpy(&out[(j * k + i) * bytes], &raw[(i * n + j) * bytes], bytes);
-  return mlir::DenseElementsAttr::getFromRawBuffer(outType, out);
-}
 
 /// The bias `b` as a [N] value: `b` itself when it is [N], else a reshaped constant when `b` is a
 /// constant of shape [1, ..., 1, N] that broadcasts like a bias into `resultType`.
