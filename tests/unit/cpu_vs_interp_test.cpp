@@ -3,6 +3,7 @@
 #include "codegen/common/EmitUtil.h"
 #include "codegen/cpu/CpuBackend.h"
 #include "compiler/interp/Interpreter.h"
+#include "runtime/CpuLevel.h"
 #include "runtime/Session.h"
 
 #include "compiler/dialect/TgDialect.h"
@@ -35,7 +36,9 @@ tgc::HostTensor randomTensor(tgc::DType t, std::vector<int64_t> shape, uint32_t 
 
 /// Compiles `ir`, runs it (on `threads` threads) and the interpreter on the same random inputs,
 /// compares every output.
-void compareWithInterpreter(const std::string &ir, const std::string &name, int threads = 2) {
+/// `target` "cpu" compiles for x86-64-v2; "cpu:<level>" for that level.
+void compareWithInterpreter(const std::string &ir, const std::string &name, int threads = 2,
+                            const std::string &target = "cpu") {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
@@ -52,7 +55,9 @@ void compareWithInterpreter(const std::string &ir, const std::string &name, int 
   auto want = tgc::interpret(fn, inputs);
   ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
   std::string dir = tmpDir() + "/" + name;
-  auto stats = tgc::writeCpuPackage(*module, dir, {}, tmpDir() + "/kcache");
+  tgc::PackageInfo info;
+  info.target = target;
+  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpDir() + "/kcache");
   ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
   tgc::Status st;
   auto session = tgc::Session::load(dir, st, threads);
@@ -174,6 +179,27 @@ func.func @main(%x: tensor<64x1024xf32>, %a: tensor<96x64xf32>, %w: tensor<80x64
 }
 )",
                          "thread_pool.tgpkg", 3);
+}
+
+// f32 GEMMs with an untransposed B run in 8 x 32 register tiles on AVX-512 hosts
+// (tg_tiled_sgemm; OpenBLAS elsewhere): row tails of 1 to 7 (M = 1, 7, 13, 29), column tails
+// after whole strips (N = 45, 77, 200) through OpenBLAS, exactly one strip (N = 32), K = 1 and
+// odd K, a batched matmul whose rows are all batches, the linear-weight layout the CPU stores
+// ([K, N] constants: tgc-cpu-weight-layout runs in the pipeline, not here), and a convolution
+// whose im2col GEMM accumulates onto its bias (72 output channels: not the direct kernel).
+// Compiled for this host's level, so the tiles run wherever the host has AVX-512.
+TEST(CpuVsInterp, GemmTiles) {
+  compareWithInterpreter(R"(
+func.func @main(%a1: tensor<1x70xf32>, %b1: tensor<70x45xf32>, %a7: tensor<7x3xf32>, %b7: tensor<3x77xf32>, %a13: tensor<13x1xf32>, %b13: tensor<1x32xf32>, %a29: tensor<2x29x64xf32>, %b29: tensor<64x200xf32>, %img: tensor<1x16x8x8xf32>, %cw: tensor<72x16x3x3xf32>, %cb: tensor<72xf32>) -> (tensor<1x45xf32>, tensor<7x77xf32>, tensor<13x32xf32>, tensor<2x29x200xf32>, tensor<1x72x8x8xf32>) {
+  %0 = tg.matmul %a1, %b1 : tensor<1x70xf32>, tensor<70x45xf32> -> tensor<1x45xf32>
+  %1 = tg.matmul %a7, %b7 : tensor<7x3xf32>, tensor<3x77xf32> -> tensor<7x77xf32>
+  %2 = tg.matmul %a13, %b13 : tensor<13x1xf32>, tensor<1x32xf32> -> tensor<13x32xf32>
+  %3 = tg.matmul %a29, %b29 : tensor<2x29x64xf32>, tensor<64x200xf32> -> tensor<2x29x200xf32>
+  %4 = tg.conv %img, %cw, %cb {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x16x8x8xf32>, tensor<72x16x3x3xf32>, tensor<72xf32> -> tensor<1x72x8x8xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x45xf32>, tensor<7x77xf32>, tensor<13x32xf32>, tensor<2x29x200xf32>, tensor<1x72x8x8xf32>
+}
+)",
+                         "gemm_tiles.tgpkg", 1, "cpu:" + tgc::hostCpuLevel());
 }
 
 // Transposes that move the input's contiguous dim go through 2-D 8 x 8 tiles
