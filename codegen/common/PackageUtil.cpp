@@ -266,7 +266,9 @@ llvm::Expected<PackageStart> startPackage(mlir::ModuleOp module, const PackageIn
   start.fn = module.lookupSymbol<mlir::func::FuncOp>("main");
   if (!start.fn || start.fn.getBody().empty())
     return backendError(backend, "the module has no @main function");
-  auto buffers = planBuffers(start.fn);
+  // CPU kernels take any byte offset: contiguous slices and splits are views there
+  // (PlanBuffers.h).
+  auto buffers = planBuffers(start.fn, /*cpuViews=*/target.rfind("cpu", 0) == 0);
   if (!buffers)
     return buffers.takeError();
   start.buffers = std::make_unique<BufferPlan>(std::move(*buffers));

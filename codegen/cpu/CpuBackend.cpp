@@ -127,7 +127,8 @@ llvm::Expected<CpuLowering> lower(ModuleOp module, const PackageInfo &info) {
   cpu::KernelEmitter emitter(*plan);
   PackageStats stats;
   for (Operation &op : body) {
-    if (isa<tg::ConstantOp, tg::ReshapeOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
+    if (isa<tg::ConstantOp, tg::ReshapeOp>(op) || op.hasTrait<OpTrait::IsTerminator>() ||
+        plan->views.count(&op)) // views: no kernel
       continue;
     if (codegen::isLoop(&op)) { // runs the body's own package (LoopSteps.h)
       if (auto e = codegen::addLoopStep(&op, *plan, p, kBackend))

@@ -10,6 +10,11 @@
 // - Reshape is a view: its result shares its input's storage (same offset, no copy), and the
 //   storage's live range is extended to the last reader of any view. A view of a graph input
 //   or a weight stays in that buffer.
+// - On the CPU (planBuffers' cpuViews), a slice or split whose every result is one contiguous
+//   range of its input (viewOffsets: a recurrent cell's per-step input, its gates) is a view
+//   too, each result at an offset into the input's storage; no kernel copies it. Not on CUDA,
+//   whose kernels may assume 64-byte aligned buffers for vector loads and whose QKV GEMM writes
+//   a split's results itself.
 // - Arena allocation is greedy first-fit over the free gaps, in definition order: before op i,
 //   buffers whose last reader is < i are released; op i's results are then placed in the first
 //   gap that fits. An op's results never overlap its operands (no in-place kernels), so kernels
@@ -150,7 +155,66 @@ int64_t tensorBytes(Type type) {
   return n;
 }
 
-llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
+std::optional<std::vector<int64_t>> viewOffsets(Operation *op) {
+  if (auto sp = dyn_cast_or_null<tg::SplitOp>(op)) {
+    auto in = sp.getInput().getType().dyn_cast<RankedTensorType>();
+    if (!in || !in.hasStaticShape())
+      return std::nullopt;
+    const int64_t axis = sp.getAxis() < 0 ? sp.getAxis() + in.getRank() : sp.getAxis();
+    if (axis < 0 || axis >= in.getRank())
+      return std::nullopt;
+    int64_t inner = 1;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      if (d < axis && in.getDimSize(d) != 1)
+        return std::nullopt; // each result is rows of the input, not one range
+      if (d > axis)
+        inner *= in.getDimSize(d);
+    }
+    std::vector<int64_t> offsets;
+    int64_t at = 0;
+    for (Value r : sp.getResults()) {
+      auto rt = r.getType().dyn_cast<RankedTensorType>();
+      if (!rt || !rt.hasStaticShape() || rt.getRank() != in.getRank())
+        return std::nullopt;
+      offsets.push_back(at * inner);
+      at += rt.getDimSize(axis);
+    }
+    if (at != in.getDimSize(axis))
+      return std::nullopt;
+    return offsets;
+  }
+  auto sl = dyn_cast_or_null<tg::SliceOp>(op);
+  if (!sl)
+    return std::nullopt;
+  auto in = sl.getInput().getType().dyn_cast<RankedTensorType>();
+  auto out = sl.getType().dyn_cast<RankedTensorType>();
+  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() || in.getRank() != out.getRank())
+    return std::nullopt;
+  auto starts = sl.getStarts().getValue(), steps = sl.getSteps().getValue();
+  const int64_t r = in.getRank();
+  if ((int64_t)starts.size() != r || (int64_t)steps.size() != r)
+    return std::nullopt;
+  int64_t last = -1; // the last dim the slice narrows
+  for (int64_t d = 0; d < r; ++d)
+    if (out.getDimSize(d) != in.getDimSize(d))
+      last = d;
+  int64_t offset = 0, stride = 1;
+  for (int64_t d = r - 1; d >= 0; --d) {
+    const int64_t s = starts[d].cast<IntegerAttr>().getInt(), n = out.getDimSize(d);
+    const int64_t step = steps[d].cast<IntegerAttr>().getInt();
+    if (n == 0)
+      return std::nullopt;
+    if (s < 0 || s + n > in.getDimSize(d) || (n > 1 && step != 1))
+      return std::nullopt;
+    if (d < last && n != 1)
+      return std::nullopt;
+    offset += s * stride;
+    stride *= in.getDimSize(d);
+  }
+  return std::vector<int64_t>{offset};
+}
+
+llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn, bool cpuViews) {
   BufferPlan plan;
   Block &body = fn.getBody().front();
   auto fail = [&](Value v, const llvm::Twine &msg) -> llvm::Error {
@@ -170,6 +234,12 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
       Value in = r.getInput();
       root[r.getResult()] = root.count(in) ? root[in] : in;
     }
+    if (cpuViews && viewOffsets(&op)) {
+      Value in = op.getOperand(0);
+      for (Value res : op.getResults())
+        root[res] = root.count(in) ? root[in] : in;
+      plan.views.insert(&op);
+    }
   }
   auto rootOf = [&](Value v) { auto it = root.find(v); return it == root.end() ? v : it->second; };
 
@@ -183,7 +253,7 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
   };
   for (Operation &op : body) {
     int64_t pos = position[&op];
-    if (isa<tg::ReshapeOp>(op))
+    if (isa<tg::ReshapeOp>(op) || plan.views.count(&op))
       continue; // a view reads nothing by itself
     bool isReturn = op.hasTrait<OpTrait::IsTerminator>();
     for (Value v : op.getOperands())
@@ -277,6 +347,23 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn) {
       }
       loc.bytes = tensorBytes(r.getType());
       plan.locs[r.getResult()] = loc;
+      continue;
+    }
+    if (plan.views.count(&op)) {
+      auto it = plan.locs.find(op.getOperand(0));
+      if (it == plan.locs.end())
+        return fail(op.getOperand(0), "slice or split of a value without storage");
+      if (it->second.kind == BufferLoc::Inline)
+        return fail(op.getOperand(0), "slice or split of an inlined constant");
+      const int64_t inBytes = tensorBytes(op.getOperand(0).getType());
+      const int64_t elems = op.getOperand(0).getType().cast<RankedTensorType>().getNumElements();
+      const std::vector<int64_t> offsets = *viewOffsets(&op);
+      for (unsigned r = 0; r < op.getNumResults(); ++r) {
+        BufferLoc loc = it->second;
+        loc.offset += offsets[r] * (elems > 0 ? inBytes / elems : 0);
+        loc.bytes = tensorBytes(op.getResult(r).getType());
+        plan.locs[op.getResult(r)] = loc;
+      }
       continue;
     }
     if (op.hasTrait<OpTrait::IsTerminator>())

@@ -10,9 +10,11 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace mlir::func {
@@ -55,13 +57,23 @@ struct BufferPlan {
   int64_t arenaBytes = 0;      ///< peak arena size (a multiple of the alignment)
   int64_t weightBytes = 0;     ///< weights blob size (a multiple of the alignment)
   int64_t unsharedBytes = 0;   ///< what the arena would need without reuse
+  /// tg.slice and tg.split ops planned as views (planBuffers' cpuViews): no kernel runs them.
+  llvm::DenseSet<mlir::Operation *> views;
 };
 
 /// Byte alignment of every arena and weights offset.
 constexpr int64_t kBufferAlignment = 64;
 
-/// Plans `fn` (normally @main). Fails on a value whose size cannot be computed.
-llvm::Expected<BufferPlan> planBuffers(mlir::func::FuncOp fn);
+/// Plans `fn` (normally @main). Fails on a value whose size cannot be computed. With `cpuViews`
+/// (the CPU backend), a slice or split whose every result is one contiguous range of its input
+/// is a view like a reshape, each result at an offset into its input's storage (viewOffsets).
+llvm::Expected<BufferPlan> planBuffers(mlir::func::FuncOp fn, bool cpuViews = false);
+
+/// The element offset of each result of a tg.slice or tg.split in its input when every result
+/// is one contiguous range of the input; nullopt otherwise. A slice: unit steps, every dim
+/// before the last sliced one of extent 1 in the result, every dim after it whole. A split:
+/// every dim before its axis of extent 1.
+std::optional<std::vector<int64_t>> viewOffsets(mlir::Operation *op);
 
 /// True for tg ops computed one element at a time with numpy broadcasting (the ops a
 /// "pointwise" kernel may contain): unary, binary, compare, logic, where, cast, isnan, gelu.

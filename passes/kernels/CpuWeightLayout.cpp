@@ -7,8 +7,9 @@
 // tg.linear:
 //   linear(x, W:const[N, K], b) -> matmul(x, Wᵀ:const[K, N]) (+ b)
 // with Wᵀ written at compile time; the bias add becomes the GEMM's epilogue in kernel
-// formation. f32 only (an f16/bf16 GEMM copies B to float anyway), and only a weight no other
-// op reads (a tied embedding keeps one copy).
+// formation. f32 only (an f16/bf16 GEMM copies B to float anyway), and only a weight that only
+// linears read (a recurrent weight, read by every step, gets one transpose for all; a tied
+// embedding keeps one copy).
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "passes/common/Constants.h"
@@ -25,6 +26,18 @@ using mlir::PatternRewriter;
 using mlir::RankedTensorType;
 using mlir::Value;
 
+/// True when every reader of `w` is a tg.linear that takes it as its weight, with an input of
+/// rank >= 2 (each becomes a matmul by one shared transpose).
+bool onlyLinearWeight(Value w) {
+  for (mlir::OpOperand &use : w.getUses()) {
+    auto lin = dyn_cast<tg::LinearOp>(use.getOwner());
+    if (!lin || use.getOperandNumber() != 1 ||
+        lin.getInput().getType().cast<RankedTensorType>().getRank() < 2)
+      return false;
+  }
+  return true;
+}
+
 struct StoreLinearWeightKN : public Rule<tg::LinearOp> {
   explicit StoreLinearWeightKN(mlir::MLIRContext *ctx) : Rule(ctx, "StoreLinearWeightKN") {}
 
@@ -36,18 +49,22 @@ struct StoreLinearWeightKN : public Rule<tg::LinearOp> {
     auto wt = op.getWeight().getType().cast<RankedTensorType>();
     if (!dense || wt.getRank() != 2 || !wt.getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "weight is not a dense f32 [N, K] constant");
-    if (!op.getWeight().hasOneUse())
-      return rewriter.notifyMatchFailure(op, "another op reads the weight");
-    if (op.getInput().getType().cast<RankedTensorType>().getRank() < 2)
-      return rewriter.notifyMatchFailure(op, "input rank < 2 (vector promotion)");
+    // A recurrent weight is read by every step's linear: all of them share one transpose.
+    if (!onlyLinearWeight(op.getWeight()))
+      return rewriter.notifyMatchFailure(op, "another op reads the weight, or an input is a vector");
     auto kn = transpose2d(dense);
     if (!kn)
       return rewriter.notifyMatchFailure(op, "weight cannot be transposed");
-    auto w = rewriter.create<tg::ConstantOp>(op.getLoc(), kn->getType(), *kn);
-    Value y = rewriter.create<tg::MatmulOp>(op.getLoc(), op.getType(), op.getInput(), w);
-    if (Value b = op.getBias())
-      y = rewriter.create<tg::AddOp>(op.getLoc(), op.getType(), y, b);
-    rewriter.replaceOp(op, y);
+    rewriter.setInsertionPointAfter(c);
+    auto w = rewriter.create<tg::ConstantOp>(c.getLoc(), kn->getType(), *kn);
+    for (mlir::Operation *user : llvm::to_vector(op.getWeight().getUsers())) {
+      auto lin = cast<tg::LinearOp>(user);
+      rewriter.setInsertionPoint(lin);
+      Value y = rewriter.create<tg::MatmulOp>(lin.getLoc(), lin.getType(), lin.getInput(), w);
+      if (Value b = lin.getBias())
+        y = rewriter.create<tg::AddOp>(lin.getLoc(), lin.getType(), y, b);
+      rewriter.replaceOp(lin, y);
+    }
     return mlir::success();
   }
 };

@@ -24,7 +24,7 @@ def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
   let description = [{
     The CPU's GEMM reads B row by row (AVX-512 tiles loading 32 consecutive columns per step of
     k; OpenBLAS without a transposed operand), so after every rule that matches tg.linear each
-    f32 linear whose constant weight no other op reads becomes a matmul by the [K, N] transpose,
+    f32 linear whose constant weight only linears read becomes a matmul by the [K, N] transpose
     written at compile time, plus its bias as an add (the GEMM's epilogue).
   }];
   let constructor = "tgc::createCpuWeightLayoutPass()";

@@ -242,4 +242,60 @@ func.func @main(%x: tensor<16x64xf16>, %w: tensor<64x64xf16>) -> )") +
   }
 }
 
+// On the CPU (cpuViews) a slice that is one contiguous range of its input is a view at an
+// offset into the input's storage, and the input stays live until the view's last reader; a
+// strided slice, or one whose rows are not contiguous, is computed; without cpuViews (CUDA)
+// every slice is. A split along the first dim of extent > 1 is views too (a GRU's gates), one
+// along a later dim is not.
+TEST(PlanBuffers, ContiguousSlicesAreViewsOnTheCpu) {
+  const std::string ir = R"(
+func.func @main(%x: tensor<3x1x160xf32>) -> (tensor<1x40xf32>, tensor<1x1x80xf32>, tensor<3x1x40xf32>, tensor<1x120xf32>, tensor<3x1x100xf32>) {
+  %0 = tg.exp %x : tensor<3x1x160xf32>
+  %1 = tg.slice %0 {starts = [2, 0, 0], steps = [1, 1, 1]} : tensor<3x1x160xf32> -> tensor<1x1x160xf32>
+  %2 = tg.reshape %1 : tensor<1x1x160xf32> -> tensor<1x160xf32>
+  %3 = tg.slice %2 {starts = [0, 40], steps = [1, 1]} : tensor<1x160xf32> -> tensor<1x40xf32>
+  %4 = tg.slice %0 {starts = [1, 0, 0], steps = [1, 1, 2]} : tensor<3x1x160xf32> -> tensor<1x1x80xf32>
+  %5 = tg.slice %0 {starts = [0, 0, 40], steps = [1, 1, 1]} : tensor<3x1x160xf32> -> tensor<3x1x40xf32>
+  %6 = tg.exp %x : tensor<3x1x160xf32>
+  %7 = tg.tanh %3 : tensor<1x40xf32>
+  %8:2 = tg.split %2 {axis = 1 : i64} : tensor<1x160xf32> -> tensor<1x40xf32>, tensor<1x120xf32>
+  %9:2 = tg.split %0 {axis = 2 : i64} : tensor<3x1x160xf32> -> tensor<3x1x60xf32>, tensor<3x1x100xf32>
+  return %7, %4, %5, %8#1, %9#1 : tensor<1x40xf32>, tensor<1x1x80xf32>, tensor<3x1x40xf32>, tensor<1x120xf32>, tensor<3x1x100xf32>
+}
+)";
+  auto p = parse(ir);
+  ASSERT_TRUE(p->main);
+  auto plan = tgc::planBuffers(p->main, /*cpuViews=*/true);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  mlir::Block &body = p->main.getBody().front();
+  std::vector<mlir::Operation *> ops;
+  for (mlir::Operation &op : body)
+    ops.push_back(&op);
+  const tgc::BufferLoc &base = plan->locs[ops[0]->getResult(0)];
+  const tgc::BufferLoc &row = plan->locs[ops[1]->getResult(0)],
+                       &gate = plan->locs[ops[3]->getResult(0)];
+  EXPECT_TRUE(plan->views.count(ops[1]));
+  EXPECT_TRUE(plan->views.count(ops[3]));
+  EXPECT_EQ(row.kind, base.kind);
+  EXPECT_EQ(row.offset, base.offset + 2 * 160 * 4);
+  EXPECT_EQ(row.bytes, 160 * 4);
+  EXPECT_EQ(gate.offset, base.offset + (2 * 160 + 40) * 4); // a view of a view
+  EXPECT_EQ(gate.bytes, 40 * 4);
+  EXPECT_FALSE(plan->views.count(ops[4])) << "a strided slice is computed";
+  EXPECT_FALSE(plan->views.count(ops[5])) << "rows 160 apart are not one range";
+  EXPECT_TRUE(plan->views.count(ops[8]));
+  EXPECT_EQ(plan->locs[ops[8]->getResult(0)].offset, base.offset + 2 * 160 * 4);
+  EXPECT_EQ(plan->locs[ops[8]->getResult(1)].offset, base.offset + (2 * 160 + 40) * 4);
+  EXPECT_EQ(plan->locs[ops[8]->getResult(1)].bytes, 120 * 4);
+  EXPECT_FALSE(plan->views.count(ops[9])) << "a split of rows is computed";
+  // %0 is read through its views until the end: %6, written before that, may not land on it.
+  const tgc::BufferLoc &late = plan->locs[ops[6]->getResult(0)];
+  EXPECT_TRUE(late.offset >= base.offset + base.bytes || late.offset + late.bytes <= base.offset);
+  expectNoOverlap(*plan);
+
+  auto cuda = tgc::planBuffers(p->main);
+  ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+  EXPECT_TRUE(cuda->views.empty());
+}
+
 } // namespace

@@ -17,6 +17,23 @@ func.func @linear_to_matmul(%x: tensor<4x2xf32>) -> tensor<4x3xf32> {
 
 // -----
 
+// A weight read by several linears (a recurrent weight, one per step) gets one transpose that
+// every one of them multiplies by.
+// CHECK-LABEL: func.func @shared_by_linears
+func.func @shared_by_linears(%x: tensor<4x2xf32>, %h: tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %w = tg.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  // CHECK: %[[W:.+]] = tg.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+  // CHECK-NOT: tg.constant
+  // CHECK: tg.matmul %{{.+}}, %[[W]]
+  // CHECK: tg.matmul %{{.+}}, %[[W]]
+  // CHECK-NOT: tg.linear
+  %0 = tg.linear %x, %w : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x3xf32>
+  %1 = tg.linear %h, %w : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x3xf32>
+  return %0, %1 : tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
 // Negative: a weight another op reads (a tied embedding) stays one [N, K] constant.
 // CHECK-LABEL: func.func @shared_weight
 func.func @shared_weight(%x: tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<3x2xf32>) {
