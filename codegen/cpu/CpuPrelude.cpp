@@ -290,7 +290,8 @@ inline float tg_tanhf(float x0) {
   q = q * z + 1.18534705686654e-04f;
   q = q * z + 2.26843463243900e-03f;
   q = q * z + 4.89352518554385e-03f;
-  return p * x / q;
+  const float r = p * x / q; // the fit overshoots 1 by an ulp near the clamp: kept in [-1, 1]
+  return r > 1.0f ? 1.0f : (r < -1.0f ? -1.0f : r); // (NaN passes through)
 }
 // erf as one 13/8-degree rational function on [-4, 4] (+-1 in float beyond), Eigen's fit
 // (against double erf over every float in [-8, 8]: absolute error < 4.5e-7, relative < 4.5e-7,
@@ -310,7 +311,8 @@ inline float tg_erff(float x0) {
   q = q * z + -1.68282697438203e-03f;
   q = q * z + -7.37332916720468e-03f;
   q = q * z + -1.42647390514189e-02f;
-  return p * x / q;
+  const float r = p * x / q; // the fit overshoots 1 by an ulp near the clamp: kept in [-1, 1]
+  return r > 1.0f ? 1.0f : (r < -1.0f ? -1.0f : r); // (NaN passes through)
 }
 template <class T> inline T tg_exp(T a) {
   if constexpr (std::is_same<T, float>::value) return tg_expf(a);
@@ -479,7 +481,7 @@ constexpr int64_t kGemmSplitWork = 1 << 18;
 
 /// C = A * op(B) + beta * C (row-major; op(B) = B[K,N] or B[N,K]^T). M, N, K > 0.
 /// OpenBLAS runs on one thread (tgk_init_threads): the pool is the only one, so a large GEMM is
-/// split into panels of 16-multiples along the longer of M and N (rows of A and C, or columns
+/// split into panels of 32-multiples along the longer of M and N (rows of A and C, or columns
 /// of op(B) and C), tgk_nt() of them, one cblas call each.
 template <class T>
 void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
@@ -489,7 +491,9 @@ void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int6
   const int64_t len = byRows ? M : N;
   const int64_t parts = std::min<int64_t>(nt, len / 16);
   if (parts > 1 && M * N * K >= kGemmSplitWork) {
-    const int64_t step = ((len + parts - 1) / parts + 15) / 16 * 16;
+    // Panels of 32-multiples: every panel's columns fall on the same GEMM tiles (tg_tiled_sgemm)
+    // whatever the thread count, so results do not change with it.
+    const int64_t step = ((len + parts - 1) / parts + 31) / 32 * 32;
     tg_parallel_for(parts, true, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t lo = p * step, n = std::min(len, lo + step) - lo;

@@ -352,7 +352,7 @@ llvm::Expected<BufferPlan> planBuffers(func::FuncOp fn, bool cpuViews) {
     if (plan.views.count(&op)) {
       auto it = plan.locs.find(op.getOperand(0));
       if (it == plan.locs.end())
-        return fail(op.getOperand(0), "slice or split of a value without storage");
+        continue; // a view nobody reads of a constant nothing else reads: no storage at all
       if (it->second.kind == BufferLoc::Inline)
         return fail(op.getOperand(0), "slice or split of an inlined constant");
       const int64_t inBytes = tensorBytes(op.getOperand(0).getType());

@@ -181,6 +181,47 @@ func.func @main(%x: tensor<64x1024xf32>, %a: tensor<96x64xf32>, %w: tensor<80x64
                          "thread_pool.tgpkg", 3);
 }
 
+// tanh and erf are rational fits (CpuPrelude's tg_tanhf, tg_erff) that overshoot 1 by an ulp
+// near their clamps (tanh: x in [8.17, 9], erf: [3.69, 4]) unless the result is kept in
+// [-1, 1]: a following sqrt(1 - t*t) or atanh would give NaN. Every float in +-[3, 10] on a
+// 1/4096 grid, at the host's level (the vectorized code the models run).
+TEST(CpuVsInterp, TanhAndErfStayWithinOne) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+func.func @main(%x: tensor<57344xf32>) -> (tensor<57344xf32>, tensor<57344xf32>) {
+  %0 = tg.tanh %x : tensor<57344xf32>
+  %1 = tg.erf %x : tensor<57344xf32>
+  return %0, %1 : tensor<57344xf32>, tensor<57344xf32>
+}
+)",
+                                                        &ctx);
+  ASSERT_TRUE(module);
+  tgc::PackageInfo info;
+  info.target = "cpu:" + tgc::hostCpuLevel();
+  const std::string dir = tmpDir() + "/within_one.tgpkg";
+  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpDir() + "/kcache");
+  ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
+  tgc::Status st;
+  auto session = tgc::Session::load(dir, st, 1);
+  ASSERT_TRUE(session) << st.message;
+  auto x = tgc::HostTensor::zeros(tgc::DType::F32, {57344});
+  for (int64_t i = 0; i < 28672; ++i) { // 3 + i/4096 and its negative
+    x.set(2 * i, 3.0 + (double)i / 4096.0);
+    x.set(2 * i + 1, -(3.0 + (double)i / 4096.0));
+  }
+  std::vector<tgc::HostTensor> got;
+  st = session->run({x}, got);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(got.size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    int64_t over = 0;
+    for (int64_t i = 0; i < got[k].numel(); ++i)
+      over += std::fabs(got[k].get(i)) > 1.0;
+    EXPECT_EQ(over, 0) << (k == 0 ? "tanh" : "erf") << " results beyond +-1";
+  }
+}
+
 // f32 GEMMs with an untransposed B run in 8 x 32 register tiles on AVX-512 hosts
 // (tg_tiled_sgemm; OpenBLAS elsewhere): row tails of 1 to 7 (M = 1, 7, 13, 29), column tails
 // after whole strips (N = 45, 77, 200) through OpenBLAS, exactly one strip (N = 32), K = 1 and
