@@ -34,16 +34,37 @@ tgc::HostTensor randomTensor(tgc::DType t, std::vector<int64_t> shape, uint32_t 
   return h;
 }
 
+/// Parses `ir`, writes it as a CPU package `name` for `target` ("cpu": x86-64-v2; "cpu:<level>"
+/// for that level) and loads it on `threads` threads.
+struct Loaded {
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<tgc::Session> session;
+};
+void compileAndLoad(Loaded &l, const std::string &ir, const std::string &name, int threads,
+                    const std::string &target) {
+  l.ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  l.module = mlir::parseSourceString<mlir::ModuleOp>(ir, &l.ctx);
+  ASSERT_TRUE(l.module);
+  tgc::PackageInfo info;
+  info.target = target;
+  const std::string dir = tmpDir() + "/" + name;
+  auto stats = tgc::writeCpuPackage(*l.module, dir, info, tmpDir() + "/kcache");
+  ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
+  tgc::Status st;
+  l.session = tgc::Session::load(dir, st, threads);
+  ASSERT_TRUE(l.session) << st.message;
+}
+
 /// Compiles `ir`, runs it (on `threads` threads) and the interpreter on the same random inputs,
 /// compares every output.
-/// `target` "cpu" compiles for x86-64-v2; "cpu:<level>" for that level.
 void compareWithInterpreter(const std::string &ir, const std::string &name, int threads = 2,
                             const std::string &target = "cpu") {
-  mlir::MLIRContext ctx;
-  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
-  ASSERT_TRUE(module);
-  auto fn = module->lookupSymbol<mlir::func::FuncOp>("main");
+  Loaded l;
+  compileAndLoad(l, ir, name, threads, target);
+  if (::testing::Test::HasFatalFailure())
+    return;
+  auto fn = l.module->lookupSymbol<mlir::func::FuncOp>("main");
   std::vector<tgc::HostTensor> inputs;
   uint32_t seed = 1;
   for (mlir::Type t : fn.getArgumentTypes()) {
@@ -54,16 +75,8 @@ void compareWithInterpreter(const std::string &ir, const std::string &name, int 
   }
   auto want = tgc::interpret(fn, inputs);
   ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
-  std::string dir = tmpDir() + "/" + name;
-  tgc::PackageInfo info;
-  info.target = target;
-  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpDir() + "/kcache");
-  ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
-  tgc::Status st;
-  auto session = tgc::Session::load(dir, st, threads);
-  ASSERT_TRUE(session) << st.message;
   std::vector<tgc::HostTensor> got;
-  st = session->run(inputs, got);
+  tgc::Status st = l.session->run(inputs, got);
   ASSERT_TRUE(st.ok) << st.message;
   ASSERT_EQ(got.size(), want->size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -186,32 +199,24 @@ func.func @main(%x: tensor<64x1024xf32>, %a: tensor<96x64xf32>, %w: tensor<80x64
 // [-1, 1]: a following sqrt(1 - t*t) or atanh would give NaN. Every float in +-[3, 10] on a
 // 1/4096 grid, at the host's level (the vectorized code the models run).
 TEST(CpuVsInterp, TanhAndErfStayWithinOne) {
-  mlir::MLIRContext ctx;
-  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+  Loaded l;
+  compileAndLoad(l, R"(
 func.func @main(%x: tensor<57344xf32>) -> (tensor<57344xf32>, tensor<57344xf32>) {
   %0 = tg.tanh %x : tensor<57344xf32>
   %1 = tg.erf %x : tensor<57344xf32>
   return %0, %1 : tensor<57344xf32>, tensor<57344xf32>
 }
 )",
-                                                        &ctx);
-  ASSERT_TRUE(module);
-  tgc::PackageInfo info;
-  info.target = "cpu:" + tgc::hostCpuLevel();
-  const std::string dir = tmpDir() + "/within_one.tgpkg";
-  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpDir() + "/kcache");
-  ASSERT_TRUE(bool(stats)) << llvm::toString(stats.takeError());
-  tgc::Status st;
-  auto session = tgc::Session::load(dir, st, 1);
-  ASSERT_TRUE(session) << st.message;
+                 "within_one.tgpkg", 1, "cpu:" + tgc::hostCpuLevel());
+  if (HasFatalFailure())
+    return;
   auto x = tgc::HostTensor::zeros(tgc::DType::F32, {57344});
   for (int64_t i = 0; i < 28672; ++i) { // 3 + i/4096 and its negative
     x.set(2 * i, 3.0 + (double)i / 4096.0);
     x.set(2 * i + 1, -(3.0 + (double)i / 4096.0));
   }
   std::vector<tgc::HostTensor> got;
-  st = session->run({x}, got);
+  tgc::Status st = l.session->run({x}, got);
   ASSERT_TRUE(st.ok) << st.message;
   ASSERT_EQ(got.size(), 2u);
   for (int k = 0; k < 2; ++k) {

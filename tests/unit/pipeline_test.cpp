@@ -211,6 +211,22 @@ size_t occurrences(const std::string &text, const std::string &what) {
   return n;
 }
 
+// A CPU compile runs tgc-cpu-weight-layout (its linears become matmuls by [K, N] weights); a
+// CUDA compile does not (the test above: its passes are exactly the default pipeline's).
+TEST(CompileDriver, CpuTargetsStoreLinearWeightsKN) {
+  CompileOptions o;
+  o.modelPath = kModels + "/bert_tiny/model.onnx";
+  o.outputPath = tmpDir() + "/weights_kn.tgpkg";
+  o.target = llvm::cantFail(parseTarget("cpu"));
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  auto r = compile(o, os);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_TRUE(std::any_of(r->passSeconds.begin(), r->passSeconds.end(),
+                          [](const auto &p) { return p.first == "tgc-cpu-weight-layout"; }));
+  EXPECT_GT(r->ruleHits["StoreLinearWeightKN"], 0);
+}
+
 // --print-ir-after/-before print the named passes only, with tgc's banner; --stats has one time
 // per pass execution, named by the pass's flag, between import and codegen.
 TEST(CompileDriver, PrintsIrAndTimesEveryPass) {
