@@ -68,6 +68,30 @@ bool isSmallDirect(tg::ConvOp conv) {
   return stepsWithin(conv, 4, 4) && taps > 1 && taps <= 49;
 }
 
+/// The lanes kernel's register block for M output channels over rows of OW positions: B blocks
+/// of 16 channels by P positions (B*P accumulators of 16 floats, at most 24 so that the B weight
+/// vectors fit beside them in 32 registers). Each tap costs B + P loads for B*P FMAs, and a row
+/// of OW positions computes ceil(OW/P)*P; the choice minimizes both (a load weighed as 0.3 of an
+/// FMA), the last group of MBs % B blocks counted at its own rate.
+std::pair<int64_t, int64_t> lanesBlock(int64_t M, int64_t OW) {
+  const int64_t MBs = (M + 15) / 16;
+  std::pair<int64_t, int64_t> best{1, 1};
+  double bestCost = 1e30;
+  for (int64_t B = 1; B <= std::min<int64_t>(4, MBs); ++B) {
+    const int64_t pmax = 24 / B, rows = (OW + pmax - 1) / pmax, P = (OW + rows - 1) / rows;
+    auto rate = [&](int64_t b) { return 1.0 + 0.3 * double(b + P) / double(b * P); };
+    const int64_t full = MBs / B, rest = MBs % B;
+    const double cost = double(rows * P) / double(OW) *
+                        (double(full * B) * rate(B) + double(rest) * (rest ? rate(rest) : 0)) /
+                        double(MBs);
+    if (cost < bestCost - 1e-9) { // ties keep the smaller B
+      bestCost = cost;
+      best = {B, P};
+    }
+  }
+  return best;
+}
+
 } // namespace
 
 llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
@@ -81,13 +105,29 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
       return opError(op, "conv with more than 8 spatial dims");
     const std::string bias = conv.getBias() ? in[2] : "nullptr";
     const std::string xw = in[0] + ", " + in[1] + ", ";
+    // Both spatial forms as 2-D: along H the first spatial dim's value for 2-D, `one` for 1-D.
+    auto h = [&](const Shape &v, size_t at, int64_t one) { return str(sp == 2 ? v[at] : one); };
+    if (auto block = conv.getWeightBlock()) {
+      // Weights blocked by 16 output channels (tgc-cpu-weight-layout): the lanes kernel.
+      if (T != "float" || *block != 16 || conv.getGroup() != 1 || sp < 1 || sp > 2)
+        return opError(op, "a weight blocked by " + std::to_string(*block) +
+                               " is read only by f32 1-D/2-D convolutions of group 1 blocked by 16");
+      Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
+            dil = codegen::intsOf(conv.getDilations());
+      auto [B, P] = lanesBlock(y[1], y.back());
+      c.line("tg_conv_lanes2d<" + h(w, 2, 1) + ", " + str(w[w.size() - 2]) + ", " + h(st, 0, 1) +
+             ", " + str(st.back()) + ", " + h(dil, 0, 1) + ", " + str(dil.back()) + ", " +
+             str(B) + ", " + str(P) + ">(" + xw + bias + ", " + out + ", " + str(x[0]) + ", " +
+             str(x[1]) + ", " + str(y[1]) + ", " + h(x, 2, 1) + ", " + str(x.back()) + ", " +
+             h(y, 2, 1) + ", " + str(y.back()) + ", " + h(pads, 0, 0) + ", " +
+             str(pads[sp - 1]) + ");");
+      return llvm::Error::success();
+    }
     const bool direct = T == "float" && !isDepthwise(conv) && isSmallDirect(conv);
     if (T == "float" && (isDepthwise(conv) || direct)) {
       // 1-D as 2-D with a window, stride and dilation of 1 along H (tg_conv_dw2d).
       Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
             dil = codegen::intsOf(conv.getDilations());
-      // Along H: the first spatial dim's value for 2-D, `one` for 1-D; along W: the last dim's.
-      auto h = [&](const Shape &v, size_t at, int64_t one) { return str(sp == 2 ? v[at] : one); };
       const std::string tmpl = "<" + h(w, 2, 1) + ", " + str(w.back()) + ", " + h(st, 0, 1) +
                                ", " + str(st.back()) + ", " + h(dil, 0, 1) + ", " +
                                str(dil.back()) + ">";
@@ -113,6 +153,20 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
 
   if (auto pool = dyn_cast<tg::PoolOp>(op)) {
     const int64_t total = product(shapeOf(pool.getResult()));
+    const Shape x = shapeOf(pool.getInput()), y = shapeOf(pool.getResult());
+    const int nsp = (int)x.size() - 2;
+    if (T == "float" && pool.getKind() == "max" && (nsp == 1 || nsp == 2) && total > 0) {
+      // Separable, vectorized over output columns (tg_maxpool2d; 1-D as 2-D with H = 1).
+      const Shape k = codegen::intsOf(pool.getKernel()), st = codegen::intsOf(pool.getStrides()),
+                  pads = codegen::intsOf(pool.getPads()), dil = codegen::intsOf(pool.getDilations());
+      auto h = [&](const Shape &v, size_t at, int64_t one) { return str(nsp == 2 ? v[at] : one); };
+      c.line("tg_maxpool2d<" + h(k, 0, 1) + ", " + str(k.back()) + ", " + h(st, 0, 1) + ", " +
+             str(st.back()) + ", " + h(dil, 0, 1) + ", " + str(dil.back()) + ">(" + in[0] + ", " +
+             out + ", " + str(x[0] * x[1]) + ", " + h(x, 2, 1) + ", " + str(x.back()) + ", " +
+             h(y, 2, 1) + ", " + str(y.back()) + ", " + h(pads, 0, 0) + ", " + str(pads[nsp - 1]) +
+             ");");
+      return llvm::Error::success();
+    }
     codegen::PoolSpelling sp;
     sp.index = "int64_t";
     sp.acc = ct->calc(); // float for f16/bf16, loaded and rounded on store

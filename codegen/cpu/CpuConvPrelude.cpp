@@ -384,6 +384,285 @@ TG_INLINE_COPIES void tg_conv_direct2d(const float *x, const float *w, const flo
     });
   }
 }
+
+#if defined(__clang__)
+/// Lets clang keep 16-float vectors in zmm registers (-march=x86-64-v4 otherwise prefers ymm,
+/// splitting each into two and spilling the lanes kernel's accumulators).
+#define TG_ZMM __attribute__((min_vector_width(512)))
+#else
+#define TG_ZMM
+#endif
+typedef float tg_f16x __attribute__((vector_size(64)));
+
+/// One zero-padded input plane: rows [0, Hp) x columns [0, Wp) of xc [H, W] shifted by the
+/// leading pads (PT, PL), zeros outside.
+TG_INLINE_COPIES inline void tg_pad_plane(const float *xc, int64_t H, int64_t W, int64_t PT,
+                                          int64_t PL, int64_t Hp, int64_t Wp, float *dst) {
+  for (int64_t r = 0; r < Hp; ++r, dst += Wp) {
+    const int64_t iy = r - PT;
+    const int64_t lo = iy < 0 || iy >= H ? Wp : std::min(Wp, std::max<int64_t>(0, PL));
+    const int64_t hi = std::max(lo, std::min(Wp, PL + W));
+    for (int64_t j = 0; j < lo; ++j) dst[j] = 0.0f;
+    if (hi > lo) tg_copy_f32(dst + lo, xc + iy * W + (lo - PL), hi - lo);
+    for (int64_t j = hi; j < Wp; ++j) dst[j] = 0.0f;
+  }
+}
+
+/// Transposes 16x16 floats held as 16 row vectors, in place: four butterfly stages (blocks of
+/// 8, 4, 2 and 1 swapped across the diagonal), 64 two-source shuffles instead of 256 scalar
+/// moves.
+TG_ZMM inline void tg_transpose16(tg_f16x *r) {
+  for (int i = 0; i < 8; ++i) {
+    const tg_f16x a = r[i], b = r[i + 8];
+    r[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    r[i + 8] = __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29,
+                                       30, 31);
+  }
+  for (int i = 0; i < 16; ++i)
+    if (!(i & 4)) {
+      const tg_f16x a = r[i], b = r[i + 4];
+      r[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26,
+                                     27);
+      r[i + 4] = __builtin_shufflevector(a, b, 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29,
+                                         30, 31);
+    }
+  for (int i = 0; i < 16; ++i)
+    if (!(i & 2)) {
+      const tg_f16x a = r[i], b = r[i + 2];
+      r[i] = __builtin_shufflevector(a, b, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28,
+                                     29);
+      r[i + 2] = __builtin_shufflevector(a, b, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15,
+                                         30, 31);
+    }
+  for (int i = 0; i < 16; i += 2) {
+    const tg_f16x a = r[i], b = r[i + 1];
+    r[i] = __builtin_shufflevector(a, b, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+    r[i + 1] = __builtin_shufflevector(a, b, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15,
+                                       31);
+  }
+}
+
+/// One output row oy of B blocks of 16 output channels (the lanes kernel below): px is the
+/// padded planes at input row oy*SH, wg the group's blocked weights, bg its 16*B biases, yrow
+/// y[m0][oy] with channel planes ystride apart. P output positions at a time: B*P 16-float
+/// accumulators; per tap B weight loads and P broadcasts of the input feed B*P FMAs.
+template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P>
+TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t plane, int64_t Wp,
+                                                     const float *wg, const float *bg, int64_t C,
+                                                     int64_t OW, int64_t M, int64_t m0,
+                                                     float *yrow, int64_t ystride) {
+  typedef float v16 __attribute__((vector_size(64)));
+  constexpr int64_t KK = KH * KW;
+  for (int64_t ox0 = 0; ox0 < OW; ox0 += P) {
+    v16 acc[B][P];
+#pragma GCC unroll 8
+    for (int b = 0; b < B; ++b) {
+      v16 bv;
+      std::memcpy(&bv, bg + b * 16, 64);
+#pragma GCC unroll 32
+      for (int p = 0; p < P; ++p) acc[b][p] = bv;
+    }
+    const float *pr = px + ox0 * SW;
+    for (int64_t c = 0; c < C; ++c) {
+      const float *pc = pr + c * plane;
+      const float *wc = wg + c * KK * 16;
+#pragma GCC unroll 16
+      for (int ky = 0; ky < KH; ++ky)
+#pragma GCC unroll 16
+        for (int kx = 0; kx < KW; ++kx) {
+          const float *r = pc + ky * DH * Wp + kx * DW;
+          v16 wv[B];
+#pragma GCC unroll 8
+          for (int b = 0; b < B; ++b)
+            std::memcpy(&wv[b], wc + b * C * KK * 16 + (ky * KW + kx) * 16, 64);
+#pragma GCC unroll 32
+          for (int p = 0; p < P; ++p) {
+            const float v = r[p * SW];
+#pragma GCC unroll 8
+            for (int b = 0; b < B; ++b) acc[b][p] += wv[b] * v;
+          }
+        }
+    }
+    // Channels-last accumulators to the channel planes (a 16x16 transpose in registers): the
+    // valid channels and positions.
+    const int64_t np = std::min<int64_t>(P, OW - ox0);
+#pragma GCC unroll 8
+    for (int b = 0; b < B; ++b) {
+      tg_f16x t[16];
+#pragma GCC unroll 16
+      for (int p = 0; p < 16; ++p) t[p] = p < P ? acc[b][p < P ? p : 0] : (tg_f16x){};
+      tg_transpose16(t);
+      const int64_t nm = std::min<int64_t>(16, M - m0 - b * 16);
+      for (int64_t i = 0; i < nm; ++i) {
+        float *yo = yrow + (b * 16 + i) * ystride + ox0;
+        if (np == P) std::memcpy(yo, &t[i], sizeof(float) * P);
+        else for (int64_t p = 0; p < np; ++p) yo[p] = t[i][p];
+      }
+    }
+  }
+}
+
+/// tg_conv_lanes_row for a last group of nb < B channel blocks (instantiated for B-1 down to 1).
+template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P>
+inline void tg_conv_lanes_rest(int64_t nb, const float *px, int64_t plane, int64_t Wp,
+                               const float *wg, const float *bg, int64_t C, int64_t OW, int64_t M,
+                               int64_t m0, float *yrow, int64_t ystride) {
+  if constexpr (B > 1) {
+    if (nb == B - 1)
+      tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B - 1, P>(px, plane, Wp, wg, bg, C, OW, M, m0,
+                                                          yrow, ystride);
+    else
+      tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B - 1, P>(nb, px, plane, Wp, wg, bg, C, OW, M,
+                                                           m0, yrow, ystride);
+  }
+}
+
+/// Direct 2-D convolution in f32 with the output channels in vector lanes (group = 1; 1-D is
+/// KH = SH = DH = 1, H = 1): x [N, C, H, W], w blocked as [ceil(M/16), C, KH, KW, 16] (zeros
+/// past M; tg.conv's weight_block, written at compile time by tgc-cpu-weight-layout), y [N, M,
+/// OH, OW], PT/PL the leading pads. Each input plane is copied once zero-padded (no phases: a
+/// stride only spaces the broadcasts), then every (group of B channel blocks, output row) is
+/// one unit of the pool. Unlike tg_conv_direct2d nothing is computed past a row's end (P
+/// positions at a time, the last block's extra columns discarded), so 4x4 and 8x8 planes run
+/// at the rate of large ones.
+template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P>
+TG_INLINE_COPIES void tg_conv_lanes2d(const float *x, const float *w, const float *bias, float *y,
+                                      int64_t N, int64_t C, int64_t M, int64_t H, int64_t W,
+                                      int64_t OH, int64_t OW, int64_t PT, int64_t PL) {
+  constexpr int64_t KK = KH * KW;
+  const int64_t OWB = (OW + P - 1) / P * P;
+  const int64_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1, Wp = (OWB - 1) * SW + (KW - 1) * DW + 1;
+  const int64_t plane = Hp * Wp, MBs = (M + 15) / 16, G = (MBs + B - 1) / B;
+  float *bp = tg_scratch<float, 4>((size_t)(MBs * 16)); // biases per lane, zeros past M
+  for (int64_t m = 0; m < MBs * 16; ++m) bp[m] = bias && m < M ? bias[m] : 0.0f;
+  float *ph = tg_scratch<float, 2>((size_t)(C * plane));
+  for (int64_t n = 0; n < N; ++n) {
+    tg_parallel_for(C, C * plane > (1 << 15), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        tg_pad_plane(x + (n * C + c) * H * W, H, W, PT, PL, Hp, Wp, ph + c * plane);
+    });
+    tg_parallel_for(G * OH, M * C * KK * OH * OW >= (1 << 20), [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t g = u / OH, oy = u % OH, nb = std::min<int64_t>(B, MBs - g * B);
+        const float *px = ph + oy * SH * Wp, *wg = w + g * B * C * KK * 16, *bg = bp + g * B * 16;
+        float *yrow = y + ((n * M + g * B * 16) * OH + oy) * OW;
+        if (nb == B)
+          tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B, P>(px, plane, Wp, wg, bg, C, OW, M,
+                                                          g * B * 16, yrow, OH * OW);
+        else
+          tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B, P>(nb, px, plane, Wp, wg, bg, C, OW, M,
+                                                           g * B * 16, yrow, OH * OW);
+      }
+    });
+  }
+}
+
+/// Max of two 16-float vectors lane by lane, NaN propagating (as tg_max).
+TG_ZMM inline tg_f16x tg_vmax16(tg_f16x a, tg_f16x b) {
+  return ((a != a) | (a > b)) ? a : b;
+}
+
+/// Widths of tg_maxpool2d_plane's buffers for OW output columns: Wq columns per stride phase
+/// (16-multiples covering the window's reach past OW), Wp = SW * Wq padded input columns.
+template <int KW, int SW, int DW> inline int64_t tg_pool_phase_cols(int64_t OW) {
+  return ((OW + 15) / 16 * 16 + (KW - 1) * DW / SW + 1 + 15) / 16 * 16;
+}
+
+/// One plane of a 2-D max pooling in f32 (1-D is KH = SH = DH = 1, H = 1): xc [H, W] -> yc
+/// [OH, OW], PT/PL the leading pads; padding never wins (-inf). Separable, in three passes so
+/// that no load reads a store still in flight: (1) the plane copied into `pad` with -inf
+/// borders, Hp rows of Wp columns; (2) per output row, the max of the window's KH rows, split
+/// into its SW stride phases (phase b holds column j*SW + b; for SW = 2 two shuffles per 32
+/// columns) into `vph` [OH][SW][Wq]; (3) per output row, each tap kx is a contiguous run of
+/// phase (kx*DW) % SW at offset kx*DW / SW, 16 columns at a time.
+template <int KH, int KW, int SH, int SW, int DH, int DW>
+TG_ZMM TG_INLINE_COPIES void tg_maxpool2d_plane(const float *xc, float *yc, int64_t H, int64_t W,
+                                                int64_t OH, int64_t OW, int64_t PT, int64_t PL,
+                                                float *pad, float *vph, float *yo) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  const int64_t OWB = (OW + 15) / 16 * 16, Wq = tg_pool_phase_cols<KW, SW, DW>(OW), Wp = SW * Wq;
+  const int64_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1;
+  const int64_t lo = std::min(Wp, std::max<int64_t>(0, PL)), hi = std::max(lo, std::min(Wp, PL + W));
+  const tg_f16x low = lowest - (tg_f16x){};
+  for (int64_t r = 0; r < Hp; ++r) {
+    float *d = pad + r * Wp;
+    for (int64_t j = 0; j < Wp; j += 16) std::memcpy(d + j, &low, 64);
+    const int64_t iy = r - PT;
+    if (iy >= 0 && iy < H && hi > lo) tg_copy_f32(d + lo, xc + iy * W + (lo - PL), hi - lo);
+  }
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    const float *rows = pad + oy * SH * Wp;
+    float *v = vph + oy * SW * Wq;
+    if constexpr (SW == 2) {
+      for (int64_t j = 0; j < Wq; j += 16) {
+        tg_f16x e, o;
+        std::memcpy(&e, rows + 2 * j, 64);
+        std::memcpy(&o, rows + 2 * j + 16, 64);
+#pragma GCC unroll 16
+        for (int ky = 1; ky < KH; ++ky) {
+          tg_f16x a, b;
+          std::memcpy(&a, rows + ky * DH * Wp + 2 * j, 64);
+          std::memcpy(&b, rows + ky * DH * Wp + 2 * j + 16, 64);
+          e = tg_vmax16(e, a);
+          o = tg_vmax16(o, b);
+        }
+        tg_f16x ev = __builtin_shufflevector(e, o, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                             26, 28, 30);
+        tg_f16x od = __builtin_shufflevector(e, o, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
+                                             27, 29, 31);
+        std::memcpy(v + j, &ev, 64);
+        std::memcpy(v + Wq + j, &od, 64);
+      }
+    } else {
+      float *m = SW == 1 ? v : yo; // SW > 2: the row max, then its phases
+      for (int64_t j = 0; j < Wp; j += 16) {
+        tg_f16x e;
+        std::memcpy(&e, rows + j, 64);
+#pragma GCC unroll 16
+        for (int ky = 1; ky < KH; ++ky) {
+          tg_f16x a;
+          std::memcpy(&a, rows + ky * DH * Wp + j, 64);
+          e = tg_vmax16(e, a);
+        }
+        std::memcpy(m + j, &e, 64);
+      }
+      if constexpr (SW > 2)
+        for (int b = 0; b < SW; ++b)
+          for (int64_t j = 0; j < Wq; ++j) v[b * Wq + j] = m[j * SW + b];
+    }
+  }
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    const float *v = vph + oy * SW * Wq;
+    float *dst = OW % 16 == 0 ? yc + oy * OW : yo;
+    for (int64_t ox = 0; ox < OWB; ox += 16) {
+      tg_f16x m;
+      std::memcpy(&m, v + ox, 64);
+#pragma GCC unroll 16
+      for (int kx = 1; kx < KW; ++kx) {
+        tg_f16x l;
+        std::memcpy(&l, v + (kx * DW) % SW * Wq + ox + kx * DW / SW, 64);
+        m = tg_vmax16(m, l);
+      }
+      std::memcpy(dst + ox, &m, 64);
+    }
+    if (OW % 16) tg_copy_f32(yc + oy * OW, yo, OW);
+  }
+}
+
+/// 2-D max pooling in f32 over NC planes (tg_maxpool2d_plane), planes in parallel.
+template <int KH, int KW, int SH, int SW, int DH, int DW>
+void tg_maxpool2d(const float *x, float *y, int64_t NC, int64_t H, int64_t W, int64_t OH,
+                  int64_t OW, int64_t PT, int64_t PL) {
+  const int64_t Wq = tg_pool_phase_cols<KW, SW, DW>(OW), Wp = SW * Wq;
+  const int64_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1;
+  const int64_t scratch = Hp * Wp + OH * SW * Wq + Wp + 16;
+  tg_parallel_for(NC, NC * OH * Wq * KH * KW > (1 << 16), [&](int64_t c0, int64_t c1) {
+    float *pad = tg_scratch<float, 5>((size_t)scratch), *vph = pad + Hp * Wp;
+    for (int64_t c = c0; c < c1; ++c)
+      tg_maxpool2d_plane<KH, KW, SH, SW, DH, DW>(x + c * H * W, y + c * OH * OW, H, W, OH, OW,
+                                                 PT, PL, pad, vph, vph + OH * SW * Wq);
+  });
+}
 )PRELUDE";
 
 } // namespace

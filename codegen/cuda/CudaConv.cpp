@@ -106,6 +106,8 @@ void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::st
 
 llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedParts *parts,
                                     std::string &code) {
+  if (conv.getWeightBlock())
+    return opError(conv, "a blocked conv weight (weight_block) is a CPU layout");
   Value g = conv.getResult();
   auto gt = ctypeOf(g, conv);
   if (!gt)

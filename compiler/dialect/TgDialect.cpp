@@ -317,6 +317,18 @@ LogicalResult ConvOp::verify() {
     return failure();
   tgc::Shape x = shapeOf(getInput()), w = shapeOf(getWeight());
   size_t sp = x.size() >= 2 ? x.size() - 2 : 0;
+  if (auto b = getWeightBlock()) {
+    // Blocked [ceil(M/b), C/group, k..., b]: checked as the [M, C/group, k...] it stands for.
+    tgc::Shape y = shapeOf(getResult());
+    const int64_t blk = (int64_t)*b;
+    if (blk <= 0 || y.size() < 2 || w.size() != x.size() + 1 || w.back() != blk ||
+        w[0] != (y[1] + blk - 1) / blk)
+      return emitOpError("a weight blocked by ")
+             << blk << " must be [ceil(M/" << blk << "), C/group, k..., " << blk << "], got "
+             << tgc::shapeToString(w);
+    w.pop_back();
+    w[0] = y[1];
+  }
   if (x.size() < 3 || w.size() != x.size())
     return emitOpError("input and weight must have the same rank >= 3");
   auto strides = ints(getStrides()), pads = ints(getPads()), dil = ints(getDilations());

@@ -196,9 +196,15 @@ def TG_LinearOp : TG_Op<"linear"> {
 
 def TG_ConvOp : TG_Op<"conv"> {
   let summary = "N-d convolution, NC[D]HW layout, weight [M, C/group, k...]";
+  let description = [{
+    With `weight_block` = b the weight is stored blocked by output channels: [ceil(M/b), C/group,
+    k..., b], element [m / b, c, k..., m % b] holding w[m, c, k...] and zeros past M (M is the
+    result's channel dim). tgc-cpu-weight-layout writes it so for the CPU's direct convolution,
+    which loads b output channels per vector; other targets refuse it.
+  }];
   let arguments = (ins TG_Tensor:$input, TG_Tensor:$weight, Optional<TG_Tensor>:$bias,
                        I64ArrayAttr:$strides, I64ArrayAttr:$pads, I64ArrayAttr:$dilations,
-                       I64Attr:$group);
+                       I64Attr:$group, OptionalAttr<I64Attr>:$weight_block);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
   let hasVerifier = 1;

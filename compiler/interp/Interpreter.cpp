@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -85,6 +86,20 @@ llvm::Expected<int64_t> axisOf(IntegerAttr attr, int64_t rank) {
     return error("axis " + llvm::Twine(attr.getInt()) + " out of range for rank " +
                  llvm::Twine(rank));
   return *a;
+}
+
+/// A conv weight blocked by `block` output channels ([ceil(M/b), C/group, k..., b], tg.conv's
+/// weight_block) as the plain [M, C/group, k...] it stands for.
+HostTensor unblockConvWeight(const HostTensor &wb, int64_t M, int64_t block) {
+  std::vector<int64_t> shape(wb.shape.begin(), wb.shape.end() - 1);
+  shape[0] = M;
+  HostTensor w = HostTensor::zeros(wb.dtype, shape);
+  const int64_t inner = w.numel() / std::max<int64_t>(M, 1), esize = (int64_t)dtypeSize(wb.dtype);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t t = 0; t < inner; ++t)
+      std::memcpy(w.data.data() + (m * inner + t) * esize,
+                  wb.data.data() + (((m / block) * inner + t) * block + m % block) * esize, esize);
+  return w;
 }
 
 llvm::Expected<Results> one(llvm::Expected<HostTensor> r) {
@@ -242,6 +257,10 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
       .Case([&](tg::ConvOp c) {
         interp::ConvParams p{ints(c.getStrides()), ints(c.getPads()), ints(c.getDilations()),
                              c.getGroupAttr().getInt()};
+        if (auto b = c.getWeightBlock()) { // read a blocked weight as the [M, C/group, k...] it is
+          HostTensor w = unblockConvWeight(*in[1], outShape[1], (int64_t)*b);
+          return one(interp::conv(*in[0], w, in.size() > 2 ? in[2] : nullptr, p, outShape));
+        }
         return one(interp::conv(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, p, outShape));
       })
       .Case([&](tg::PoolOp pl) {

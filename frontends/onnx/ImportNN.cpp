@@ -161,7 +161,8 @@ Result importConv(ImportContext &c, const NodeView &n) {
     return c.error(n, "bias must be [" + std::to_string(ws[0]) + "]");
   return Values{c.emit<tg::ConvOp>(n.loc, c.type(out, c.elemOf(x)), x, w, bias,
                                    c.b.getI64ArrayAttr(win.strides), c.b.getI64ArrayAttr(win.pads),
-                                   c.b.getI64ArrayAttr(win.dilations), (uint64_t)group)};
+                                   c.b.getI64ArrayAttr(win.dilations), (uint64_t)group,
+                                   /*weight_block=*/nullptr)};
 }
 
 /// MaxPool's Indices output by decomposition (no second result on tg.pool): X as [N*C, S] with

@@ -1,4 +1,5 @@
-// CpuWeightLayout.cpp — `tgc-cpu-weight-layout`: linear weights stored [K, N] for the CPU.
+// CpuWeightLayout.cpp — `tgc-cpu-weight-layout`: linear weights stored [K, N], convolution
+// weights blocked by 16 output channels, for the CPU.
 //
 // tg.linear keeps its weight as [N, K]: cuBLASLt's transposed-B layout, and the form horizontal
 // fusion stacks. The CPU's GEMM reads B row by row instead: its AVX-512 tiles broadcast one
@@ -10,6 +11,12 @@
 // formation. f32 only (an f16/bf16 GEMM copies B to float anyway), and only a weight that only
 // linears read (a recurrent weight, read by every step, gets one transpose for all; a tied
 // embedding keeps one copy).
+//
+// The CPU's direct convolution (tg_conv_lanes2d) keeps 16 output channels in a vector's lanes
+// and loads one tap's 16 weights per step, so a convolution it runs gets its weight blocked:
+//   conv(x, W:const[M, C, k...]) -> conv(x, Wb:const[ceil(M/16), C, k..., 16]) {weight_block = 16}
+// (zeros past M). Which convolutions it runs is decided here (lanesConv); the backend follows
+// the attribute.
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "passes/common/Constants.h"
@@ -69,10 +76,82 @@ struct StoreLinearWeightKN : public Rule<tg::LinearOp> {
   }
 };
 
+/// Output channels per block of a blocked conv weight: one 16-float vector.
+constexpr int64_t kConvBlock = 16;
+
+/// The convolutions the CPU's lanes kernel (tg_conv_lanes2d) runs: f32, group 1, 1-D or 2-D,
+/// at least 16 output channels (one full vector; fewer keep tg_conv_direct2d, which puts
+/// positions in the lanes) and 8 input channels (a 3-channel stem has too few taps per output
+/// to pay for the kernel's channels-last stores), a window of 2 to 49 taps (1x1 convolutions
+/// are GEMMs) with strides and dilations up to 4. A 2-D stride-1 convolution with at most 64
+/// outputs over a plane of 1024 positions or more stays on tg_conv_direct2d, which needs no
+/// transposes and wastes little of so wide a row (detector_tiny's 33x33 ConvTranspose phases:
+/// 193 us direct, 207 in lanes).
+bool lanesConv(tg::ConvOp op) {
+  auto x = op.getInput().getType().cast<RankedTensorType>();
+  auto w = op.getWeight().getType().cast<RankedTensorType>();
+  auto y = op.getType().cast<RankedTensorType>();
+  if (op.getWeightBlock() || op.getGroup() != 1 || !x.getElementType().isF32() ||
+      !w.getElementType().isF32() || !y.getElementType().isF32() || x.getRank() < 3 ||
+      x.getRank() > 4 || y.getDimSize(1) < kConvBlock || x.getDimSize(1) < 8)
+    return false;
+  int64_t taps = 1;
+  for (int64_t d = 2; d < w.getRank(); ++d)
+    taps *= w.getDimSize(d);
+  auto within = [](mlir::ArrayAttr a) {
+    return llvm::all_of(a.getAsValueRange<mlir::IntegerAttr>(),
+                        [](const llvm::APInt &v) { return v.sge(1) && v.sle(4); });
+  };
+  if (taps < 2 || taps > 49 || !within(op.getStrides()) || !within(op.getDilations()))
+    return false;
+  const bool unitStrides = llvm::all_of(op.getStrides().getAsValueRange<mlir::IntegerAttr>(),
+                                        [](const llvm::APInt &v) { return v == 1; });
+  return !(x.getRank() == 4 && unitStrides && y.getDimSize(1) <= 64 &&
+           y.getDimSize(2) * y.getDimSize(3) >= 1024);
+}
+
+struct BlockConvWeight : public Rule<tg::ConvOp> {
+  explicit BlockConvWeight(mlir::MLIRContext *ctx) : Rule(ctx, "BlockConvWeight") {}
+
+  LogicalResult apply(tg::ConvOp op, PatternRewriter &rewriter) const override {
+    if (!lanesConv(op))
+      return rewriter.notifyMatchFailure(op, "not an f32 group-1 1-D/2-D convolution with >= 16 "
+                                             "outputs, >= 8 inputs and a 2-49 tap window");
+    auto c = op.getWeight().getDefiningOp<tg::ConstantOp>();
+    if (!c || !op.getWeight().hasOneUse())
+      return rewriter.notifyMatchFailure(op, "weight is not a constant only this conv reads");
+    auto dense = c.getValue().dyn_cast<mlir::DenseElementsAttr>();
+    if (!dense)
+      return rewriter.notifyMatchFailure(op, "weight is not dense");
+    auto wt = op.getWeight().getType().cast<RankedTensorType>();
+    const int64_t M = wt.getDimSize(0), inner = wt.getNumElements() / M;
+    const int64_t blocks = (M + kConvBlock - 1) / kConvBlock;
+    llvm::SmallVector<int64_t> shape(wt.getShape().begin(), wt.getShape().end());
+    shape[0] = blocks;
+    shape.push_back(kConvBlock);
+    // [m / 16, c, k..., m % 16] = w[m, c, k...]; zeros past M.
+    std::vector<float> out(blocks * inner * kConvBlock, 0.0f);
+    auto values = dense.getValues<float>();
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t t = 0; t < inner; ++t)
+        out[((m / kConvBlock) * inner + t) * kConvBlock + m % kConvBlock] =
+            values[dense.isSplat() ? 0 : m * inner + t];
+    auto type = RankedTensorType::get(shape, wt.getElementType());
+    rewriter.setInsertionPointAfter(c);
+    auto w = rewriter.create<tg::ConstantOp>(
+        c.getLoc(), type, mlir::DenseElementsAttr::get(type, llvm::makeArrayRef(out)));
+    rewriter.updateRootInPlace(op, [&] {
+      op.getWeightMutable().assign(w);
+      op.setWeightBlockAttr(rewriter.getI64IntegerAttr(kConvBlock));
+    });
+    return mlir::success();
+  }
+};
+
 struct CpuWeightLayoutPass : public CpuWeightLayoutBase<CpuWeightLayoutPass> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<StoreLinearWeightKN>(&getContext());
+    patterns.add<StoreLinearWeightKN, BlockConvWeight>(&getContext());
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -317,3 +317,11 @@ func.func @nms_boxes(%b: tensor<1x3x5xf32>, %s: tensor<1x2x3xf32>) -> tensor<4x3
 func.func @float8_unknown(%a: tensor<4x!tg.f8e4m3>) {
   return
 }
+
+// -----
+
+func.func @conv_weight_block_shape(%x: tensor<1x8x5x5xf32>, %w: tensor<1x8x3x3x16xf32>) -> tensor<1x17x3x3xf32> {
+  // expected-error @+1 {{a weight blocked by 16 must be [ceil(M/16), C/group, k..., 16], got 1x8x3x3x16}}
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x8x5x5xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x17x3x3xf32>
+  return %0 : tensor<1x17x3x3xf32>
+}

@@ -67,3 +67,71 @@ func.func @f16_weight(%x: tensor<4x2xf16>) -> tensor<4x3xf16> {
   %0 = tg.linear %x, %w : tensor<4x2xf16>, tensor<3x2xf16> -> tensor<4x3xf16>
   return %0 : tensor<4x3xf16>
 }
+
+// -----
+
+// An f32 convolution of group 1 with >= 16 outputs and >= 8 inputs gets its constant weight
+// blocked by 16 output channels, [ceil(M/16), C, k..., 16], zeros past M (17 outputs: the
+// second block holds one channel; 2.0 is 00000040 in the printed little-endian hex).
+// CHECK-LABEL: func.func @conv_blocked
+func.func @conv_blocked(%x: tensor<1x8x5x5xf32>) -> tensor<1x17x5x4xf32> {
+  %w = tg.constant dense<2.0> : tensor<17x8x1x2xf32>
+  %b = tg.constant dense<0.5> : tensor<17xf32>
+  // CHECK: %[[W:.+]] = tg.constant dense<"0x{{((00000040){128}){2}(00000040000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000){16}"}}> : tensor<2x8x1x2x16xf32>
+  // CHECK: tg.conv %{{.+}}, %[[W]], %{{.+}} {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1], weight_block = 16 : i64} : tensor<1x8x5x5xf32>, tensor<2x8x1x2x16xf32>, tensor<17xf32> -> tensor<1x17x5x4xf32>
+  %0 = tg.conv %x, %w, %b {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x5x5xf32>, tensor<17x8x1x2xf32>, tensor<17xf32> -> tensor<1x17x5x4xf32>
+  return %0 : tensor<1x17x5x4xf32>
+}
+
+// -----
+
+// 1-D too.
+// CHECK-LABEL: func.func @conv1d_blocked
+func.func @conv1d_blocked(%x: tensor<1x8x9xf32>) -> tensor<1x32x7xf32> {
+  %w = tg.constant dense<1.0> : tensor<32x8x3xf32>
+  // CHECK: tg.conv {{.*}}weight_block = 16 : i64{{.*}} : tensor<1x8x9xf32>, tensor<2x8x3x16xf32> -> tensor<1x32x7xf32>
+  %0 = tg.conv %x, %w {strides = [1], pads = [0, 0], dilations = [1], group = 1 : i64} : tensor<1x8x9xf32>, tensor<32x8x3xf32> -> tensor<1x32x7xf32>
+  return %0 : tensor<1x32x7xf32>
+}
+
+// -----
+
+// Negative: fewer than 16 outputs (the positions-in-lanes kernel runs them), fewer than 8
+// inputs (a stem), a 1x1 window (a GEMM), a grouped convolution, a stride above 4, a weight
+// computed at run time, a weight another op reads, and f16.
+// CHECK-LABEL: func.func @conv_not_blocked
+func.func @conv_not_blocked(%x: tensor<1x8x9x9xf32>, %x3: tensor<1x3x9x9xf32>, %wr: tensor<16x8x3x3xf32>, %h: tensor<1x8x9x9xf16>) -> (tensor<1x12x7x7xf32>, tensor<1x16x7x7xf32>, tensor<1x16x9x9xf32>, tensor<1x16x7x7xf32>, tensor<1x16x2x2xf32>, tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>, tensor<16x8x3x3xf32>, tensor<1x16x7x7xf16>) {
+  %w12 = tg.constant dense<1.0> : tensor<12x8x3x3xf32>
+  %w3 = tg.constant dense<1.0> : tensor<16x3x3x3xf32>
+  %w1 = tg.constant dense<1.0> : tensor<16x8x1x1xf32>
+  %wg = tg.constant dense<1.0> : tensor<16x4x3x3xf32>
+  %ws = tg.constant dense<3.0> : tensor<16x8x3x3xf32>
+  %wt = tg.constant dense<4.0> : tensor<16x8x3x3xf32>
+  %wh = tg.constant dense<1.0> : tensor<16x8x3x3xf16>
+  // CHECK-NOT: weight_block
+  %0 = tg.conv %x, %w12 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<12x8x3x3xf32> -> tensor<1x12x7x7xf32>
+  %1 = tg.conv %x3, %w3 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x3x9x9xf32>, tensor<16x3x3x3xf32> -> tensor<1x16x7x7xf32>
+  %2 = tg.conv %x, %w1 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<16x8x1x1xf32> -> tensor<1x16x9x9xf32>
+  %3 = tg.conv %x, %wg {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 2 : i64} : tensor<1x8x9x9xf32>, tensor<16x4x3x3xf32> -> tensor<1x16x7x7xf32>
+  %4 = tg.conv %x, %ws {strides = [5, 5], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x2x2xf32>
+  %5 = tg.conv %x, %wr {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x7x7xf32>
+  %6 = tg.conv %x, %wt {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x7x7xf32>
+  %7 = tg.neg %wt : tensor<16x8x3x3xf32>
+  %8 = tg.conv %h, %wh {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf16>, tensor<16x8x3x3xf16> -> tensor<1x16x7x7xf16>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<1x12x7x7xf32>, tensor<1x16x7x7xf32>, tensor<1x16x9x9xf32>, tensor<1x16x7x7xf32>, tensor<1x16x2x2xf32>, tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>, tensor<16x8x3x3xf32>, tensor<1x16x7x7xf16>
+}
+
+// -----
+
+// Negative: a 2-D stride-1 convolution with at most 64 outputs over 1024 positions or more
+// stays on the positions-in-lanes kernel; the same with a stride of 2 is blocked.
+// CHECK-LABEL: func.func @conv_wide_plane
+func.func @conv_wide_plane(%x: tensor<1x8x34x34xf32>) -> (tensor<1x16x32x32xf32>, tensor<1x16x16x16xf32>) {
+  %w = tg.constant dense<1.0> : tensor<16x8x3x3xf32>
+  %w2 = tg.constant dense<2.0> : tensor<16x8x3x3xf32>
+  // CHECK: tg.conv %{{.+}}, %{{.+}} {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} :
+  // CHECK: tg.conv {{.*}}strides = [2, 2], weight_block = 16 : i64}
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x34x34xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x32x32xf32>
+  %1 = tg.conv %x, %w2 {strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x34x34xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x16x16xf32>
+  return %0, %1 : tensor<1x16x32x32xf32>, tensor<1x16x16x16xf32>
+}
