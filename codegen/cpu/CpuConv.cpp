@@ -70,23 +70,31 @@ bool isSmallDirect(tg::ConvOp conv) {
 
 /// The lanes kernel's register block for M output channels over rows of OW positions: B blocks
 /// of 16 channels by P positions (B*P accumulators of 16 floats, at most 24 so that the B weight
-/// vectors fit beside them in 32 registers). Each tap costs B + P loads for B*P FMAs, and a row
-/// of OW positions computes ceil(OW/P)*P; the choice minimizes both (a load weighed as 0.3 of an
-/// FMA), the last group of MBs % B blocks counted at its own rate.
+/// vectors fit beside them in 32 registers). Costed per useful multiply-add: a row computes
+/// ceil(OW/P)*P positions; each tap costs B + P loads for B*P FMAs (a load weighed as 0.1 of
+/// an FMA); a P that is not 16 stores partial transposes (8 % dearer); the last group of
+/// MBs % B blocks runs at its own rate. Calibrated on cnn_small and detector_tiny's layers
+/// (docs/perf-log.md): P = 16 with B = 1 wherever a row has 16 positions (detector's 32-wide
+/// rows: 103 us against 116 for B = 2, P = 11), more blocks on narrow rows (cnn_small's 4x4
+/// layer: B = 4, 13.1 us against 15.1 for B = 1).
 std::pair<int64_t, int64_t> lanesBlock(int64_t M, int64_t OW) {
   const int64_t MBs = (M + 15) / 16;
   std::pair<int64_t, int64_t> best{1, 1};
   double bestCost = 1e30;
   for (int64_t B = 1; B <= std::min<int64_t>(4, MBs); ++B) {
-    const int64_t pmax = 24 / B, rows = (OW + pmax - 1) / pmax, P = (OW + rows - 1) / rows;
-    auto rate = [&](int64_t b) { return 1.0 + 0.3 * double(b + P) / double(b * P); };
-    const int64_t full = MBs / B, rest = MBs % B;
-    const double cost = double(rows * P) / double(OW) *
-                        (double(full * B) * rate(B) + double(rest) * (rest ? rate(rest) : 0)) /
-                        double(MBs);
-    if (cost < bestCost - 1e-9) { // ties keep the smaller B
-      bestCost = cost;
-      best = {B, P};
+    const int64_t pmax = 24 / B, rows = (OW + pmax - 1) / pmax;
+    for (int64_t P : {(OW + rows - 1) / rows, int64_t(16)}) {
+      if (P > pmax)
+        continue;
+      auto rate = [&](int64_t b) { return 1.0 + 0.1 * double(b + P) / double(b * P); };
+      const int64_t full = MBs / B, rest = MBs % B;
+      const double cost = double((OW + P - 1) / P * P) / double(OW) * (P % 16 ? 1.08 : 1.0) *
+                          (double(full * B) * rate(B) + (rest ? double(rest) * rate(rest) : 0)) /
+                          double(MBs);
+      if (cost < bestCost - 1e-9) { // ties keep the smaller B, then the first P
+        bestCost = cost;
+        best = {B, P};
+      }
     }
   }
   return best;

@@ -394,11 +394,12 @@ TG_INLINE_COPIES void tg_conv_direct2d(const float *x, const float *w, const flo
 #endif
 typedef float tg_f16x __attribute__((vector_size(64)));
 
-/// One zero-padded input plane: rows [0, Hp) x columns [0, Wp) of xc [H, W] shifted by the
-/// leading pads (PT, PL), zeros outside.
-TG_INLINE_COPIES inline void tg_pad_plane(const float *xc, int64_t H, int64_t W, int64_t PT,
-                                          int64_t PL, int64_t Hp, int64_t Wp, float *dst) {
-  for (int64_t r = 0; r < Hp; ++r, dst += Wp) {
+/// Rows [r0, r1) of one zero-padded input plane, Wp columns each: padded row r is input row
+/// r - PT shifted right by PL, zeros outside xc [H, W].
+TG_INLINE_COPIES inline void tg_pad_rows(const float *xc, int64_t H, int64_t W, int64_t PT,
+                                         int64_t PL, int64_t r0, int64_t r1, int64_t Wp,
+                                         float *dst) {
+  for (int64_t r = r0; r < r1; ++r, dst += Wp) {
     const int64_t iy = r - PT;
     const int64_t lo = iy < 0 || iy >= H ? Wp : std::min(Wp, std::max<int64_t>(0, PL));
     const int64_t hi = std::max(lo, std::min(Wp, PL + W));
@@ -483,20 +484,27 @@ TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t p
           }
         }
     }
-    // Channels-last accumulators to the channel planes (a 16x16 transpose in registers): the
-    // valid channels and positions.
+    // Channels-last accumulators to the channel planes, 16 positions at a time (a 16x16
+    // transpose in registers): the valid channels and positions.
     const int64_t np = std::min<int64_t>(P, OW - ox0);
 #pragma GCC unroll 8
     for (int b = 0; b < B; ++b) {
-      tg_f16x t[16];
-#pragma GCC unroll 16
-      for (int p = 0; p < 16; ++p) t[p] = p < P ? acc[b][p < P ? p : 0] : (tg_f16x){};
-      tg_transpose16(t);
       const int64_t nm = std::min<int64_t>(16, M - m0 - b * 16);
-      for (int64_t i = 0; i < nm; ++i) {
-        float *yo = yrow + (b * 16 + i) * ystride + ox0;
-        if (np == P) std::memcpy(yo, &t[i], sizeof(float) * P);
-        else for (int64_t p = 0; p < np; ++p) yo[p] = t[i][p];
+#pragma GCC unroll 2
+      for (int p0 = 0; p0 < P; p0 += 16) {
+        constexpr int kMax = 16;
+        const int n = P - p0 < kMax ? P - p0 : kMax; // positions in this chunk (compile time)
+        tg_f16x t[16];
+#pragma GCC unroll 16
+        for (int p = 0; p < 16; ++p) t[p] = p < n ? acc[b][p0 + (p < n ? p : 0)] : (tg_f16x){};
+        tg_transpose16(t);
+        const int64_t valid = std::min<int64_t>(n, np - p0);
+        if (valid <= 0) break;
+        for (int64_t i = 0; i < nm; ++i) {
+          float *yo = yrow + (b * 16 + i) * ystride + ox0 + p0;
+          if (valid == n) std::memcpy(yo, &t[i], sizeof(float) * n);
+          else for (int64_t p = 0; p < valid; ++p) yo[p] = t[i][p];
+        }
       }
     }
   }
@@ -520,31 +528,33 @@ inline void tg_conv_lanes_rest(int64_t nb, const float *px, int64_t plane, int64
 /// Direct 2-D convolution in f32 with the output channels in vector lanes (group = 1; 1-D is
 /// KH = SH = DH = 1, H = 1): x [N, C, H, W], w blocked as [ceil(M/16), C, KH, KW, 16] (zeros
 /// past M; tg.conv's weight_block, written at compile time by tgc-cpu-weight-layout), y [N, M,
-/// OH, OW], PT/PL the leading pads. Each input plane is copied once zero-padded (no phases: a
-/// stride only spaces the broadcasts), then every (group of B channel blocks, output row) is
-/// one unit of the pool. Unlike tg_conv_direct2d nothing is computed past a row's end (P
-/// positions at a time, the last block's extra columns discarded), so 4x4 and 8x8 planes run
-/// at the rate of large ones.
+/// OH, OW], PT/PL the leading pads. The work is (output row, group of B channel blocks) units,
+/// row-major; each chunk of the pool first copies the input rows its units read, zero-padded,
+/// into its thread's scratch (no stride phases: a stride only spaces the broadcasts; the rows
+/// are in the cache of the thread that reads them). Unlike tg_conv_direct2d nothing is
+/// computed past a row's end (P positions at a time, the last block's extra columns
+/// discarded), so 4x4 and 8x8 planes run at the rate of large ones.
 template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P>
 TG_INLINE_COPIES void tg_conv_lanes2d(const float *x, const float *w, const float *bias, float *y,
                                       int64_t N, int64_t C, int64_t M, int64_t H, int64_t W,
                                       int64_t OH, int64_t OW, int64_t PT, int64_t PL) {
   constexpr int64_t KK = KH * KW;
-  const int64_t OWB = (OW + P - 1) / P * P;
-  const int64_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1, Wp = (OWB - 1) * SW + (KW - 1) * DW + 1;
-  const int64_t plane = Hp * Wp, MBs = (M + 15) / 16, G = (MBs + B - 1) / B;
+  const int64_t OWB = (OW + P - 1) / P * P, Wp = (OWB - 1) * SW + (KW - 1) * DW + 1;
+  const int64_t MBs = (M + 15) / 16, G = (MBs + B - 1) / B;
   float *bp = tg_scratch<float, 4>((size_t)(MBs * 16)); // biases per lane, zeros past M
   for (int64_t m = 0; m < MBs * 16; ++m) bp[m] = bias && m < M ? bias[m] : 0.0f;
-  float *ph = tg_scratch<float, 2>((size_t)(C * plane));
   for (int64_t n = 0; n < N; ++n) {
-    tg_parallel_for(C, C * plane > (1 << 15), [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
-        tg_pad_plane(x + (n * C + c) * H * W, H, W, PT, PL, Hp, Wp, ph + c * plane);
-    });
-    tg_parallel_for(G * OH, M * C * KK * OH * OW >= (1 << 20), [&](int64_t u0, int64_t u1) {
+    tg_parallel_for(OH * G, M * C * KK * OH * OW >= (1 << 17), [&](int64_t u0, int64_t u1) {
+      // Padded rows [r0, r1) of every channel: those of output rows u0 / G .. (u1 - 1) / G.
+      const int64_t r0 = u0 / G * SH, r1 = (u1 - 1) / G * SH + (KH - 1) * DH + 1;
+      const int64_t plane = (r1 - r0) * Wp;
+      float *ph = tg_scratch<float, 2>((size_t)(C * plane));
+      for (int64_t c = 0; c < C; ++c)
+        tg_pad_rows(x + (n * C + c) * H * W, H, W, PT, PL, r0, r1, Wp, ph + c * plane);
       for (int64_t u = u0; u < u1; ++u) {
-        const int64_t g = u / OH, oy = u % OH, nb = std::min<int64_t>(B, MBs - g * B);
-        const float *px = ph + oy * SH * Wp, *wg = w + g * B * C * KK * 16, *bg = bp + g * B * 16;
+        const int64_t oy = u / G, g = u % G, nb = std::min<int64_t>(B, MBs - g * B);
+        const float *px = ph + (oy * SH - r0) * Wp, *wg = w + g * B * C * KK * 16;
+        const float *bg = bp + g * B * 16;
         float *yrow = y + ((n * M + g * B * 16) * OH + oy) * OW;
         if (nb == B)
           tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B, P>(px, plane, Wp, wg, bg, C, OW, M,

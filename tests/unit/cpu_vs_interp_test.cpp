@@ -252,12 +252,13 @@ func.func @main(%a1: tensor<1x70xf32>, %b1: tensor<70x45xf32>, %a7: tensor<7x3xf
 // kernel tg_conv_lanes2d; the interpreter reads the blocked weight as the plain one): a last
 // block of 4 valid channels, two images with a stride, 1-D with stride and dilation and a
 // position tail, a 2x3 window with per-dim strides/dilations and asymmetric pads, five blocks
-// (a last group of fewer blocks: tg_conv_lanes_rest), no bias. Max pools (tg_maxpool2d): 3x3/2
+// (a last group of fewer blocks: tg_conv_lanes_rest), no bias, rows of 20 positions (P = 20:
+// two transposes per block). Max pools (tg_maxpool2d): 3x3/2
 // padded, 2x2/2 with a 4-column output, a dilated 3x3/1, 1-D with stride 3, and a window
 // overhanging the end pad (ceil mode).
 TEST(CpuVsInterp, LanesConvolutionsAndMaxPools) {
   compareWithInterpreter(R"(
-func.func @main(%x1: tensor<1x8x16x16xf32>, %w1: tensor<2x8x3x3x16xf32>, %b1: tensor<20xf32>, %x2: tensor<2x16x9x9xf32>, %w2: tensor<4x16x3x3x16xf32>, %b2: tensor<64xf32>, %x3: tensor<1x12x61xf32>, %w3: tensor<3x12x3x16xf32>, %b3: tensor<48xf32>, %x4: tensor<1x8x7x10xf32>, %w4: tensor<3x8x2x3x16xf32>, %b4: tensor<33xf32>, %x5: tensor<1x8x12x12xf32>, %w5: tensor<5x8x3x3x16xf32>, %p1: tensor<1x3x32x32xf32>, %p2: tensor<1x2x9x9xf32>, %p4: tensor<1x2x50xf32>, %p5: tensor<1x1x8x8xf32>) -> (tensor<1x20x16x16xf32>, tensor<2x64x5x5xf32>, tensor<1x48x30xf32>, tensor<1x33x6x5xf32>, tensor<1x80x12x12xf32>, tensor<1x3x16x16xf32>, tensor<1x2x4x4xf32>, tensor<1x3x32x32xf32>, tensor<1x2x16xf32>, tensor<1x1x4x4xf32>) {
+func.func @main(%x1: tensor<1x8x16x16xf32>, %w1: tensor<2x8x3x3x16xf32>, %b1: tensor<20xf32>, %x2: tensor<2x16x9x9xf32>, %w2: tensor<4x16x3x3x16xf32>, %b2: tensor<64xf32>, %x3: tensor<1x12x61xf32>, %w3: tensor<3x12x3x16xf32>, %b3: tensor<48xf32>, %x4: tensor<1x8x7x10xf32>, %w4: tensor<3x8x2x3x16xf32>, %b4: tensor<33xf32>, %x5: tensor<1x8x12x12xf32>, %w5: tensor<5x8x3x3x16xf32>, %p1: tensor<1x3x32x32xf32>, %p2: tensor<1x2x9x9xf32>, %p4: tensor<1x2x50xf32>, %p5: tensor<1x1x8x8xf32>, %x6: tensor<1x8x6x20xf32>, %w6: tensor<1x8x3x3x16xf32>, %b6: tensor<16xf32>) -> (tensor<1x20x16x16xf32>, tensor<2x64x5x5xf32>, tensor<1x48x30xf32>, tensor<1x33x6x5xf32>, tensor<1x80x12x12xf32>, tensor<1x3x16x16xf32>, tensor<1x2x4x4xf32>, tensor<1x3x32x32xf32>, tensor<1x2x16xf32>, tensor<1x1x4x4xf32>, tensor<1x16x6x20xf32>) {
   %0 = tg.conv %x1, %w1, %b1 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x8x16x16xf32>, tensor<2x8x3x3x16xf32>, tensor<20xf32> -> tensor<1x20x16x16xf32>
   %1 = tg.conv %x2, %w2, %b2 {strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<2x16x9x9xf32>, tensor<4x16x3x3x16xf32>, tensor<64xf32> -> tensor<2x64x5x5xf32>
   %2 = tg.conv %x3, %w3, %b3 {strides = [2], pads = [2, 1], dilations = [2], group = 1 : i64, weight_block = 16 : i64} : tensor<1x12x61xf32>, tensor<3x12x3x16xf32>, tensor<48xf32> -> tensor<1x48x30xf32>
@@ -268,7 +269,8 @@ func.func @main(%x1: tensor<1x8x16x16xf32>, %w1: tensor<2x8x3x3x16xf32>, %b1: te
   %7 = tg.pool %p1 {kind = "max", kernel = [3, 3], strides = [1, 1], pads = [2, 2, 2, 2], dilations = [2, 2]} : tensor<1x3x32x32xf32> -> tensor<1x3x32x32xf32>
   %8 = tg.pool %p4 {kind = "max", kernel = [3], strides = [3], pads = [0, 0], dilations = [1]} : tensor<1x2x50xf32> -> tensor<1x2x16xf32>
   %9 = tg.pool %p5 {kind = "max", kernel = [3, 3], strides = [2, 2], pads = [0, 0, 1, 1], dilations = [1, 1]} : tensor<1x1x8x8xf32> -> tensor<1x1x4x4xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<1x20x16x16xf32>, tensor<2x64x5x5xf32>, tensor<1x48x30xf32>, tensor<1x33x6x5xf32>, tensor<1x80x12x12xf32>, tensor<1x3x16x16xf32>, tensor<1x2x4x4xf32>, tensor<1x3x32x32xf32>, tensor<1x2x16xf32>, tensor<1x1x4x4xf32>
+  %10 = tg.conv %x6, %w6, %b6 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x8x6x20xf32>, tensor<1x8x3x3x16xf32>, tensor<16xf32> -> tensor<1x16x6x20xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10 : tensor<1x20x16x16xf32>, tensor<2x64x5x5xf32>, tensor<1x48x30xf32>, tensor<1x33x6x5xf32>, tensor<1x80x12x12xf32>, tensor<1x3x16x16xf32>, tensor<1x2x4x4xf32>, tensor<1x3x32x32xf32>, tensor<1x2x16xf32>, tensor<1x1x4x4xf32>, tensor<1x16x6x20xf32>
 }
 )",
                          "lanes_conv.tgpkg", 1, "cpu:" + tgc::hostCpuLevel());

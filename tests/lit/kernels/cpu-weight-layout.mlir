@@ -70,7 +70,7 @@ func.func @f16_weight(%x: tensor<4x2xf16>) -> tensor<4x3xf16> {
 
 // -----
 
-// An f32 convolution of group 1 with >= 16 outputs and >= 8 inputs gets its constant weight
+// An f32 convolution of group 1 with >= 16 outputs gets its constant weight
 // blocked by 16 output channels, [ceil(M/16), C, k..., 16], zeros past M (17 outputs: the
 // second block holds one channel; 2.0 is 00000040 in the printed little-endian hex).
 // CHECK-LABEL: func.func @conv_blocked
@@ -85,7 +85,14 @@ func.func @conv_blocked(%x: tensor<1x8x5x5xf32>) -> tensor<1x17x5x4xf32> {
 
 // -----
 
-// 1-D too.
+// A strided 3-channel stem, and 1-D too.
+// CHECK-LABEL: func.func @stem_blocked
+func.func @stem_blocked(%x: tensor<1x3x9x9xf32>) -> tensor<1x16x4x4xf32> {
+  %w = tg.constant dense<1.0> : tensor<16x3x3x3xf32>
+  // CHECK: tg.conv {{.*}}weight_block = 16 : i64{{.*}} : tensor<1x3x9x9xf32>, tensor<1x3x3x3x16xf32> -> tensor<1x16x4x4xf32>
+  %0 = tg.conv %x, %w {strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x3x9x9xf32>, tensor<16x3x3x3xf32> -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
 // CHECK-LABEL: func.func @conv1d_blocked
 func.func @conv1d_blocked(%x: tensor<1x8x9xf32>) -> tensor<1x32x7xf32> {
   %w = tg.constant dense<1.0> : tensor<32x8x3xf32>
@@ -96,13 +103,12 @@ func.func @conv1d_blocked(%x: tensor<1x8x9xf32>) -> tensor<1x32x7xf32> {
 
 // -----
 
-// Negative: fewer than 16 outputs (the positions-in-lanes kernel runs them), fewer than 8
-// inputs (a stem), a 1x1 window (a GEMM), a grouped convolution, a stride above 4, a weight
+// Negative: fewer than 16 outputs (the positions-in-lanes kernel runs them), a 1x1 window (a
+// GEMM), a grouped convolution, a stride above 4, a weight
 // computed at run time, a weight another op reads, and f16.
 // CHECK-LABEL: func.func @conv_not_blocked
-func.func @conv_not_blocked(%x: tensor<1x8x9x9xf32>, %x3: tensor<1x3x9x9xf32>, %wr: tensor<16x8x3x3xf32>, %h: tensor<1x8x9x9xf16>) -> (tensor<1x12x7x7xf32>, tensor<1x16x7x7xf32>, tensor<1x16x9x9xf32>, tensor<1x16x7x7xf32>, tensor<1x16x2x2xf32>, tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>, tensor<16x8x3x3xf32>, tensor<1x16x7x7xf16>) {
+func.func @conv_not_blocked(%x: tensor<1x8x9x9xf32>, %wr: tensor<16x8x3x3xf32>, %h: tensor<1x8x9x9xf16>) -> (tensor<1x12x7x7xf32>, tensor<1x16x9x9xf32>, tensor<1x16x7x7xf32>, tensor<1x16x2x2xf32>, tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>, tensor<16x8x3x3xf32>, tensor<1x16x7x7xf16>) {
   %w12 = tg.constant dense<1.0> : tensor<12x8x3x3xf32>
-  %w3 = tg.constant dense<1.0> : tensor<16x3x3x3xf32>
   %w1 = tg.constant dense<1.0> : tensor<16x8x1x1xf32>
   %wg = tg.constant dense<1.0> : tensor<16x4x3x3xf32>
   %ws = tg.constant dense<3.0> : tensor<16x8x3x3xf32>
@@ -110,7 +116,6 @@ func.func @conv_not_blocked(%x: tensor<1x8x9x9xf32>, %x3: tensor<1x3x9x9xf32>, %
   %wh = tg.constant dense<1.0> : tensor<16x8x3x3xf16>
   // CHECK-NOT: weight_block
   %0 = tg.conv %x, %w12 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<12x8x3x3xf32> -> tensor<1x12x7x7xf32>
-  %1 = tg.conv %x3, %w3 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x3x9x9xf32>, tensor<16x3x3x3xf32> -> tensor<1x16x7x7xf32>
   %2 = tg.conv %x, %w1 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<16x8x1x1xf32> -> tensor<1x16x9x9xf32>
   %3 = tg.conv %x, %wg {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 2 : i64} : tensor<1x8x9x9xf32>, tensor<16x4x3x3xf32> -> tensor<1x16x7x7xf32>
   %4 = tg.conv %x, %ws {strides = [5, 5], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x2x2xf32>
@@ -118,7 +123,7 @@ func.func @conv_not_blocked(%x: tensor<1x8x9x9xf32>, %x3: tensor<1x3x9x9xf32>, %
   %6 = tg.conv %x, %wt {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x7x7xf32>
   %7 = tg.neg %wt : tensor<16x8x3x3xf32>
   %8 = tg.conv %h, %wh {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x9x9xf16>, tensor<16x8x3x3xf16> -> tensor<1x16x7x7xf16>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<1x12x7x7xf32>, tensor<1x16x7x7xf32>, tensor<1x16x9x9xf32>, tensor<1x16x7x7xf32>, tensor<1x16x2x2xf32>, tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>, tensor<16x8x3x3xf32>, tensor<1x16x7x7xf16>
+  return %0, %2, %3, %4, %5, %6, %7, %8 : tensor<1x12x7x7xf32>, tensor<1x16x9x9xf32>, tensor<1x16x7x7xf32>, tensor<1x16x2x2xf32>, tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>, tensor<16x8x3x3xf32>, tensor<1x16x7x7xf16>
 }
 
 // -----
