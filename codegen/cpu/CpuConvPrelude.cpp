@@ -412,7 +412,7 @@ TG_INLINE_COPIES inline void tg_pad_rows(const float *xc, int64_t H, int64_t W, 
 /// Transposes 16x16 floats held as 16 row vectors, in place: four butterfly stages (blocks of
 /// 8, 4, 2 and 1 swapped across the diagonal), 64 two-source shuffles instead of 256 scalar
 /// moves.
-TG_ZMM inline void tg_transpose16(tg_f16x *r) {
+TG_ZMM __attribute__((always_inline)) inline void tg_transpose16(tg_f16x *r) {
   for (int i = 0; i < 8; ++i) {
     const tg_f16x a = r[i], b = r[i + 8];
     r[i] = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
@@ -440,6 +440,26 @@ TG_ZMM inline void tg_transpose16(tg_f16x *r) {
     r[i] = __builtin_shufflevector(a, b, 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
     r[i + 1] = __builtin_shufflevector(a, b, 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15,
                                        31);
+  }
+}
+
+/// Positions [P0, P0 + 16) of P channels-last accumulators (16 channels each) to nm channel
+/// planes ystride apart (a 16x16 transpose in registers; np valid positions of the P). Always
+/// inlined with constant P and P0, so the accumulators stay in registers.
+template <int P, int P0>
+TG_ZMM __attribute__((always_inline)) inline void tg_lanes_store(const tg_f16x *acc, int64_t nm,
+                                                                 int64_t np, float *y,
+                                                                 int64_t ystride) {
+  constexpr int n = P - P0 < 16 ? P - P0 : 16; // positions in this chunk
+  tg_f16x t[16];
+#pragma GCC unroll 16
+  for (int p = 0; p < 16; ++p) t[p] = p < n ? acc[P0 + (p < n ? p : 0)] : (tg_f16x){};
+  tg_transpose16(t);
+  const int64_t valid = std::min<int64_t>(n, np - P0);
+  for (int64_t i = 0; i < nm; ++i) {
+    float *yo = y + i * ystride + P0;
+    if (valid == n) std::memcpy(yo, &t[i], sizeof(float) * n);
+    else for (int64_t p = 0; p < valid; ++p) yo[p] = t[i][p];
   }
 }
 
@@ -484,28 +504,14 @@ TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t p
           }
         }
     }
-    // Channels-last accumulators to the channel planes, 16 positions at a time (a 16x16
-    // transpose in registers): the valid channels and positions.
+    // Channels-last accumulators to the channel planes, 16 positions at a time.
     const int64_t np = std::min<int64_t>(P, OW - ox0);
 #pragma GCC unroll 8
     for (int b = 0; b < B; ++b) {
       const int64_t nm = std::min<int64_t>(16, M - m0 - b * 16);
-#pragma GCC unroll 2
-      for (int p0 = 0; p0 < P; p0 += 16) {
-        constexpr int kMax = 16;
-        const int n = P - p0 < kMax ? P - p0 : kMax; // positions in this chunk (compile time)
-        tg_f16x t[16];
-#pragma GCC unroll 16
-        for (int p = 0; p < 16; ++p) t[p] = p < n ? acc[b][p0 + (p < n ? p : 0)] : (tg_f16x){};
-        tg_transpose16(t);
-        const int64_t valid = std::min<int64_t>(n, np - p0);
-        if (valid <= 0) break;
-        for (int64_t i = 0; i < nm; ++i) {
-          float *yo = yrow + (b * 16 + i) * ystride + ox0 + p0;
-          if (valid == n) std::memcpy(yo, &t[i], sizeof(float) * n);
-          else for (int64_t p = 0; p < valid; ++p) yo[p] = t[i][p];
-        }
-      }
+      float *yb = yrow + b * 16 * ystride + ox0;
+      tg_lanes_store<P, 0>(acc[b], nm, np, yb, ystride);
+      if constexpr (P > 16) tg_lanes_store<P, 16>(acc[b], nm, np, yb, ystride);
     }
   }
 }
