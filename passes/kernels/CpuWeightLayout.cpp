@@ -78,22 +78,23 @@ struct StoreLinearWeightKN : public Rule<tg::LinearOp> {
 
 /// Output channels per block of a blocked conv weight: one 16-float vector.
 constexpr int64_t kConvBlock = 16;
+/// Fewest output channels the lanes kernel takes: from 13 the positions-in-lanes kernel
+/// (tg_conv_direct2d, 4 channels per block) computes 16 channels too, so the lanes kernel
+/// wastes no more (detector_tiny's 15-channel heads: 207 -> 191 us); at 12 it computes 12
+/// against 16 (its 12-channel heads: 159 direct, 189 in lanes).
+constexpr int64_t kMinLanesOutputs = 13;
 
 /// The convolutions the CPU's lanes kernel (tg_conv_lanes2d) runs: f32, group 1, 1-D or 2-D,
-/// at least 16 output channels (one full vector; fewer keep tg_conv_direct2d, which puts
-/// positions in the lanes), a window of 2 to 49 taps (1x1 convolutions are GEMMs) with strides
-/// and dilations up to 4. Strided stems too: no stride phases to build (cnn_small's 3-channel
-/// stem 19 -> 16 us, detector_tiny's 73 -> 53). A 2-D stride-1 convolution with at most 64
-/// outputs over a plane of 1024 positions or more stays on tg_conv_direct2d, which needs no
-/// transposes and wastes little of so wide a row (detector_tiny's 33x33 ConvTranspose phases:
-/// 193 us direct, 207 in lanes).
+/// at least 13 output channels, a window of 2 to 49 taps (1x1 convolutions are GEMMs) with
+/// strides and dilations up to 4. Strided stems with few input channels too: no stride phases
+/// to build (cnn_small's 19 -> 16 us, detector_tiny's 73 -> 53).
 bool lanesConv(tg::ConvOp op) {
   auto x = op.getInput().getType().cast<RankedTensorType>();
   auto w = op.getWeight().getType().cast<RankedTensorType>();
   auto y = op.getType().cast<RankedTensorType>();
   if (op.getWeightBlock() || op.getGroup() != 1 || !x.getElementType().isF32() ||
       !w.getElementType().isF32() || !y.getElementType().isF32() || x.getRank() < 3 ||
-      x.getRank() > 4 || y.getDimSize(1) < kConvBlock)
+      x.getRank() > 4 || y.getDimSize(1) < kMinLanesOutputs)
     return false;
   int64_t taps = 1;
   for (int64_t d = 2; d < w.getRank(); ++d)
@@ -102,12 +103,7 @@ bool lanesConv(tg::ConvOp op) {
     return llvm::all_of(a.getAsValueRange<mlir::IntegerAttr>(),
                         [](const llvm::APInt &v) { return v.sge(1) && v.sle(4); });
   };
-  if (taps < 2 || taps > 49 || !within(op.getStrides()) || !within(op.getDilations()))
-    return false;
-  const bool unitStrides = llvm::all_of(op.getStrides().getAsValueRange<mlir::IntegerAttr>(),
-                                        [](const llvm::APInt &v) { return v == 1; });
-  return !(x.getRank() == 4 && unitStrides && y.getDimSize(1) <= 64 &&
-           y.getDimSize(2) * y.getDimSize(3) >= 1024);
+  return taps >= 2 && taps <= 49 && within(op.getStrides()) && within(op.getDilations());
 }
 
 struct BlockConvWeight : public Rule<tg::ConvOp> {
@@ -115,7 +111,7 @@ struct BlockConvWeight : public Rule<tg::ConvOp> {
 
   LogicalResult apply(tg::ConvOp op, PatternRewriter &rewriter) const override {
     if (!lanesConv(op))
-      return rewriter.notifyMatchFailure(op, "not an f32 group-1 1-D/2-D convolution with >= 16 "
+      return rewriter.notifyMatchFailure(op, "not an f32 group-1 1-D/2-D convolution with >= 13 "
                                              "outputs and a 2-49 tap window");
     auto c = op.getWeight().getDefiningOp<tg::ConstantOp>();
     if (!c || !op.getWeight().hasOneUse())

@@ -26,9 +26,8 @@ def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
     k; OpenBLAS without a transposed operand), so after every rule that matches tg.linear each
     f32 linear whose constant weight only linears read becomes a matmul by the [K, N] transpose
     written at compile time, plus its bias as an add (the GEMM's epilogue).
-    An f32 1-D/2-D convolution of group 1 with at least 16 output channels (a window the direct
-    kernel unrolls, and not a wide stride-1 plane, where the positions-in-lanes kernel wins)
-    gets its constant weight blocked by 16 output channels, [ceil(M/16), C, k..., 16] (tg.conv's
+    An f32 1-D/2-D convolution of group 1 with at least 13 output channels (and a window the
+    direct kernel unrolls) gets its constant weight blocked by 16 output channels, [ceil(M/16), C, k..., 16] (tg.conv's
     weight_block): the CPU's direct convolution loads 16 output channels of one tap per vector.
   }];
   let constructor = "tgc::createCpuWeightLayoutPass()";

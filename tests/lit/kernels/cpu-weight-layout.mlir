@@ -70,7 +70,7 @@ func.func @f16_weight(%x: tensor<4x2xf16>) -> tensor<4x3xf16> {
 
 // -----
 
-// An f32 convolution of group 1 with >= 16 outputs gets its constant weight
+// An f32 convolution of group 1 with >= 13 outputs gets its constant weight
 // blocked by 16 output channels, [ceil(M/16), C, k..., 16], zeros past M (17 outputs: the
 // second block holds one channel; 2.0 is 00000040 in the printed little-endian hex).
 // CHECK-LABEL: func.func @conv_blocked
@@ -103,7 +103,7 @@ func.func @conv1d_blocked(%x: tensor<1x8x9xf32>) -> tensor<1x32x7xf32> {
 
 // -----
 
-// Negative: fewer than 16 outputs (the positions-in-lanes kernel runs them), a 1x1 window (a
+// Negative: 12 outputs (the positions-in-lanes kernel computes exactly 12), a 1x1 window (a
 // GEMM), a grouped convolution, a stride above 4, a weight
 // computed at run time, a weight another op reads, and f16.
 // CHECK-LABEL: func.func @conv_not_blocked
@@ -128,15 +128,12 @@ func.func @conv_not_blocked(%x: tensor<1x8x9x9xf32>, %wr: tensor<16x8x3x3xf32>, 
 
 // -----
 
-// Negative: a 2-D stride-1 convolution with at most 64 outputs over 1024 positions or more
-// stays on the positions-in-lanes kernel; the same with a stride of 2 is blocked.
-// CHECK-LABEL: func.func @conv_wide_plane
-func.func @conv_wide_plane(%x: tensor<1x8x34x34xf32>) -> (tensor<1x16x32x32xf32>, tensor<1x16x16x16xf32>) {
-  %w = tg.constant dense<1.0> : tensor<16x8x3x3xf32>
-  %w2 = tg.constant dense<2.0> : tensor<16x8x3x3xf32>
-  // CHECK: tg.conv %{{.+}}, %{{.+}} {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} :
-  // CHECK: tg.conv {{.*}}strides = [2, 2], weight_block = 16 : i64}
-  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x34x34xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x32x32xf32>
-  %1 = tg.conv %x, %w2 {strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x34x34xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x16x16xf32>
-  return %0, %1 : tensor<1x16x32x32xf32>, tensor<1x16x16x16xf32>
+// From 13 outputs (the positions-in-lanes kernel computes 16 channels there too), over wide
+// planes as well.
+// CHECK-LABEL: func.func @conv_13_outputs
+func.func @conv_13_outputs(%x: tensor<1x8x34x34xf32>) -> tensor<1x13x32x32xf32> {
+  %w = tg.constant dense<1.0> : tensor<13x8x3x3xf32>
+  // CHECK: tg.conv {{.*}}weight_block = 16 : i64{{.*}} : tensor<1x8x34x34xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x13x32x32xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x34x34xf32>, tensor<13x8x3x3xf32> -> tensor<1x13x32x32xf32>
+  return %0 : tensor<1x13x32x32xf32>
 }
