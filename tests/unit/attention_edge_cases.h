@@ -2,10 +2,11 @@
 // the CUDA codegen test (NVRTC compiles them, no GPU) and the CUDA runtime test
 // (they match the interpreter on a GPU): additive masks with -inf entries and a
 // fully masked query row, causal with S < T, GQA in layout "bshd", head dims
-// 128 / 96 / 40 / 160 (tensor-core, tiled and one-warp-per-row kernels), and
-// key counts (T = 70, 260, 300) that leave partial tiles or give every warp of a block its own
-// key tiles. Each `ir` is a template: "xT>"
-// stands for the element type ("xf32>" or "xf16>"); instantiate() fills it in.
+// 128 / 96 / 40 / 160 (tensor-core, tiled and one-warp-per-row kernels), key
+// counts (T = 70, 260, 300) that leave partial tiles or give every warp of a
+// block its own key tiles, and long queries (S = 260, 300: many query tiles,
+// the last partial). Each `ir` is a template: "xT>" stands for the element
+// type ("xf32>" or "xf16>"); instantiate() fills it in.
 #ifndef TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
 #define TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
 
@@ -143,6 +144,25 @@ func.func @main(%q: tensor<1x2x20x64xT>, %k: tensor<1x2x260x64xT>, %v: tensor<1x
   %0 = tg.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x2x20x64xT>, tensor<1x2x260x64xT>, tensor<1x2x260x64xT> -> tensor<1x2x20x64xT>
   %1 = tg.attention %q, %k, %v {causal = true, scale = 0.125 : f32} : tensor<1x2x20x64xT>, tensor<1x2x260x64xT>, tensor<1x2x260x64xT> -> tensor<1x2x20x64xT>
   return %0, %1 : tensor<1x2x20x64xT>, tensor<1x2x20x64xT>
+}
+)"},
+      // (6a) Long queries and keys (S = T = 300: 19 query tiles, 10 key tiles per head), a mask
+      // [B,1,S,T] with a fully masked row in the last query tile (s = 290), and causal.
+      {"long_s300_mask", R"(
+func.func @main(%q: tensor<1x2x300x64xT>, %k: tensor<1x2x300x64xT>, %v: tensor<1x2x300x64xT>, %m: tensor<1x1x300x300xT>) -> (tensor<1x2x300x64xT>, tensor<1x2x300x64xT>) {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.125 : f32} : tensor<1x2x300x64xT>, tensor<1x2x300x64xT>, tensor<1x2x300x64xT>, tensor<1x1x300x300xT> -> tensor<1x2x300x64xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.125 : f32} : tensor<1x2x300x64xT>, tensor<1x2x300x64xT>, tensor<1x2x300x64xT> -> tensor<1x2x300x64xT>
+  return %0, %1 : tensor<1x2x300x64xT>, tensor<1x2x300x64xT>
+}
+)",
+       true, 0, 290},
+      // (6b) GQA in layout "bshd" with S = 260 < T = 270 (a last query tile of 4 rows),
+      // Dv = 24 (an odd number of output groups), plain and causal.
+      {"long_gqa_bshd_s260", R"(
+func.func @main(%q: tensor<1x260x4x64xT>, %k: tensor<1x270x2x64xT>, %v: tensor<1x270x2x24xT>) -> (tensor<1x260x4x24xT>, tensor<1x260x4x24xT>) {
+  %0 = tg.attention %q, %k, %v {layout = "bshd", scale = 0.125 : f32} : tensor<1x260x4x64xT>, tensor<1x270x2x64xT>, tensor<1x270x2x24xT> -> tensor<1x260x4x24xT>
+  %1 = tg.attention %q, %k, %v {causal = true, layout = "bshd", scale = 0.125 : f32} : tensor<1x260x4x64xT>, tensor<1x270x2x64xT>, tensor<1x270x2x24xT> -> tensor<1x260x4x24xT>
+  return %0, %1 : tensor<1x260x4x24xT>, tensor<1x260x4x24xT>
 }
 )"},
   };
