@@ -169,9 +169,11 @@ struct KernelBuilder : codegen::CKernel {
   llvm::Error emitOp(Operation *op);
   // One op family each (CpuConv.cpp, CpuNorms.cpp, CpuAttention.cpp, CpuMovement.cpp); `ct` is
   // the C type of the op's result.
-  /// tg.conv / tg.pool reading the buffers named `in` (operand order), writing `out`.
+  /// tg.conv / tg.pool reading the buffers named `in` (operand order), writing `out`. `epi`
+  /// names an elementwise epilogue functor (float(int64_t j, float v)) a convolution with a
+  /// blocked weight applies as it stores (emitFused decides; other kernels take none).
   llvm::Error emitConv(Operation *op, const CType *ct, const std::vector<std::string> &in,
-                       const std::string &out);
+                       const std::string &out, const std::string &epi = "");
   llvm::Error emitNorm(Operation *op, const CType *ct);
   llvm::Error emitAttention(Operation *op, const CType *ct);
   llvm::Error emitMovement(Operation *op, const CType *ct);

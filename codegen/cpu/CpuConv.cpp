@@ -103,7 +103,8 @@ std::pair<int64_t, int64_t> lanesBlock(int64_t M, int64_t OW) {
 } // namespace
 
 llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
-                                    const std::vector<std::string> &in, const std::string &out) {
+                                    const std::vector<std::string> &in, const std::string &out,
+                                    const std::string &epi) {
   const std::string T = ct->name;
 
   if (auto conv = dyn_cast<tg::ConvOp>(op)) {
@@ -120,6 +121,7 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
       if (T != "float" || *block != 16 || conv.getGroup() != 1 || sp < 1 || sp > 2)
         return opError(op, "a weight blocked by " + std::to_string(*block) +
                                " is read only by f32 1-D/2-D convolutions of group 1 blocked by 16");
+      // (An epilogue functor is only ever passed for this kernel.)
       Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
             dil = codegen::intsOf(conv.getDilations());
       auto [B, P] = lanesBlock(y[1], y.back());
@@ -128,7 +130,7 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
              str(B) + ", " + str(P) + ">(" + xw + bias + ", " + out + ", " + str(x[0]) + ", " +
              str(x[1]) + ", " + str(y[1]) + ", " + h(x, 2, 1) + ", " + str(x.back()) + ", " +
              h(y, 2, 1) + ", " + str(y.back()) + ", " + h(pads, 0, 0) + ", " +
-             str(pads[sp - 1]) + ");");
+             str(pads[sp - 1]) + (epi.empty() ? "" : ", " + epi) + ");");
       return llvm::Error::success();
     }
     const bool direct = T == "float" && !isDepthwise(conv) && isSmallDirect(conv);

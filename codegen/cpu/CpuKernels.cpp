@@ -140,6 +140,36 @@ llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
     c.line("std::vector<" + gt->name + "> gemm_tmp(" + str(product(shapeOf(g))) + ");");
     dst = "gemm_tmp.data()";
   }
+  // A convolution with a blocked weight (the lanes kernel) applies the epilogue as it stores,
+  // as a functor of the flat output index and the value, when it reads nothing but the value
+  // and splats (an activation, a clip) and the output is written in place. An epilogue that
+  // reads another tensor (a residual add) keeps its own pass: fused, its loads interleaved
+  // with the stores to 16 channel planes measured slower (cnn_small's conv + add + ReLU 13.0
+  // -> 14.0 us; ReLU alone 15.1 -> 14.0).
+  auto conv = dyn_cast<tg::ConvOp>(gemm);
+  bool fuse = conv && conv.getWeightBlock() && dst == outPtr[0];
+  for (const auto &[v, l] : parts->leaves)
+    fuse = fuse && l.ptr.empty();
+  if (fuse) {
+    parts->leaves.push_back({g, Leaf{shapeOf(g), *gt, "acc", ""}});
+    if (auto e = checkElementwise(parts->ops, parts->leaves, parts->result))
+      return e;
+    c.line(sourceComment("epilogue: " + std::to_string(parts->ops.size()) +
+                         " elementwise op(s), applied as the convolution stores"));
+    c.line("auto epi = [&](int64_t j, float acc) -> float {");
+    c.ind++;
+    llvm::Error error = llvm::Error::success();
+    const size_t self = parts->leaves.size() - 1;
+    std::string r = elementLines(c, parts->ops, parts->leaves, parts->result, [&](size_t k) {
+      return k == self ? std::string("acc") : parts->leaves[k].second.ptr + "[j]";
+    }, error);
+    if (error)
+      return error;
+    c.line("return " + r + ";");
+    c.ind--;
+    c.line("};");
+    return emitConv(gemm, &*gt, ptrs, dst, "epi");
+  }
   if (auto e = contract(dst))
     return e;
   c.line(sourceComment("epilogue: " + std::to_string(parts->ops.size()) +

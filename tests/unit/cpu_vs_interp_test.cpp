@@ -276,6 +276,46 @@ func.func @main(%x1: tensor<1x8x16x16xf32>, %w1: tensor<2x8x3x3x16xf32>, %b1: te
                          "lanes_conv.tgpkg", 1, "cpu:" + tgc::hostCpuLevel());
 }
 
+// "conv" kernels over the lanes kernel: an epilogue that reads nothing but the convolution's
+// value and splats (ReLU and a clip; a sigmoid) is applied as the convolution stores (the `epi`
+// functor); one reading a per-channel broadcast or a residual keeps its own pass. On two
+// threads and large enough to split, so worker threads run the epilogue too.
+TEST(CpuVsInterp, LanesConvolutionEpilogues) {
+  compareWithInterpreter(R"(
+func.func @main(%x: tensor<1x16x24x24xf32>, %w: tensor<2x16x3x3x16xf32>, %b: tensor<20xf32>, %r: tensor<1x20x24x24xf32>, %s: tensor<1x20x1x1xf32>) -> (tensor<1x20x24x24xf32>, tensor<1x20x24x24xf32>, tensor<1x20x12x12xf32>, tensor<1x20x24x24xf32>) {
+  %0 = tg.fused "conv" (%x, %w, %b) : (tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32>, tensor<20xf32>) -> tensor<1x20x24x24xf32> {
+  ^bb0(%p: tensor<1x16x24x24xf32>, %q: tensor<2x16x3x3x16xf32>, %c: tensor<20xf32>):
+    %t0 = tg.conv %p, %q, %c {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32>, tensor<20xf32> -> tensor<1x20x24x24xf32>
+    %t1 = tg.relu %t0 : tensor<1x20x24x24xf32>
+    %six = tg.constant dense<6.0> : tensor<f32>
+    %t2 = tg.min %t1, %six : tensor<1x20x24x24xf32>, tensor<f32> -> tensor<1x20x24x24xf32>
+    tg.yield %t2 : tensor<1x20x24x24xf32>
+  }
+  %1 = tg.fused "conv" (%x, %w, %b, %s) : (tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32>, tensor<20xf32>, tensor<1x20x1x1xf32>) -> tensor<1x20x24x24xf32> {
+  ^bb0(%p: tensor<1x16x24x24xf32>, %q: tensor<2x16x3x3x16xf32>, %c: tensor<20xf32>, %e: tensor<1x20x1x1xf32>):
+    %t0 = tg.conv %p, %q, %c {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32>, tensor<20xf32> -> tensor<1x20x24x24xf32>
+    %t1 = tg.mul %t0, %e : tensor<1x20x24x24xf32>, tensor<1x20x1x1xf32> -> tensor<1x20x24x24xf32>
+    tg.yield %t1 : tensor<1x20x24x24xf32>
+  }
+  %2 = tg.fused "conv" (%x, %w) : (tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32>) -> tensor<1x20x12x12xf32> {
+  ^bb0(%p: tensor<1x16x24x24xf32>, %q: tensor<2x16x3x3x16xf32>):
+    %t0 = tg.conv %p, %q {strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32> -> tensor<1x20x12x12xf32>
+    %t1 = tg.sigmoid %t0 : tensor<1x20x12x12xf32>
+    tg.yield %t1 : tensor<1x20x12x12xf32>
+  }
+  %3 = tg.fused "conv" (%x, %w, %b, %r) : (tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32>, tensor<20xf32>, tensor<1x20x24x24xf32>) -> tensor<1x20x24x24xf32> {
+  ^bb0(%p: tensor<1x16x24x24xf32>, %q: tensor<2x16x3x3x16xf32>, %c: tensor<20xf32>, %d: tensor<1x20x24x24xf32>):
+    %t0 = tg.conv %p, %q, %c {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x16x24x24xf32>, tensor<2x16x3x3x16xf32>, tensor<20xf32> -> tensor<1x20x24x24xf32>
+    %t1 = tg.add %t0, %d : tensor<1x20x24x24xf32>, tensor<1x20x24x24xf32> -> tensor<1x20x24x24xf32>
+    %t2 = tg.relu %t1 : tensor<1x20x24x24xf32>
+    tg.yield %t2 : tensor<1x20x24x24xf32>
+  }
+  return %0, %1, %2, %3 : tensor<1x20x24x24xf32>, tensor<1x20x24x24xf32>, tensor<1x20x12x12xf32>, tensor<1x20x24x24xf32>
+}
+)",
+                         "lanes_epilogue.tgpkg", 2, "cpu:" + tgc::hostCpuLevel());
+}
+
 // The same kernels at the level the bundled packages default to without a host level
 // (x86-64-v2: the 16-float vectors split into SSE registers), on two threads.
 TEST(CpuVsInterp, LanesConvolutionsAtX8664V2) {
