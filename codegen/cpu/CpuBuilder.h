@@ -170,7 +170,7 @@ struct KernelBuilder : codegen::CKernel {
   // One op family each (CpuConv.cpp, CpuNorms.cpp, CpuAttention.cpp, CpuMovement.cpp); `ct` is
   // the C type of the op's result.
   /// tg.conv / tg.pool reading the buffers named `in` (operand order), writing `out`. `epi`
-  /// names an elementwise epilogue functor (float(int64_t j, float v)) a convolution with a
+  /// names an elementwise epilogue functor (float(float v)) a convolution with a
   /// blocked weight applies as it stores (emitFused decides; other kernels take none).
   llvm::Error emitConv(Operation *op, const CType *ct, const std::vector<std::string> &in,
                        const std::string &out, const std::string &epi = "");

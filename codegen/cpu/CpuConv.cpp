@@ -100,6 +100,12 @@ std::pair<int64_t, int64_t> lanesBlock(int64_t M, int64_t OW) {
   return best;
 }
 
+/// A window dim as the 2-D kernels take it (1-D is 2-D with H = 1): along H, v[at] for 2-D
+/// (`sp` spatial dims) and `one` for 1-D.
+std::string alongH(const Shape &v, size_t at, int64_t one, int sp) {
+  return str(sp == 2 ? v[at] : one);
+}
+
 } // namespace
 
 llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
@@ -114,8 +120,7 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
       return opError(op, "conv with more than 8 spatial dims");
     const std::string bias = conv.getBias() ? in[2] : "nullptr";
     const std::string xw = in[0] + ", " + in[1] + ", ";
-    // Both spatial forms as 2-D: along H the first spatial dim's value for 2-D, `one` for 1-D.
-    auto h = [&](const Shape &v, size_t at, int64_t one) { return str(sp == 2 ? v[at] : one); };
+    auto h = [&](const Shape &v, size_t at, int64_t one) { return alongH(v, at, one, sp); };
     if (auto block = conv.getWeightBlock()) {
       // Weights blocked by 16 output channels (tgc-cpu-weight-layout): the lanes kernel.
       if (T != "float" || *block != 16 || conv.getGroup() != 1 || sp < 1 || sp > 2)
@@ -169,7 +174,7 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
       // Separable, vectorized over output columns (tg_maxpool2d; 1-D as 2-D with H = 1).
       const Shape k = codegen::intsOf(pool.getKernel()), st = codegen::intsOf(pool.getStrides()),
                   pads = codegen::intsOf(pool.getPads()), dil = codegen::intsOf(pool.getDilations());
-      auto h = [&](const Shape &v, size_t at, int64_t one) { return str(nsp == 2 ? v[at] : one); };
+      auto h = [&](const Shape &v, size_t at, int64_t one) { return alongH(v, at, one, nsp); };
       c.line("tg_maxpool2d<" + h(k, 0, 1) + ", " + str(k.back()) + ", " + h(st, 0, 1) + ", " +
              str(st.back()) + ", " + h(dil, 0, 1) + ", " + str(dil.back()) + ">(" + in[0] + ", " +
              out + ", " + str(x[0] * x[1]) + ", " + h(x, 2, 1) + ", " + str(x.back()) + ", " +

@@ -445,19 +445,17 @@ TG_ZMM __attribute__((always_inline)) inline void tg_transpose16(tg_f16x *r) {
 
 /// The lanes kernel's epilogue when a convolution has none: its values as they are.
 struct tg_no_epilogue {
-  float operator()(int64_t, float v) const { return v; }
+  float operator()(float v) const { return v; }
 };
 
 /// Positions [P0, P0 + 16) of P channels-last accumulators (16 channels each) to nm channel
 /// planes ystride apart (a 16x16 transpose in registers; np valid positions of the P), each
-/// value through `epi(flat output index, value)` (the fused kernel's elementwise epilogue; j0
-/// is y's flat index). Always inlined with constant P and P0, so the accumulators stay in
-/// registers.
+/// value through `epi(value)` (the fused kernel's elementwise epilogue). Always inlined with
+/// constant P and P0, so the accumulators stay in registers.
 template <int P, int P0, class Epi>
 TG_ZMM __attribute__((always_inline)) inline void tg_lanes_store(const tg_f16x *acc, int64_t nm,
                                                                  int64_t np, float *y,
-                                                                 int64_t ystride, const Epi &epi,
-                                                                 int64_t j0) {
+                                                                 int64_t ystride, const Epi &epi) {
   constexpr int n = P - P0 < 16 ? P - P0 : 16; // positions in this chunk
   tg_f16x t[16];
 #pragma GCC unroll 16
@@ -470,12 +468,11 @@ TG_ZMM __attribute__((always_inline)) inline void tg_lanes_store(const tg_f16x *
       if (valid == n) std::memcpy(yo, &t[i], sizeof(float) * n);
       else for (int64_t p = 0; p < valid; ++p) yo[p] = t[i][p];
     } else {
-      const int64_t j = j0 + i * ystride + P0;
       if (valid == n) {
 #pragma GCC unroll 16
-        for (int p = 0; p < n; ++p) yo[p] = epi(j + p, t[i][p]);
+        for (int p = 0; p < n; ++p) yo[p] = epi(t[i][p]);
       } else {
-        for (int64_t p = 0; p < valid; ++p) yo[p] = epi(j + p, t[i][p]);
+        for (int64_t p = 0; p < valid; ++p) yo[p] = epi(t[i][p]);
       }
     }
   }
@@ -490,7 +487,7 @@ TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t p
                                                      const float *wg, const float *bg, int64_t C,
                                                      int64_t OW, int64_t M, int64_t m0,
                                                      float *yrow, int64_t ystride,
-                                                     const Epi &epi, int64_t jrow) {
+                                                     const Epi &epi) {
   typedef float v16 __attribute__((vector_size(64)));
   constexpr int64_t KK = KH * KW;
   for (int64_t ox0 = 0; ox0 < OW; ox0 += P) {
@@ -529,9 +526,8 @@ TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t p
     for (int b = 0; b < B; ++b) {
       const int64_t nm = std::min<int64_t>(16, M - m0 - b * 16);
       float *yb = yrow + b * 16 * ystride + ox0;
-      const int64_t jb = jrow + b * 16 * ystride + ox0;
-      tg_lanes_store<P, 0>(acc[b], nm, np, yb, ystride, epi, jb);
-      if constexpr (P > 16) tg_lanes_store<P, 16>(acc[b], nm, np, yb, ystride, epi, jb);
+      tg_lanes_store<P, 0>(acc[b], nm, np, yb, ystride, epi);
+      if constexpr (P > 16) tg_lanes_store<P, 16>(acc[b], nm, np, yb, ystride, epi);
     }
   }
 }
@@ -540,15 +536,14 @@ TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t p
 template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P, class Epi>
 inline void tg_conv_lanes_rest(int64_t nb, const float *px, int64_t plane, int64_t Wp,
                                const float *wg, const float *bg, int64_t C, int64_t OW, int64_t M,
-                               int64_t m0, float *yrow, int64_t ystride, const Epi &epi,
-                               int64_t jrow) {
+                               int64_t m0, float *yrow, int64_t ystride, const Epi &epi) {
   if constexpr (B > 1) {
     if (nb == B - 1)
       tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B - 1, P>(px, plane, Wp, wg, bg, C, OW, M, m0,
-                                                          yrow, ystride, epi, jrow);
+                                                          yrow, ystride, epi);
     else
       tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B - 1, P>(nb, px, plane, Wp, wg, bg, C, OW, M,
-                                                           m0, yrow, ystride, epi, jrow);
+                                                           m0, yrow, ystride, epi);
   }
 }
 
@@ -560,7 +555,7 @@ inline void tg_conv_lanes_rest(int64_t nb, const float *px, int64_t plane, int64
 /// into its thread's scratch (no stride phases: a stride only spaces the broadcasts; the rows
 /// are in the cache of the thread that reads them). Unlike tg_conv_direct2d nothing is
 /// computed past a row's end (P positions at a time, the last block's extra columns
-/// discarded), so 4x4 and 8x8 planes run at the rate of large ones. `epi(flat index, value)`
+/// discarded), so 4x4 and 8x8 planes run at the rate of large ones. `epi(value)`
 /// is the fused kernel's elementwise epilogue (an activation, a residual add), applied as the
 /// values are stored instead of in a second pass over y.
 template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P,
@@ -586,15 +581,13 @@ TG_INLINE_COPIES void tg_conv_lanes2d(const float *x, const float *w, const floa
         const int64_t oy = u / G, g = u % G, nb = std::min<int64_t>(B, MBs - g * B);
         const float *px = ph + (oy * SH - r0) * Wp, *wg = w + g * B * C * KK * 16;
         const float *bg = bp + g * B * 16;
-        const int64_t jrow = ((n * M + g * B * 16) * OH + oy) * OW;
+        float *yrow = y + ((n * M + g * B * 16) * OH + oy) * OW;
         if (nb == B)
           tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B, P>(px, plane, Wp, wg, bg, C, OW, M,
-                                                          g * B * 16, y + jrow, OH * OW, epi,
-                                                          jrow);
+                                                          g * B * 16, yrow, OH * OW, epi);
         else
           tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B, P>(nb, px, plane, Wp, wg, bg, C, OW, M,
-                                                           g * B * 16, y + jrow, OH * OW, epi,
-                                                           jrow);
+                                                           g * B * 16, yrow, OH * OW, epi);
       }
     });
   }
