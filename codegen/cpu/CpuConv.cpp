@@ -125,7 +125,8 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
       // Weights blocked by 16 output channels (tgc-cpu-weight-layout): the lanes kernel.
       if (T != "float" || *block != 16 || conv.getGroup() != 1 || sp < 1 || sp > 2)
         return opError(op, "a weight blocked by " + std::to_string(*block) +
-                               " is read only by f32 1-D/2-D convolutions of group 1 blocked by 16");
+                               " is read only by f32 1-D/2-D convolutions of group 1 blocked "
+                               "by 16");
       // (An epilogue functor is only ever passed for this kernel.)
       Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
             dil = codegen::intsOf(conv.getDilations());
@@ -173,7 +174,8 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
     if (T == "float" && pool.getKind() == "max" && (nsp == 1 || nsp == 2) && total > 0) {
       // Separable, vectorized over output columns (tg_maxpool2d; 1-D as 2-D with H = 1).
       const Shape k = codegen::intsOf(pool.getKernel()), st = codegen::intsOf(pool.getStrides()),
-                  pads = codegen::intsOf(pool.getPads()), dil = codegen::intsOf(pool.getDilations());
+                  pads = codegen::intsOf(pool.getPads()),
+                  dil = codegen::intsOf(pool.getDilations());
       auto h = [&](const Shape &v, size_t at, int64_t one) { return alongH(v, at, one, nsp); };
       c.line("tg_maxpool2d<" + h(k, 0, 1) + ", " + str(k.back()) + ", " + h(st, 0, 1) + ", " +
              str(st.back()) + ", " + h(dil, 0, 1) + ", " + str(dil.back()) + ">(" + in[0] + ", " +

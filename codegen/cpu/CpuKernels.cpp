@@ -141,10 +141,11 @@ llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
     dst = "gemm_tmp.data()";
   }
   // A convolution with a blocked weight (the lanes kernel) applies the epilogue as it stores,
-  // as a functor of the value, when it reads nothing but the value and splats (an activation, a clip) and the output is written in place. An epilogue that
-  // reads another tensor (a residual add) keeps its own pass: fused, its loads interleaved
-  // with the stores to 16 channel planes measured slower (cnn_small's conv + add + ReLU 13.0
-  // -> 14.0 us; ReLU alone 15.1 -> 14.0).
+  // as a functor of the value, when it reads nothing but the value and splats (an activation,
+  // a clip) and the output is written in place. An epilogue that reads another tensor (a
+  // residual add) keeps its own pass: fused, its loads interleaved with the stores to 16
+  // channel planes measured slower (cnn_small's conv + add + ReLU 13.0 -> 14.0 us; ReLU alone
+  // 15.1 -> 14.0).
   auto conv = dyn_cast<tg::ConvOp>(gemm);
   bool fuse = conv && conv.getWeightBlock() && dst == outPtr[0];
   for (const auto &[v, l] : parts->leaves)

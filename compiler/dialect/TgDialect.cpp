@@ -321,8 +321,8 @@ LogicalResult ConvOp::verify() {
     // Blocked [ceil(M/b), C/group, k..., b]: checked as the [M, C/group, k...] it stands for.
     tgc::Shape y = shapeOf(getResult());
     const int64_t blk = (int64_t)*b;
-    if (blk <= 0 || y.size() < 2 || w.size() != x.size() + 1 || w.back() != blk ||
-        w[0] != (y[1] + blk - 1) / blk)
+    if (blk <= 0 || x.size() < 3 || y.size() < 2 || w.size() != x.size() + 1 ||
+        w.back() != blk || w[0] != (y[1] + blk - 1) / blk)
       return emitOpError("a weight blocked by ")
              << blk << " must be [ceil(M/" << blk << "), C/group, k..., " << blk << "], got "
              << tgc::shapeToString(w);

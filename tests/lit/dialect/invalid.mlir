@@ -325,3 +325,12 @@ func.func @conv_weight_block_shape(%x: tensor<1x8x5x5xf32>, %w: tensor<1x8x3x3x1
   %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x8x5x5xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x17x3x3xf32>
   return %0 : tensor<1x17x3x3xf32>
 }
+
+// -----
+
+// A blocked weight with an input of rank < 3 is refused (not read past its dims).
+func.func @conv_weight_block_rank(%x: tensor<f32>, %w: tensor<16xf32>) -> tensor<1x250xf32> {
+  // expected-error @+1 {{a weight blocked by 16 must be [ceil(M/16), C/group, k..., 16], got 16}}
+  %0 = tg.conv %x, %w {strides = [], pads = [], dilations = [], group = 1 : i64, weight_block = 16 : i64} : tensor<f32>, tensor<16xf32> -> tensor<1x250xf32>
+  return %0 : tensor<1x250xf32>
+}
