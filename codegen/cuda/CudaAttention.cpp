@@ -1,10 +1,12 @@
 // CudaAttention.cpp — CUDA kernels for tg.attention: tiled (one block per 16 query rows of a head,
 // K/V tiles in shared memory, online softmax; one warp per query row for head dims > 128 stays in
-// CudaRowKernels.cpp) and on tensor cores for f16/bf16 (mma.sync m16n8k16, key tiles split across
-// warps).
+// CudaRowKernels.cpp) and on tensor cores for f16/bf16 (mma.sync m16n8k16; key tiles split across
+// warps, and for many query rows 64-row blocks sharing each K/V tile).
 #include "codegen/cuda/CudaBuilder.h"
 
 #include "compiler/dialect/TgDialect.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -198,14 +200,43 @@ llvm::Error tiledAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &c
   return llvm::Error::success();
 }
 
+namespace {
+/// How the tensor-core attention splits its work: query warps per block (16 rows each, sharing
+/// each K/V tile), key groups per block (group g walks key tiles g, g + keyGroups, ...), keys
+/// per tile.
+struct AttentionTiling {
+  int64_t queryWarps, keyGroups, keyTile;
+};
+
+/// Few query rows (batch-1 transformers: B·H·S < 4096, e.g. 12 heads × 128): one query warp per
+/// block and up to 8 key groups of one warp each, so that even a dozen heads fill the GPU with
+/// short, latency-bound blocks. Many rows (long sequences, batches): 64-row blocks whose 4 query
+/// warps share every K/V tile (a quarter of the K/V reads of 16-row blocks), in key groups when
+/// there are enough tiles to split (4+ a group): up to 2 groups of 64-key tiles, or when causal
+/// (diagonal tiles are partly wasted; the last rows walk every key) up to 4 of 32-key tiles.
+/// Measured on an H200 (perf-log, twenty-seventh session): whisper's 6 heads × 1500 48 → 35 µs,
+/// gpt2's 12 × 512 causal 9.8 → 8.2 µs, 96 heads × 128 13.4 → 4.9 µs an attention.
+AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal) {
+  if (rows < 4096 || S < 64)
+    // Key tiles of 16 when that gives every warp (at most 8) a single tile: twice the warps of
+    // 32-key tiles, each with half the dependent work (attention at batch 1 is latency-bound at
+    // about one warp per scheduler).
+    return {1, 8, (L + 15) / 16 <= 8 ? 16 : 32};
+  const int64_t KT = causal ? 32 : 64, tiles = (L + KT - 1) / KT;
+  return {4, std::clamp<int64_t>(tiles / 4, 1, causal ? 4 : 2), KT};
+}
+} // namespace
+
 /// tg.attention on tensor cores (f16/bf16, D % 16 == 0, Dv % 8 == 0, both <= 128): one block per
-/// (b, h, 16 query rows) and W warps (up to 8) that split the keys: warp w takes key tiles w,
-/// w + W, ... of 32 keys (16 when L <= 128), each staged in the warp's own shared memory
-/// (cp.async, two stages when they fit), so the warps run without block barriers until the end,
-/// where their partial softmax states (row max m, row sum l, unnormalized output o) merge through
-/// shared memory (each warp's state in its own stage area when it fits, so no barrier before the
-/// writes): F_w = e^(m_w - M) / Σ_v l_v · e^(m_v - M) once per row, M = max_w m_w, then
-/// o = Σ_w o_w · F_w. Q·Kᵀ and P·V run as mma.sync m16n8k16
+/// (b, h, QW·16 query rows) of QW query warps × KG key groups (attentionTiling). Key group g
+/// walks key tiles g, g + KG, ... of KT keys, staged in the group's own shared memory (cp.async,
+/// two stages when they fit); its QW query warps, 16 rows each, share every tile (with QW = 1 a
+/// group is one warp and runs without barriers; with more, the group's warps load a tile
+/// together and meet at named barrier 1 + g). At the end the groups' partial softmax states
+/// (row max m, row sum l, unnormalized output o) merge through shared memory (with one query
+/// warp, each warp's state in its own stage area when it fits, so no barrier before the
+/// writes): F_g = e^(m_g - M) / Σ_h l_h · e^(m_h - M) once per row, M = max_g m_g, then
+/// o = Σ_g o_g · F_g. Q·Kᵀ and P·V run as mma.sync m16n8k16
 /// (f16/bf16 operands, f32 accumulators); q stays in registers as A fragments; K and V fragments
 /// come from shared memory through ldmatrix (V transposed). Scores are scaled in f32, in the
 /// log2 domain (scale · log2 e, the mask times log2 e), so exponentials are ex2.approx; the online
@@ -224,47 +255,58 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
   Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
   const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
-  // Key tiles of 16 when that gives every warp (at most 8) a single tile: twice the warps of
-  // 32-key tiles, each with half the dependent work (attention at batch 1 is latency-bound at
-  // about one warp per scheduler).
-  const int64_t KT = (L + 15) / 16 <= 8 ? 16 : 32;
+  const AttentionTiling tl = attentionTiling(B * Hq * S, S, L, at.getCausal());
+  const int64_t QW = tl.queryWarps, KT = tl.keyTile, QT = 16 * QW, GN = 32 * QW;
   const int64_t KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
-  const int64_t nQT = (S + 15) / 16, nKT = (L + KT - 1) / KT;
-  // Warps: one per key tile up to 8, as many as one stage each fits in kSmemMax of (dynamic)
-  // shared memory, which leaves room for two blocks per SM; a second stage per warp when that
-  // fits too.
+  const int64_t nQT = (S + QT - 1) / QT, nKT = (L + KT - 1) / KT;
+  // Key groups: one per key tile up to tl.keyGroups, as many as one stage each fits in kSmemMax
+  // of (dynamic) shared memory, which leaves room for two blocks per SM; a second stage per
+  // group when that fits too.
   const int64_t stageBytes = KT * (KP + VP) * 2, kSmemMax = 100 * 1024;
-  int64_t W = std::min<int64_t>(8, std::max<int64_t>(1, nKT));
-  while (W > 1 && W * stageBytes > kSmemMax)
-    --W;
-  const int64_t STG = nKT > W && 2 * W * stageBytes <= kSmemMax ? 2 : 1;
-  const int64_t NT = 32 * W, kvBytes = W * STG * stageBytes;
+  int64_t KG = std::min<int64_t>(tl.keyGroups, std::max<int64_t>(1, nKT));
+  while (KG > 1 && KG * stageBytes > kSmemMax)
+    --KG;
+  const int64_t STG = nKT > KG && 2 * KG * stageBytes <= kSmemMax ? 2 : 1;
+  const int64_t W = QW * KG, NT = 32 * W, kvBytes = KG * STG * stageBytes;
   // Each warp's partial state for the merge (o [16][Dv], then m, l, z and its weight f per row)
   // goes in the warp's own stage area when it fits there (no other warp touches it: no barrier
   // before the writes), else packed from the start of shared memory over the stages (a barrier
   // first).
   const int64_t stateFloats = 16 * (Dv + 4);
-  const bool ownArea = stateFloats * 4 <= STG * stageBytes;
+  const bool ownArea = QW == 1 && stateFloats * 4 <= STG * stageBytes;
   const int64_t XS = ownArea ? STG * stageBytes / 4 : stateFloats; // floats between warps' states
   const int64_t mergeBytes = W > 1 && !ownArea ? W * stateFloats * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
-  const std::string sS = str(S), sL = str(L), sW = str(W);
+  const std::string sS = str(S), sL = str(L), sKG = str(KG);
+  // With one query warp a key group is one warp ("w", its lanes, __syncwarp); with more, the
+  // group's threads share its stages and meet at named barrier 1 + kg.
+  const std::string kgS = QW > 1 ? "kg" : "w", glS = QW > 1 ? "gl" : "lane",
+                    sbS = QW > 1 ? "sb" : "s0", gsync = QW > 1 ? "gsync();" : "__syncwarp();";
   kb.sharedBytes = std::max(kvBytes, mergeBytes);
   // One block per multiprocessor: launched early (programmatic launch) beside the GEMM before
   // it, two blocks would share one multiprocessor for good while others free up; each block is
   // a latency-bound chain (perf-log, tenth session: gpt2 −16 µs).
-  kb.oneBlockPerSm = true;
+  kb.oneBlockPerSm = QW == 1;
+  // Query-split blocks: 16 warps per multiprocessor (at most 128 registers a thread).
+  if (QW > 1)
+    kb.minBlocksPerSm = std::max<int64_t>(1, 16 / W);
   c.line("extern __shared__ __align__(16) unsigned char tg_dsm[];");
   c.line("unsigned char *sm = tg_dsm;");
   c.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, tq = lane "
          "& 3;");
   c.line("(void)tid;");
+  if (QW > 1) {
+    c.line("const int qw = w % " + str(QW) + ", kg = w / " + str(QW) + ", gl = tid % " + str(GN) +
+           ";");
+    c.line("auto gsync = [&]() { asm volatile(\"bar.sync %0, %1;\" :: \"r\"(1 + kg), \"r\"(" +
+           str(GN) + ") : \"memory\"); };");
+  }
   // This warp's stages: Ks[st][t][d], Vs[st][t][d] (rows padded by 16 bytes: conflict-free
   // ldmatrix).
   c.line("unsigned short (*Ks)[" + str(KT) + "][" + str(KP) + "] = (unsigned short (*)[" +
-         str(KT) + "][" + str(KP) + "])(sm + w * " + str(STG * stageBytes) + ");");
+         str(KT) + "][" + str(KP) + "])(sm + " + kgS + " * " + str(STG * stageBytes) + ");");
   c.line("unsigned short (*Vs)[" + str(KT) + "][" + str(VP) + "] = (unsigned short (*)[" +
-         str(KT) + "][" + str(VP) + "])(sm + w * " + str(STG * stageBytes) + " + " +
+         str(KT) + "][" + str(VP) + "])(sm + " + kgS + " * " + str(STG * stageBytes) + " + " +
          str(STG * KT * KP * 2) + ");");
   c.line("const " + it + " qt = (" + it + ")blockIdx.x % " + str(nQT) + ", bh = (" + it +
          ")blockIdx.x / " + str(nQT) + ";");
@@ -291,7 +333,11 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
          ";");
   c.line("auto ex2 = [](float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : "
          "\"f\"(x)); return y; };");
-  c.line("const " + it + " s0 = qt * 16;");
+  if (QW > 1) {
+    c.line("const " + it + " sb = qt * " + str(QT) + ", s0 = sb + qw * 16;");
+  } else {
+    c.line("const " + it + " s0 = qt * 16;");
+  }
   c.line("auto mma = [](float *d, const unsigned *a, unsigned b0, unsigned b1) {");
   c.line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab +
          ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+f\"(d[0]), "
@@ -318,7 +364,8 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
            "*(unsigned *)&r; };");
   std::string tEnd = sL;
   if (at.getCausal()) {
-    c.line("const " + it + " sl = s0 + 16 < " + sS + " ? s0 + 15 : " + str(S - 1) + ";");
+    c.line("const " + it + " sl = " + sbS + " + " + str(QT) + " < " + sS + " ? " + sbS + " + " +
+           str(QT - 1) + " : " + str(S - 1) + ";");
     c.line("const " + it + " tEnd = sl + " + str(L - S + 1) + " < " + sL + " ? sl + " +
            str(L - S + 1) + " : " + sL + ";");
     tEnd = "tEnd";
@@ -332,7 +379,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
     const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
     c.line("#pragma unroll");
-    c.open("for (int e = lane; e < " + str(KT * DD / 8) + "; e += 32)");
+    c.open("for (int e = " + glS + "; e < " + str(KT * DD / 8) + "; e += " + str(GN) + ")");
     c.line("const int t = e / " + str(DD / 8) + ", d = e % " + str(DD / 8) + " * 8;");
     c.line("const bool in = t0 + t < " + sL + ";");
     c.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)"
@@ -343,7 +390,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.ind--;
   c.line("};");
   if (STG == 2)
-    c.line("if (al && w < nT) { loadKV(0, (" + it + ")w * " + str(KT) +
+    c.line("if (al && " + kgS + " < nT) { loadKV(0, (" + it + ")" + kgS + " * " + str(KT) +
            "); asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }");
   // q as A fragments: a[r] holds rows g (+8 for odd r), dims 2tq, 2tq+1 (+8 for r >= 2).
   c.line("unsigned qa[" + str(NK) + "][4];");
@@ -357,17 +404,17 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.close();
   c.close();
   c.line("float o[" + str(NO) + "][4], m[2], l[2];");
-  c.line("bool bad[2];");
   c.line("#pragma unroll");
   c.line("for (int u = 0; u < " + str(NO) + "; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;");
-  c.line("m[0] = m[1] = -tg_inf_f(); l[0] = l[1] = 0.f; bad[0] = bad[1] = false;");
+  c.line("m[0] = m[1] = -tg_inf_f(); l[0] = l[1] = 0.f;");
   c.line("int kti = 0;");
-  c.open("for (int ti = w; ti < nT; ti += " + sW + ", ++kti)");
+  c.open("for (int ti = " + kgS + "; ti < nT; ti += " + sKG + ", ++kti)");
   c.line("const " + it + " t0 = (" + it + ")ti * " + str(KT) + ";");
-  c.line("__syncwarp(); // every lane is done with the stage refilled below");
+  c.line(gsync + " // every " + (QW > 1 ? "thread of the group" : "lane") +
+         " is done with the stage refilled below");
   c.open("if (al)");
   if (STG == 2) {
-    c.line("if (ti + " + sW + " < nT) loadKV((kti + 1) & 1, t0 + " + str(W * KT) + ");");
+    c.line("if (ti + " + sKG + " < nT) loadKV((kti + 1) & 1, t0 + " + str(KG * KT) + ");");
     c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
   } else {
     c.line("loadKV(0, t0);");
@@ -378,7 +425,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   for (int pass = 0; pass < 2; ++pass) {
     const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
     const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
-    c.open("for (int e = lane; e < " + str(KT * DD) + "; e += 32)");
+    c.open("for (int e = " + glS + "; e < " + str(KT * DD) + "; e += " + str(GN) + ")");
     c.line("const int t = e / " + str(DD) + ", d = e % " + str(DD) + ";");
     c.line(dst + "[0][t][d] = t0 + t < " + sL + " ? " + src + "[(t0 + t) * " + str(RS) +
            " + d] : (unsigned short)0;");
@@ -403,7 +450,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   }
   c.line("if (al) asm volatile(\"cp.async.wait_group " + std::string(STG == 2 ? "1" : "0") +
          ";\" ::: \"memory\");");
-  c.line("__syncwarp();");
+  c.line(gsync);
   c.line("const int st = " + std::string(STG == 2 ? "al ? (kti & 1) : 0" : "0") + ";");
   // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}. One ldmatrix.x4 gives the
   // B fragments of key groups j, j + 1 for one 16-dim step.
@@ -422,35 +469,49 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("mma(sc[j + 1], qa[kk], r[2], r[3]);");
   c.close();
   c.close();
-  // Online softmax, rows g (rh = 0) and g + 8 (rh = 1).
+  // Online softmax, rows g (rh = 0) and g + 8 (rh = 1). A tile wholly inside the keys (and, when
+  // causal, below the diagonal for every row of this warp) needs no per-score checks: rows past S
+  // score against q = 0 and are never stored. A NaN or +inf score is not looked for per score:
+  // it makes its p, so the row sum l, NaN (ex2(NaN) and ex2(+inf - +inf) are NaN; fmaxf skips
+  // NaN), and a NaN l marks the row undefined at the end. Without a mask (and with a positive
+  // scale) the max runs over the raw scores and one FFMA scales and subtracts.
+  const bool fused = maskIdx.empty() && scale > 0;
+  std::string full = "t0 + " + str(KT) + " <= " + sL;
+  if (at.getCausal())
+    full += " && t0 + " + str(KT) + " <= s0 + " + str(L - S + 1);
+  c.line("const bool full = " + full + ";");
   c.line("#pragma unroll");
   c.open("for (int rh = 0; rh < 2; ++rh)");
   c.line("const " + it + " s = s0 + g + 8 * rh;");
+  c.line("(void)s;");
   c.line("float mx = -tg_inf_f();");
   c.line("#pragma unroll");
   c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
   c.line("#pragma unroll");
   c.open("for (int cc = 0; cc < 2; ++cc)");
-  c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
-  c.line("float xv = -tg_inf_f();");
-  c.open("if (" + vis + ")");
-  if (maskIdx.empty()) {
-    c.line("xv = sc[j][2 * rh + cc] * scale;");
+  if (fused) {
+    c.line("float xv = sc[j][2 * rh + cc];");
+  } else if (maskIdx.empty()) {
+    c.line("float xv = sc[j][2 * rh + cc] * scale;");
   } else {
     // A finite score stays finite in the log2 domain (a mask of float's lowest, as Hugging Face
     // exports, must not become -inf: a row masked only so is uniform, as in the float kernel).
     c.line("const float xn = sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc];");
-    c.line("xv = xn * " + floatLiteral(M_LOG2E, true) + ";");
+    c.line("float xv = xn * " + floatLiteral(M_LOG2E, true) + ";");
     c.line("if (fabsf(xn) < tg_inf_f()) xv = fminf(fmaxf(xv, -0x1.fffffep+127f), 0x1.fffffep+127f);");
   }
-  c.line("if (!(xv < tg_inf_f())) { bad[rh] = true; xv = -tg_inf_f(); } // NaN or +inf");
+  c.open("if (!full)");
+  c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
+  c.line("if (!(" + vis + ")) xv = -tg_inf_f();");
   c.close();
   c.line("sc[j][2 * rh + cc] = xv;");
-  c.line("mx = xv > mx ? xv : mx;");
+  c.line("mx = fmaxf(mx, xv);");
   c.close();
   c.close();
   c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
   c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+  if (fused)
+    c.line("mx *= scale;");
   c.line("const float mn = mx > m[rh] ? mx : m[rh];");
   // With no finite score yet (mn = -inf) every p and the correction are 0 (ex2(-inf) = 0; l and
   // o are still 0 then), so the exponentials need no guards: subtract 0 instead of -inf.
@@ -462,7 +523,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("#pragma unroll");
   c.open("for (int cc = 0; cc < 2; ++cc)");
   c.line("const float x = sc[j][2 * rh + cc];");
-  c.line("const float p = ex2(x - ms);");
+  c.line(fused ? "const float p = ex2(fmaf(x, scale, -ms));" : "const float p = ex2(x - ms);");
   c.line("ps += p;");
   c.line("sc[j][2 * rh + cc] = p;");
   c.close();
@@ -500,21 +561,19 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.close(); // key tiles
   if (STG == 2)
     c.line("if (al) asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");");
-  // Row sums and the undefined-row flag over the quad.
+  // Row sums over the quad; a NaN sum marks an undefined row (a NaN or +inf score).
+  c.line("bool bad[2];");
   c.line("#pragma unroll");
   c.open("for (int rh = 0; rh < 2; ++rh)");
   c.line("l[rh] += __shfl_xor_sync(0xffffffffu, l[rh], 1);");
   c.line("l[rh] += __shfl_xor_sync(0xffffffffu, l[rh], 2);");
-  c.line("int z = bad[rh] ? 1 : 0;");
-  c.line("z |= __shfl_xor_sync(0xffffffffu, z, 1);");
-  c.line("z |= __shfl_xor_sync(0xffffffffu, z, 2);");
-  c.line("bad[rh] = z != 0;");
+  c.line("bad[rh] = l[rh] != l[rh];");
   c.close();
   auto outRow = [&](const std::string &s) {
     return bshd ? "out0 + ((b * " + sS + " + " + s + ") * " + str(Hq) + " + h) * " + str(Dv)
                 : "out0 + (bh * " + sS + " + " + s + ") * " + str(Dv);
   };
-  if (W == 1) {
+  if (KG == 1) {
     c.line("#pragma unroll");
     c.open("for (int rh = 0; rh < 2; ++rh)");
     c.line("const " + it + " s = s0 + g + 8 * rh;");
@@ -527,47 +586,61 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
            "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
     c.close();
   } else {
-    // Merge the warps' partial states through shared memory: warp x's state at Ws + x·XS.
+    // Merge the key groups' partial states through shared memory: warp w's state at Ws + w·XS;
+    // query warp qx of group x is warp x·QW + qx.
     c.line(ownArea ? "__syncwarp(); // this warp's copies are done (waited for): its area is free"
                    : "__syncthreads(); // the states overlap other warps' stages");
     const std::string M0 = str(16 * Dv), L0 = str(16 * Dv + 16), Z0 = str(16 * Dv + 32),
                       F0 = str(16 * Dv + 48), xs = str(XS);
+    const std::string wx = QW > 1 ? "(x * " + str(QW) + " + qx) * " + xs : "x * " + xs,
+                      row = QW > 1 ? "r" : "tid";
     c.line("float *Ws = (float *)sm, *St = Ws + w * " + xs + ";");
     c.line("#pragma unroll");
     c.open("for (int rh = 0; rh < 2; ++rh)");
     c.line("const int r = g + 8 * rh;");
     c.line("#pragma unroll");
     c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(float2 *)&St[r * " + str(Dv) +
-           " + u * 8 + 2 * tq] = make_float2(o[u][2 * rh], o[u][2 * rh + 1]);");
+           " + u * 8 + 2 * tq] = bad[rh] ? make_float2(0.f, 0.f) : make_float2(o[u][2 * rh], "
+           "o[u][2 * rh + 1]);");
     c.line("if (tq == 0) { St[" + M0 + " + r] = m[rh]; St[" + L0 + " + r] = l[rh]; St[" + Z0 +
            " + r] = bad[rh] ? 1.f : 0.f; }");
     c.close();
     c.line("__syncthreads();");
     // Each warp's weight in a row's output, once per row (16 threads): F_w = e^(m_w - M) / Σ_v
     // l_v e^(m_v - M), 0 for an undefined row; then every output element is Σ_w o_w · F_w.
-    c.open("if (tid < 16)");
-    c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + sW + "];");
+    c.open("if (tid < " + str(QT) + ")");
+    if (QW > 1)
+      c.line("const int qx = tid >> 4, r = tid & 15;");
+    c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + sKG + "];");
     c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sW + "; ++x) { M = fmaxf(M, Ws[x * " + xs + " + " + M0 +
-           " + tid]); Z += Ws[x * " + xs + " + " + Z0 + " + tid]; }");
+    c.line("for (int x = 0; x < " + sKG + "; ++x) { M = fmaxf(M, Ws[" + wx + " + " + M0 + " + " +
+           row + "]); Z += Ws[" + wx + " + " + Z0 + " + " + row + "]; }");
     c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sW + "; ++x) { const float mw = Ws[x * " + xs + " + " + M0 +
-           " + tid]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); sum += Ws[x * " + xs + " + " +
-           L0 + " + tid] * f[x]; }");
+    c.line("for (int x = 0; x < " + sKG + "; ++x) { const float mw = Ws[" + wx + " + " + M0 +
+           " + " + row + "]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); sum += Ws[" + wx +
+           " + " + L0 + " + " + row + "] * f[x]; }");
     c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
     c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sW + "; ++x) Ws[x * " + xs + " + " + F0 + " + tid] = f[x] * inv;");
+    // (An undefined row's f may be NaN: ex2(+inf - +inf).)
+    c.line("for (int x = 0; x < " + sKG + "; ++x) Ws[" + wx + " + " + F0 + " + " + row +
+           "] = inv == 0.f ? 0.f : f[x] * inv;");
     c.close();
     c.line("__syncthreads();");
-    c.open("for (int e = tid; e < " + str(16 * Dv / 2) + "; e += " + str(NT) + ")");
-    c.line("const int r = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) + " * 2;");
-    c.line("const " + it + " s = s0 + r;");
+    c.open("for (int e = tid; e < " + str(QT * Dv / 2) + "; e += " + str(NT) + ")");
+    if (QW > 1) {
+      c.line("const int R = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) +
+             " * 2, qx = R >> 4, r = R & 15;");
+      c.line("const " + it + " s = sb + R;");
+    } else {
+      c.line("const int r = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) + " * 2;");
+      c.line("const " + it + " s = s0 + r;");
+    }
     c.line("if (s >= " + sS + ") continue;");
     c.line("float a0 = 0.f, a1 = 0.f;");
     c.line("#pragma unroll");
-    c.open("for (int x = 0; x < " + sW + "; ++x)");
-    c.line("const float f = Ws[x * " + xs + " + " + F0 + " + r];");
-    c.line("const float2 ov = *(const float2 *)&Ws[x * " + xs + " + r * " + str(Dv) + " + d];");
+    c.open("for (int x = 0; x < " + sKG + "; ++x)");
+    c.line("const float f = Ws[" + wx + " + " + F0 + " + r];");
+    c.line("const float2 ov = *(const float2 *)&Ws[" + wx + " + r * " + str(Dv) + " + d];");
     c.line("a0 += ov.x * f;");
     c.line("a1 += ov.y * f;");
     c.close();

@@ -82,6 +82,9 @@ struct KernelBuilder : codegen::CKernel {
   int64_t sharedBytes = 0;
   /// Blocks spread one per multiprocessor when the grid fits (plan.proto Step.one_block_per_sm).
   bool oneBlockPerSm = false;
+  /// Blocks each multiprocessor should hold at once (__launch_bounds__' second argument: caps
+  /// the registers per thread); 0 leaves it to the compiler.
+  int64_t minBlocksPerSm = 0;
   /// Elements per thread of the last elementwise() loop (16-byte vectors: 8 f16/bf16, 4 f32).
   int64_t vecWidth = 1;
   /// The norm this kernel computes, when a GEMM might apply it instead (EmittedStep::norm).

@@ -53,6 +53,7 @@ llvm::Error KernelBuilder::beginKernel() {
   body.clear();
   sharedBytes = 0;
   oneBlockPerSm = false;
+  minBlocksPerSm = 0;
   vecWidth = 1;
   inPtr.clear();
   outPtr.clear();
@@ -85,14 +86,16 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
     ps += (i ? ", " : "") + params[i];
   // Identical kernels (the same op on the same shapes in every transformer layer) are emitted
   // once and shared by their steps: NVRTC time grows with the text, not with the layer count.
-  std::string key = globals + std::to_string(block) + "/" + std::to_string(sharedBytes) + "(" + ps +
-                    ") {\n" + body;
+  const std::string bounds =
+      std::to_string(block) + (minBlocksPerSm > 0 ? ", " + std::to_string(minBlocksPerSm) : "");
+  std::string key =
+      globals + bounds + "/" + std::to_string(sharedBytes) + "(" + ps + ") {\n" + body;
   auto [known, fresh] = em.kernelBySource_.try_emplace(std::move(key), s.symbol);
   if (!fresh) {
     s.symbol = known->second;
   } else {
     code += preamble(label);
-    code += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
+    code += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " +
             s.symbol + "(" + ps + ") {\n" + (bodyWaits ? "" : "  tg_pdl_begin();\n") + body +
             "}\n";
   }

@@ -4,8 +4,9 @@
 // fully masked query row, causal with S < T, GQA in layout "bshd", head dims
 // 128 / 96 / 40 / 160 (tensor-core, tiled and one-warp-per-row kernels), key
 // counts (T = 70, 260, 300) that leave partial tiles or give every warp of a
-// block its own key tiles, and long queries (S = 260, 300: many query tiles,
-// the last partial). Each `ir` is a template: "xT>" stands for the element
+// block its own key tiles, long queries (S = 260, 300: many query tiles,
+// the last partial), many query rows (64-row blocks in key groups), and NaN /
+// +inf scores. Each `ir` is a template: "xT>" stands for the element
 // type ("xf32>" or "xf16>"); instantiate() fills it in.
 #ifndef TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
 #define TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
@@ -26,6 +27,9 @@ struct AttentionEdgeCase {
   /// With zeroRowS >= 0: every key of query row (b = zeroRowB, s = zeroRowS) is
   /// masked (-inf), so that row of output 0 (layout "bhsd") must be exactly 0.
   int64_t zeroRowB = -1, zeroRowS = -1;
+  /// With poisonS >= 0 (layout "bhsd"): q[0, 0, poisonS, 0] is NaN and q[0, 0, poisonS + 1, 0]
+  /// is +inf, so those two rows' softmax is undefined and their outputs (head 0) must be 0.
+  int64_t poisonS = -1;
 };
 
 inline std::string instantiate(const char *ir, const std::string &elem) {
@@ -165,6 +169,47 @@ func.func @main(%q: tensor<1x260x4x64xT>, %k: tensor<1x270x2x64xT>, %v: tensor<1
   return %0, %1 : tensor<1x260x4x24xT>, tensor<1x260x4x24xT>
 }
 )"},
+      // (6c) S = T = 300 with a NaN score row (s = 150) and a +inf one (s = 151) in head 0,
+      // plain and causal: rows whose keys are whole tiles take the kernels' fast path.
+      {"long_s300_nan_inf", R"(
+func.func @main(%q: tensor<1x2x300x64xT>, %k: tensor<1x2x300x64xT>, %v: tensor<1x2x300x64xT>) -> (tensor<1x2x300x64xT>, tensor<1x2x300x64xT>) {
+  %0 = tg.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x2x300x64xT>, tensor<1x2x300x64xT>, tensor<1x2x300x64xT> -> tensor<1x2x300x64xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.125 : f32} : tensor<1x2x300x64xT>, tensor<1x2x300x64xT>, tensor<1x2x300x64xT> -> tensor<1x2x300x64xT>
+  return %0, %1 : tensor<1x2x300x64xT>, tensor<1x2x300x64xT>
+}
+)",
+       false, -1, -1, 150},
+      // (7a-c) Many query rows (B·H·S >= 4096): 64-row blocks whose query warps share each K/V
+      // tile, in key groups. (7a) S = T = 300 over 14 heads (one group of 64-key tiles, the
+      // last partial; causal: two groups of 32-key tiles), a mask with a fully masked row in the
+      // last query block (s = 290).
+      {"rows_s300_h14_mask", R"(
+func.func @main(%q: tensor<1x14x300x64xT>, %k: tensor<1x14x300x64xT>, %v: tensor<1x14x300x64xT>, %m: tensor<1x1x300x300xT>) -> (tensor<1x14x300x64xT>, tensor<1x14x300x64xT>) {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.125 : f32} : tensor<1x14x300x64xT>, tensor<1x14x300x64xT>, tensor<1x14x300x64xT>, tensor<1x1x300x300xT> -> tensor<1x14x300x64xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.125 : f32} : tensor<1x14x300x64xT>, tensor<1x14x300x64xT>, tensor<1x14x300x64xT> -> tensor<1x14x300x64xT>
+  return %0, %1 : tensor<1x14x300x64xT>, tensor<1x14x300x64xT>
+}
+)",
+       true, 0, 290},
+      // (7b) GQA in layout "bshd", Hq = 16, Hkv = 2, S = 260 < T = 270 (a last query block of
+      // 4 rows), Dv = 24 (an odd number of output groups), plain and causal.
+      {"rows_gqa_bshd_s260", R"(
+func.func @main(%q: tensor<1x260x16x64xT>, %k: tensor<1x270x2x64xT>, %v: tensor<1x270x2x24xT>) -> (tensor<1x260x16x24xT>, tensor<1x260x16x24xT>) {
+  %0 = tg.attention %q, %k, %v {layout = "bshd", scale = 0.125 : f32} : tensor<1x260x16x64xT>, tensor<1x270x2x64xT>, tensor<1x270x2x24xT> -> tensor<1x260x16x24xT>
+  %1 = tg.attention %q, %k, %v {causal = true, layout = "bshd", scale = 0.125 : f32} : tensor<1x260x16x64xT>, tensor<1x270x2x64xT>, tensor<1x270x2x24xT> -> tensor<1x260x16x24xT>
+  return %0, %1 : tensor<1x260x16x24xT>, tensor<1x260x16x24xT>
+}
+)"},
+      // (7c) S = 512 < T = 600 over 8 heads: two key groups of 64-key tiles (the last partial),
+      // causal four groups of 32-key tiles; NaN and +inf score rows (s = 150, 151, head 0).
+      {"rows_s512_t600_nan_inf", R"(
+func.func @main(%q: tensor<1x8x512x64xT>, %k: tensor<1x8x600x64xT>, %v: tensor<1x8x600x64xT>) -> (tensor<1x8x512x64xT>, tensor<1x8x512x64xT>) {
+  %0 = tg.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x8x512x64xT>, tensor<1x8x600x64xT>, tensor<1x8x600x64xT> -> tensor<1x8x512x64xT>
+  %1 = tg.attention %q, %k, %v {causal = true, scale = 0.125 : f32} : tensor<1x8x512x64xT>, tensor<1x8x600x64xT>, tensor<1x8x600x64xT> -> tensor<1x8x512x64xT>
+  return %0, %1 : tensor<1x8x512x64xT>, tensor<1x8x512x64xT>
+}
+)",
+       false, -1, -1, 150},
   };
   return cases;
 }

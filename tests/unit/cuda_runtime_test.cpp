@@ -288,9 +288,30 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
               std::vector<int64_t> shape) -> std::optional<HostTensor> {
             if (c.hasMask && a + 1 == args)
               return edgeMask(t, shape, c.zeroRowB, c.zeroRowS, (uint32_t)a + 1);
+            if (c.poisonS >= 0 && a == 0) {
+              HostTensor q = randomTensor(t, shape, (uint32_t)a + 1);
+              q.set(c.poisonS * shape[3], std::numeric_limits<double>::quiet_NaN());
+              q.set((c.poisonS + 1) * shape[3], std::numeric_limits<double>::infinity());
+              return q;
+            }
             return std::nullopt;
           },
           got, want);
+      if (c.poisonS >= 0) {
+        // Rows poisonS, poisonS + 1 of head 0 are exactly 0 in every output (and nothing is
+        // NaN: relativeL2 above would not be finite).
+        for (size_t o = 0; o < got.size() && o < want.size(); ++o) {
+          const int64_t Dv = got[o].shape[3];
+          int64_t bad = 0, badWant = 0;
+          for (int64_t i = c.poisonS * Dv; i < (c.poisonS + 2) * Dv; ++i) {
+            bad += got[o].get(i) != 0.0;
+            badWant += want[o].get(i) != 0.0;
+          }
+          EXPECT_EQ(badWant, 0) << "interpreter: undefined rows not 0 (output " << o << ")";
+          EXPECT_EQ(bad, 0) << "NaN/+inf rows " << c.poisonS << ", " << c.poisonS + 1
+                            << " have nonzero outputs (output " << o << ")";
+        }
+      }
       if (c.zeroRowS >= 0 && !got.empty() && !want.empty() && got[0].shape == want[0].shape) {
         // Output 0 is [B, H, S, Dv]: the fully masked row is exactly 0 in every head.
         const std::vector<int64_t> &sh = got[0].shape;
