@@ -410,8 +410,8 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("int kti = 0;");
   c.open("for (int ti = " + kgS + "; ti < nT; ti += " + sKG + ", ++kti)");
   c.line("const " + it + " t0 = (" + it + ")ti * " + str(KT) + ";");
-  c.line(gsync + " // every " + (QW > 1 ? "thread of the group" : "lane") +
-         " is done with the stage refilled below");
+  c.line(QW > 1 ? "gsync(); // every thread of the group is done with the stage refilled below"
+                : "__syncwarp(); // every lane is done with the stage refilled below");
   c.open("if (al)");
   if (STG == 2) {
     c.line("if (ti + " + sKG + " < nT) loadKV((kti + 1) & 1, t0 + " + str(KG * KT) + ");");
