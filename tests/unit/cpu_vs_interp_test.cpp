@@ -276,6 +276,19 @@ func.func @main(%x1: tensor<1x8x16x16xf32>, %w1: tensor<2x8x3x3x16xf32>, %b1: te
                          "lanes_conv.tgpkg", 1, "cpu:" + tgc::hostCpuLevel());
 }
 
+// Strided 1x1 windows (downsampling shortcuts) on the lanes kernel: cnn_small's 32 -> 64
+// channels at stride 2, and 20 outputs (a partial block) at stride 3 over an odd plane.
+TEST(CpuVsInterp, LanesStridedPointwiseConvolutions) {
+  compareWithInterpreter(R"(
+func.func @main(%x1: tensor<1x32x8x8xf32>, %w1: tensor<4x32x1x1x16xf32>, %b1: tensor<64xf32>, %x2: tensor<2x16x9x9xf32>, %w2: tensor<2x16x1x1x16xf32>) -> (tensor<1x64x4x4xf32>, tensor<2x20x3x3xf32>) {
+  %0 = tg.conv %x1, %w1, %b1 {strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<1x32x8x8xf32>, tensor<4x32x1x1x16xf32>, tensor<64xf32> -> tensor<1x64x4x4xf32>
+  %1 = tg.conv %x2, %w2 {strides = [3, 3], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64} : tensor<2x16x9x9xf32>, tensor<2x16x1x1x16xf32> -> tensor<2x20x3x3xf32>
+  return %0, %1 : tensor<1x64x4x4xf32>, tensor<2x20x3x3xf32>
+}
+)",
+                         "lanes_conv_1x1.tgpkg", 1, "cpu:" + tgc::hostCpuLevel());
+}
+
 // "conv" kernels over the lanes kernel: an epilogue that reads nothing but the convolution's
 // value and splats (ReLU and a clip; a sigmoid) is applied as the convolution stores (the `epi`
 // functor); one reading a per-channel broadcast or a residual keeps its own pass. On two

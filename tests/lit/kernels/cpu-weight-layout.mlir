@@ -101,10 +101,19 @@ func.func @conv1d_blocked(%x: tensor<1x8x9xf32>) -> tensor<1x32x7xf32> {
   return %0 : tensor<1x32x7xf32>
 }
 
+// A strided 1x1 window (a downsampling shortcut; no GEMM takes it).
+// CHECK-LABEL: func.func @strided_1x1_blocked
+func.func @strided_1x1_blocked(%x: tensor<1x8x8x8xf32>) -> tensor<1x32x4x4xf32> {
+  %w = tg.constant dense<1.0> : tensor<32x8x1x1xf32>
+  // CHECK: tg.conv {{.*}}weight_block = 16 : i64{{.*}} : tensor<1x8x8x8xf32>, tensor<2x8x1x1x16xf32> -> tensor<1x32x4x4xf32>
+  %0 = tg.conv %x, %w {strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x8x8xf32>, tensor<32x8x1x1xf32> -> tensor<1x32x4x4xf32>
+  return %0 : tensor<1x32x4x4xf32>
+}
+
 // -----
 
-// Negative: 12 outputs (the positions-in-lanes kernel computes exactly 12), a 1x1 window (a
-// GEMM), a grouped convolution, a stride above 4, a weight
+// Negative: 12 outputs (the positions-in-lanes kernel computes exactly 12), an unstrided 1x1
+// window (a GEMM), a grouped convolution, a stride above 4, a weight
 // computed at run time, a weight another op reads, and f16.
 // CHECK-LABEL: func.func @conv_not_blocked
 func.func @conv_not_blocked(%x: tensor<1x8x9x9xf32>, %wr: tensor<16x8x3x3xf32>, %h: tensor<1x8x9x9xf16>) -> (tensor<1x12x7x7xf32>, tensor<1x16x9x9xf32>, tensor<1x16x7x7xf32>, tensor<1x16x2x2xf32>, tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>, tensor<16x8x3x3xf32>, tensor<1x16x7x7xf16>) {
