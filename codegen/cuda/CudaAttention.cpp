@@ -259,23 +259,25 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int64_t QW = tl.queryWarps, KT = tl.keyTile, QT = 16 * QW, GN = 32 * QW;
   const int64_t KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
   const int64_t nQT = (S + QT - 1) / QT, nKT = (L + KT - 1) / KT;
-  // Key groups: one per key tile up to tl.keyGroups, as many as one stage each fits in kSmemMax
-  // of (dynamic) shared memory, which leaves room for two blocks per SM; a second stage per
-  // group when that fits too.
-  const int64_t stageBytes = KT * (KP + VP) * 2, kSmemMax = 100 * 1024;
+  // Key groups: one per key tile up to tl.keyGroups, as many as one stage each (and, with
+  // several query warps, the packed merge states below) fit in kSmemMax of (dynamic) shared
+  // memory, which every sm_80+ GPU grants a block (sm_86/89: 99 KB) and leaves room for two
+  // blocks per SM on sm_80/90; a second stage per group when that fits too.
+  const int64_t stageBytes = KT * (KP + VP) * 2, kSmemMax = 99 * 1024;
+  const int64_t stateFloats = 16 * (Dv + 4);
   int64_t KG = std::min<int64_t>(tl.keyGroups, std::max<int64_t>(1, nKT));
-  while (KG > 1 && KG * stageBytes > kSmemMax)
+  while (KG > 1 && (KG * stageBytes > kSmemMax || (QW > 1 && QW * KG * stateFloats * 4 > kSmemMax)))
     --KG;
   const int64_t STG = nKT > KG && 2 * KG * stageBytes <= kSmemMax ? 2 : 1;
   const int64_t W = QW * KG, NT = 32 * W, kvBytes = KG * STG * stageBytes;
   // Each warp's partial state for the merge (o [16][Dv], then m, l, z and its weight f per row)
-  // goes in the warp's own stage area when it fits there (no other warp touches it: no barrier
-  // before the writes), else packed from the start of shared memory over the stages (a barrier
-  // first).
-  const int64_t stateFloats = 16 * (Dv + 4);
+  // goes, with one query warp, in the warp's own stage area when it fits there (no other warp
+  // touches it: no barrier before the writes); else (and always with several query warps, whose
+  // group shares its stages) packed from the start of shared memory over the stages, after a
+  // block barrier. One key group merges nothing.
   const bool ownArea = QW == 1 && stateFloats * 4 <= STG * stageBytes;
   const int64_t XS = ownArea ? STG * stageBytes / 4 : stateFloats; // floats between warps' states
-  const int64_t mergeBytes = W > 1 && !ownArea ? W * stateFloats * 4 : 0;
+  const int64_t mergeBytes = KG > 1 && !ownArea ? W * stateFloats * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L), sKG = str(KG);
   // With one query warp a key group is one warp ("w", its lanes, __syncwarp); with more, the
@@ -287,8 +289,10 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   // it, two blocks would share one multiprocessor for good while others free up; each block is
   // a latency-bound chain (perf-log, tenth session: gpt2 −16 µs).
   kb.oneBlockPerSm = QW == 1;
-  // Query-split blocks: 16 warps per multiprocessor (at most 128 registers a thread).
-  if (QW > 1)
+  // Query-split blocks: aim at 16 warps per multiprocessor (at most 128 registers a thread;
+  // head dims up to 64 only: at 128 the fragments alone fill that, and shared memory would not
+  // hold the blocks anyway).
+  if (QW > 1 && std::max(D, Dv) <= 64)
     kb.minBlocksPerSm = std::max<int64_t>(1, 16 / W);
   c.line("extern __shared__ __align__(16) unsigned char tg_dsm[];");
   c.line("unsigned char *sm = tg_dsm;");
@@ -301,7 +305,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("auto gsync = [&]() { asm volatile(\"bar.sync %0, %1;\" :: \"r\"(1 + kg), \"r\"(" +
            str(GN) + ") : \"memory\"); };");
   }
-  // This warp's stages: Ks[st][t][d], Vs[st][t][d] (rows padded by 16 bytes: conflict-free
+  // This key group's stages: Ks[st][t][d], Vs[st][t][d] (rows padded by 16 bytes: conflict-free
   // ldmatrix).
   c.line("unsigned short (*Ks)[" + str(KT) + "][" + str(KP) + "] = (unsigned short (*)[" +
          str(KT) + "][" + str(KP) + "])(sm + " + kgS + " * " + str(STG * stageBytes) + ");");
@@ -473,9 +477,12 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   // causal, below the diagonal for every row of this warp) needs no per-score checks: rows past S
   // score against q = 0 and are never stored. A NaN or +inf score is not looked for per score:
   // it makes its p, so the row sum l, NaN (ex2(NaN) and ex2(+inf - +inf) are NaN; fmaxf skips
-  // NaN), and a NaN l marks the row undefined at the end. Without a mask (and with a positive
-  // scale) the max runs over the raw scores and one FFMA scales and subtracts.
-  const bool fused = maskIdx.empty() && scale > 0;
+  // NaN), and a NaN l marks the row undefined at the end. Without a mask, at f16 and with a
+  // positive scale below 1e20 the max runs over the raw scores and one FFMA scales and
+  // subtracts: an f16 score (at most D · 65504²) times such a scale cannot overflow, so a
+  // finite score never becomes +inf there (at bf16 it could: the row max would be +inf with
+  // every p 0, l 0, not NaN; the scaled path makes that score +inf, so p and l NaN).
+  const bool fused = maskIdx.empty() && !bf && scale > 0 && scale < 1e20;
   std::string full = "t0 + " + str(KT) + " <= " + sL;
   if (at.getCausal())
     full += " && t0 + " + str(KT) + " <= s0 + " + str(L - S + 1);
@@ -606,8 +613,8 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
            " + r] = bad[rh] ? 1.f : 0.f; }");
     c.close();
     c.line("__syncthreads();");
-    // Each warp's weight in a row's output, once per row (16 threads): F_w = e^(m_w - M) / Σ_v
-    // l_v e^(m_v - M), 0 for an undefined row; then every output element is Σ_w o_w · F_w.
+    // Each key group's weight in a row's output, once per row (QT threads): F_g = e^(m_g - M) /
+    // Σ_h l_h e^(m_h - M), 0 for an undefined row; then every output element is Σ_g o_g · F_g.
     c.open("if (tid < " + str(QT) + ")");
     if (QW > 1)
       c.line("const int qx = tid >> 4, r = tid & 15;");

@@ -30,6 +30,11 @@ struct AttentionEdgeCase {
   /// With poisonS >= 0 (layout "bhsd"): q[0, 0, poisonS, 0] is NaN and q[0, 0, poisonS + 1, 0]
   /// is +inf, so those two rows' softmax is undefined and their outputs (head 0) must be 0.
   int64_t poisonS = -1;
+  /// With poisonKeys (layout "bhsd", at least 3 heads and 451 keys): k[0, 1, 450, 0] is +inf
+  /// (rows of head 1 with q[.., 0] > 0 that see key 450 are undefined in that key's group only,
+  /// defined in the others) and k[0, 2, 20, 0] is NaN (one NaN score among finite ones in every
+  /// row of head 2: all undefined).
+  bool poisonKeys = false;
 };
 
 inline std::string instantiate(const char *ir, const std::string &elem) {
@@ -209,7 +214,18 @@ func.func @main(%q: tensor<1x8x512x64xT>, %k: tensor<1x8x600x64xT>, %v: tensor<1
   return %0, %1 : tensor<1x8x512x64xT>, tensor<1x8x512x64xT>
 }
 )",
-       false, -1, -1, 150},
+       false, -1, -1, 150, true},
+      // (7d) S = 512 < T = 600 over 8 heads with a mask [B,1,S,T] and a fully masked row
+      // (s = 400): two key groups of 64-key tiles with the mask, and causal with the mask (four
+      // groups of 32-key tiles).
+      {"rows_s512_t600_mask", R"(
+func.func @main(%q: tensor<1x8x512x64xT>, %k: tensor<1x8x600x64xT>, %v: tensor<1x8x600x64xT>, %m: tensor<1x1x512x600xT>) -> (tensor<1x8x512x64xT>, tensor<1x8x512x64xT>) {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.125 : f32} : tensor<1x8x512x64xT>, tensor<1x8x600x64xT>, tensor<1x8x600x64xT>, tensor<1x1x512x600xT> -> tensor<1x8x512x64xT>
+  %1 = tg.attention %q, %k, %v, %m {causal = true, scale = 0.125 : f32} : tensor<1x8x512x64xT>, tensor<1x8x600x64xT>, tensor<1x8x600x64xT>, tensor<1x1x512x600xT> -> tensor<1x8x512x64xT>
+  return %0, %1 : tensor<1x8x512x64xT>, tensor<1x8x512x64xT>
+}
+)",
+       true, 0, 400},
   };
   return cases;
 }

@@ -288,6 +288,13 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
               std::vector<int64_t> shape) -> std::optional<HostTensor> {
             if (c.hasMask && a + 1 == args)
               return edgeMask(t, shape, c.zeroRowB, c.zeroRowS, (uint32_t)a + 1);
+            if (c.poisonKeys && a == 1) { // k [B, H, L, D]
+              HostTensor k = randomTensor(t, shape, (uint32_t)a + 1);
+              const int64_t L = shape[2], D = shape[3];
+              k.set((1 * L + 450) * D, std::numeric_limits<double>::infinity());
+              k.set((2 * L + 20) * D, std::numeric_limits<double>::quiet_NaN());
+              return k;
+            }
             if (c.poisonS >= 0 && a == 0) {
               HostTensor q = randomTensor(t, shape, (uint32_t)a + 1);
               q.set(c.poisonS * shape[3], std::numeric_limits<double>::quiet_NaN());
@@ -297,6 +304,17 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
             return std::nullopt;
           },
           got, want);
+      if (c.poisonKeys) {
+        // Head 2 (a NaN score in every row) is exactly 0 in every output, as the interpreter's.
+        for (size_t o = 0; o < got.size() && o < want.size(); ++o) {
+          const std::vector<int64_t> &sh = got[o].shape;
+          const int64_t S = sh[2], Dv = sh[3];
+          int64_t bad = 0;
+          for (int64_t i = 2 * S * Dv; i < 3 * S * Dv; ++i)
+            bad += got[o].get(i) != 0.0 || want[o].get(i) != 0.0;
+          EXPECT_EQ(bad, 0) << "head 2 (a NaN key) not 0 (output " << o << ")";
+        }
+      }
       if (c.poisonS >= 0) {
         // Rows poisonS, poisonS + 1 of head 0 are exactly 0 in every output (and nothing is
         // NaN: relativeL2 above would not be finite).
