@@ -85,8 +85,8 @@ constexpr int64_t kConvBlock = 16;
 constexpr int64_t kMinLanesOutputs = 13;
 
 /// The convolutions the CPU's lanes kernel (tg_conv_lanes2d) runs: f32, group 1, 1-D or 2-D,
-/// at least 13 output channels, a window of 2 to 49 taps (unstrided 1x1 convolutions are GEMMs) with
-/// strides and dilations up to 4. Strided stems with few input channels too: no stride phases
+/// at least 13 output channels, a window of 2 to 49 taps (unstrided 1x1 convolutions are
+/// GEMMs; strided ones run here) with strides and dilations up to 4. Strided stems with few input channels too: no stride phases
 /// to build (cnn_small's 19 -> 16 us, detector_tiny's 73 -> 53).
 bool lanesConv(tg::ConvOp op) {
   auto x = op.getInput().getType().cast<RankedTensorType>();
