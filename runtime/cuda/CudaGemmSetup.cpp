@@ -215,6 +215,11 @@ Status CudaSession::setupCutlass(size_t i) {
     d.norm_out_f32 = nd->out_f32() ? 1 : 0;
   }
   char err[512] = {0};
+  // $TGC_GEMM_CUTLASS=force: the first configuration that fits; =<name> (e.g.
+  // cutlass64x64x128/s2): that one where it fits. Untuned. (Forced, the ping-pong tiles are
+  // offered for few tokens too.)
+  const char *c = tgc::envValue(tgc::Env::GemmCutlass);
+  const std::string force = c && std::string(c) != "off" ? c : "";
   for (auto [tile, splits] : kCutlassConfigs) {
     d.tile = tile, d.splits = splits;
     d.norm = splits > 1 && nd ? (int)nd->kind() : 0;
@@ -227,6 +232,7 @@ Status CudaSession::setupCutlass(size_t i) {
     // The plug-in checks split-K's divisibility; the runtime limits slice depth and memory.
     if ((splits > 1 && (g.k() / splits < kCutlassMinSliceK ||
                         splits * g.m() * g.n() * 4 > kMmaWorkspaceMax)) ||
+        (tile >= 3 && g.m() < kCutlassPingPongMinTokens && force.empty()) ||
         cutlass_->check(&plain, err, sizeof err) != 0)
       continue;
     if (cutlass_->create(&plain, &h, err, sizeof err) != 0) {
@@ -236,10 +242,6 @@ Status CudaSession::setupCutlass(size_t i) {
     }
     gr.cutCands.push_back({h, tile, splits, d.norm != 0});
   }
-  // $TGC_GEMM_CUTLASS=force: the first configuration that fits; =<name> (e.g.
-  // cutlass64x64x128/s2): that one where it fits. Untuned.
-  const char *c = tgc::envValue(tgc::Env::GemmCutlass);
-  const std::string force = c ? c : "";
   for (size_t j = 0; j < gr.cutCands.size(); ++j)
     if ((force == "force" && j == 0) || force == gr.cutCands[j].name())
       gr.cut = (int)j, gr.mma = -1, gr.forced = true;

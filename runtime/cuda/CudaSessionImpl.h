@@ -47,15 +47,19 @@ constexpr int kSplitCounts[] = {1, 2, 3, 4, 6, 8, 12, 16}; // split-K counts of 
 constexpr int64_t kMmaWorkspaceMax = 64ll << 20; // split-K partials (tgc kernels; per CUTLASS config)
 
 /// A CUTLASS plug-in configuration: tile (TgcCutlassGemmDesc.tile) as weight rows × tokens ×
-/// depth, and "/sN" for N-way split-K.
+/// depth, "pp" for the ping-pong kernel, and "/sN" for N-way split-K.
 inline std::string cutlassName(int tile, int splits) {
-  static const char *const names[] = {"cutlass64x64x128", "cutlass64x128x64", "cutlass64x32x128"};
+  static const char *const names[] = {"cutlass64x64x128", "cutlass64x128x64", "cutlass64x32x128",
+                                      "cutlass128x128x64pp", "cutlass64x128x64pp"};
   return std::string(names[tile]) +
          (splits > 1 ? "/s" + std::to_string(splits) : "");
 }
 /// The plug-in configurations offered per GEMM as (tile, splits); split-K only where every
-/// slice is at least 256 deep (bert_base's FFN down-projection: 2, 3 or 4 slices of 3072).
-constexpr std::pair<int, int> kCutlassConfigs[] = {{0, 1}, {1, 1}, {2, 1}, {0, 2}, {0, 3}, {0, 4}};
+/// slice is at least 256 deep (bert_base's FFN down-projection: 2, 3 or 4 slices of 3072); the
+/// ping-pong tiles only for many tokens (kCutlassPingPongMinTokens).
+constexpr std::pair<int, int> kCutlassConfigs[] = {{0, 1}, {1, 1}, {2, 1}, {0, 2},
+                                                   {0, 3}, {0, 4}, {3, 1}, {4, 1}};
+constexpr int64_t kCutlassPingPongMinTokens = 256;
 constexpr int64_t kCutlassMinSliceK = 256;
 
 inline std::string fmtUs(double ms) {

@@ -226,6 +226,27 @@ func.func @main(%q: tensor<1x8x512x64xT>, %k: tensor<1x8x600x64xT>, %v: tensor<1
 }
 )",
        true, 0, 400},
+      // (7e) Long keys, not causal (T >= 1024): 2 query warps × 4 key groups of 32-key tiles.
+      // S = 1030 < T = 1100 over 4 heads (a last query block of 6 rows, a last key tile of
+      // 12), a mask with a fully masked row (s = 1000), NaN and +inf query rows (s = 150, 151);
+      // causal with the mask: four groups of 32-key tiles, 4 query warps.
+      {"long_keys_t1100_mask_nan_inf", R"(
+func.func @main(%q: tensor<1x4x1030x64xT>, %k: tensor<1x4x1100x64xT>, %v: tensor<1x4x1100x64xT>, %m: tensor<1x1x1030x1100xT>) -> (tensor<1x4x1030x64xT>, tensor<1x4x1030x64xT>) {
+  %0 = tg.attention %q, %k, %v, %m {scale = 0.125 : f32} : tensor<1x4x1030x64xT>, tensor<1x4x1100x64xT>, tensor<1x4x1100x64xT>, tensor<1x1x1030x1100xT> -> tensor<1x4x1030x64xT>
+  %1 = tg.attention %q, %k, %v, %m {causal = true, scale = 0.125 : f32} : tensor<1x4x1030x64xT>, tensor<1x4x1100x64xT>, tensor<1x4x1100x64xT>, tensor<1x1x1030x1100xT> -> tensor<1x4x1030x64xT>
+  return %0, %1 : tensor<1x4x1030x64xT>, tensor<1x4x1030x64xT>
+}
+)",
+       true, 0, 1000, 150},
+      // (7f) The same tiling with a +inf key in one key group's tiles of a row (head 1, key
+      // 450) and a NaN key among finite ones (head 2, key 20), 4 heads × 1024.
+      {"long_keys_t1024_nan_inf_keys", R"(
+func.func @main(%q: tensor<1x4x1024x64xT>, %k: tensor<1x4x1024x64xT>, %v: tensor<1x4x1024x64xT>) -> tensor<1x4x1024x64xT> {
+  %0 = tg.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x4x1024x64xT>, tensor<1x4x1024x64xT>, tensor<1x4x1024x64xT> -> tensor<1x4x1024x64xT>
+  return %0 : tensor<1x4x1024x64xT>
+}
+)",
+       false, -1, -1, -1, true},
   };
   return cases;
 }

@@ -177,7 +177,8 @@ TEST(CutlassPlugin, RefusesWithAReason) {
        [](TgcCutlassGemmDesc &d) { d.residual = reinterpret_cast<const void *>(0x50000); }},
       {"extent", [](TgcCutlassGemmDesc &d) { d.k = 0; }},
       {"extent", [](TgcCutlassGemmDesc &d) { d.batch = 0; }},
-      {"tile 3", [](TgcCutlassGemmDesc &d) { d.tile = TGC_CUTLASS_TILES; }},
+      {": tile 99", [](TgcCutlassGemmDesc &d) { d.tile = 99; }},
+      {": tile -1", [](TgcCutlassGemmDesc &d) { d.tile = -1; }},
       {"batch strides", [](TgcCutlassGemmDesc &d) { d.batch = 2, d.stride_c = 100; }},
       {"splits 0", [](TgcCutlassGemmDesc &d) { d.splits = 0; }},
       {"split-K needs", [](TgcCutlassGemmDesc &d) { d.splits = 5; }},         // 768 / 5

@@ -1,10 +1,12 @@
 // CutlassGemm.cu — libtgc_cutlass_sm90.so (see CutlassGemm.h). Row-major C = A·Bᵀ is run as
 // column-major Cᵀ = B·Aᵀ, so the weights B are CUTLASS's operand A: the operand example 63's
 // kernel prefetches into L2 while it waits for the previous kernel (perf-log, seventh session).
-// Three tiles (64 weight rows × 64, 128 or 32 tokens), f16 and bf16, no activation, erf-GELU or
-// tanh-GELU (CUTLASS's GELU_taylor, tanh.approx inside); split-K's sum kernel also applies a
-// layer or RMS norm (splitReduceNorm): eighteen instantiations, about two
-// minutes of nvcc on two cores.
+// Three tiles on that kernel (64 weight rows × 64, 128 or 32 tokens) for few tokens, and two on
+// CUTLASS's persistent ping-pong kernel (128 or 64 weight rows × 128 tokens, bias and activation
+// in the epilogue) for many, where two warp groups take turns on the tensor cores and one's
+// epilogue runs under the other's mainloop; f16 and bf16, no activation, erf-GELU or tanh-GELU
+// (CUTLASS's GELU_taylor, tanh.approx inside); split-K's sum kernel also applies a layer or RMS
+// norm (splitReduceNorm): thirty instantiations, about four minutes of nvcc on two cores.
 #include "runtime/cuda/cutlass/CutlassGemm.h"
 
 #include <cstdio>
@@ -182,33 +184,52 @@ using namespace cute;
 template <class T, template <class> class Act>
 using WithAct = cutlass::epilogue::fusion::LinCombEltAct<Act, T, float, T, float>;
 
+template <class T, template <class> class Act>
+using RowBiasAct = cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<Act, T, float, T, T, float>;
+
 /// Act: 0 none, 2 erf-GELU, 3 tanh-GELU (plan.proto's codes). Partial: the split-K form, which
 /// writes float partial sums of k-slices (no C, bias or activation; splitReduce applies them).
+/// Tiles 0-2 run example 63's kernel (its mainloop adds the bias: kExample63); tiles 3 and 4
+/// CUTLASS's ping-pong kernel, whose epilogue adds the per-row bias (a weight row's) and
+/// applies the activation.
 template <class T, int Act, int TileId, bool Partial = false> struct Config {
   static constexpr bool kPartial = Partial;
+  static constexpr bool kExample63 = TileId < 3;
   using Tile = std::conditional_t<
       TileId == 0, Shape<_64, _64, _128>,
-      std::conditional_t<TileId == 1, Shape<_64, _128, _64>, Shape<_64, _32, _128>>>;
+      std::conditional_t<
+          TileId == 1, Shape<_64, _128, _64>,
+          std::conditional_t<TileId == 2, Shape<_64, _32, _128>,
+                             std::conditional_t<TileId == 3, Shape<_128, _128, _64>,
+                                                Shape<_64, _128, _64>>>>>;
   using Cluster = Shape<_1, _1, _1>;
   using Out = std::conditional_t<Partial, float, T>;
   using Src = std::conditional_t<Partial, void, T>;
-  using Fusion = std::conditional_t<
+  using Fusion63 = std::conditional_t<
       Partial, cutlass::epilogue::fusion::LinearCombination<float, float, void, float>,
       std::conditional_t<
           Act == 2, WithAct<T, cutlass::epilogue::thread::GELU>,
           std::conditional_t<Act == 3, WithAct<T, cutlass::epilogue::thread::GELU_taylor>,
                              cutlass::epilogue::fusion::LinearCombination<T, float, T, float>>>>;
+  using FusionPp = std::conditional_t<
+      Act == 2, RowBiasAct<T, cutlass::epilogue::thread::GELU>,
+      std::conditional_t<Act == 3, RowBiasAct<T, cutlass::epilogue::thread::GELU_taylor>,
+                         RowBiasAct<T, cutlass::epilogue::thread::Identity>>>;
+  using Fusion = std::conditional_t<kExample63, Fusion63, FusionPp>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float, Src,
       cutlass::layout::ColumnMajor, 16 / sizeof(Out), Out, cutlass::layout::ColumnMajor,
       16 / sizeof(Out), cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
+  using Schedule = std::conditional_t<
+      kExample63, cutlass::gemm::KernelTmaWarpSpecializedFP8FastAccumWithPrefetchAndSplitDMA,
+      cutlass::gemm::KernelTmaWarpSpecializedPingpong>;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, T, cutlass::layout::RowMajor, 8, T,
       cutlass::layout::ColumnMajor, 8, float, Tile, Cluster,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
-      cutlass::gemm::KernelTmaWarpSpecializedFP8FastAccumWithPrefetchAndSplitDMA>::CollectiveOp;
+      Schedule>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
@@ -226,6 +247,8 @@ struct Op {
 
 template <class G> struct OpT : Op {
   G gemm;
+  void *ws = nullptr; // the kernel's workspace, where it asks for one
+  ~OpT() override { cudaFree(ws); }
   cutlass::Status run(cudaStream_t stream, bool pdl) override {
     return gemm.run(stream, nullptr, pdl);
   }
@@ -303,14 +326,21 @@ template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDes
   args.epilogue.thread.beta = d.residual ? 1.f : 0.f;
   // The bias: added to the accumulators by the kernel (tools/setup's patch to example 63), which
   // reads it before the mainloop; split-K's sum kernel applies it instead.
-  if constexpr (!C::kPartial) {
-    args.mainloop.tgc_bias = d.bias;
-    args.mainloop.tgc_bias_batch_stride = d.bias_stride;
+  if constexpr (!C::kExample63) {
+    // The ping-pong kernel: the epilogue's per-row broadcast adds it (a weight: read without
+    // waiting for the kernel ahead, as example 63's patch does).
+    args.epilogue.thread.bias_ptr = static_cast<const E *>(d.bias);
+    args.epilogue.thread.dBias = {_1{}, _0{}, d.bias_stride};
+  } else {
+    if constexpr (!C::kPartial) {
+      args.mainloop.tgc_bias = d.bias;
+      args.mainloop.tgc_bias_batch_stride = d.bias_stride;
+    }
+    // Example 63's knobs: trigger the next kernel's launch after half the k tiles are loaded;
+    // prefetch weights until the other loads are past the wait.
+    args.mainloop.overlap_ratio = 0.5f; // 0 and 0.25 measured the same (perf-log, 8th session)
+    args.mainloop.prefetch_ratio = -1.f;
   }
-  // Example 63's knobs: trigger the next kernel's launch after half the k tiles are loaded;
-  // prefetch weights until the other loads are past the wait.
-  args.mainloop.overlap_ratio = 0.5f; // 0 and 0.25 measured the same (perf-log, eighth session)
-  args.mainloop.prefetch_ratio = -1.f;
   return args;
 }
 
@@ -435,7 +465,11 @@ template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *
     op = std::move(sp);
   } else {
     auto one = std::make_unique<OpT<typename C::Gemm>>();
-    s = one->gemm.initialize(arguments<C>(d, sms), nullptr);
+    const auto args = arguments<C>(d, sms);
+    if (const size_t bytes = C::Gemm::get_workspace_size(args);
+        bytes && (ce = cudaMalloc(&one->ws, bytes)) != cudaSuccess)
+      return fail(err, len, std::string("cudaMalloc(GEMM workspace): ") + cudaGetErrorString(ce));
+    s = one->gemm.initialize(args, one->ws);
     op = std::move(one);
   }
   if (s != cutlass::Status::kSuccess)
@@ -460,9 +494,13 @@ int dispatchTile(const TgcCutlassGemmDesc &d, A... a) {
                        : dispatchAct<F, cutlass::bfloat16_t, Tile>(d, a...);
 }
 template <template <class> class F, class... A> int dispatch(const TgcCutlassGemmDesc &d, A... a) {
-  return d.tile == 0   ? dispatchTile<F, 0>(d, a...)
-         : d.tile == 1 ? dispatchTile<F, 1>(d, a...)
-                       : dispatchTile<F, 2>(d, a...);
+  switch (d.tile) {
+  case 0: return dispatchTile<F, 0>(d, a...);
+  case 1: return dispatchTile<F, 1>(d, a...);
+  case 2: return dispatchTile<F, 2>(d, a...);
+  case 3: return dispatchTile<F, 3>(d, a...);
+  default: return dispatchTile<F, 4>(d, a...);
+  }
 }
 template <class C> struct Check {
   static int call(const TgcCutlassGemmDesc &d, char *err, size_t len) { return check<C>(d, err, len); }

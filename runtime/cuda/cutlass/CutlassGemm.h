@@ -32,7 +32,9 @@ typedef struct TgcCutlassGemmDesc {
   int dtype;      /* ONNX element type of A, B, C, bias and R: 10 (f16) or 16 (bf16) */
   int activation; /* 0: none, 2: GELU (erf form), 3: GELU (tanh form); plan.proto's codes */
   int tile;       /* 0: 64 weight rows × 64 tokens × 128 deep; 1: 64 × 128 × 64; 2: 64 × 32 ×
-                     128 */
+                     128 (example 63's kernel, weights prefetched into L2); 3: 128 × 128 × 64;
+                     4: 64 × 128 × 64 (CUTLASS's persistent ping-pong kernel, for many
+                     tokens) */
   int splits;     /* split-K: > 1 runs k/splits-deep slices into float partials, then a second
                      kernel sums them and applies bias, activation and residual (tile 0, one
                      batch); 1: none */
@@ -53,7 +55,7 @@ typedef struct TgcCutlassGemmDesc {
 } TgcCutlassGemmDesc;
 
 /// Number of tile configurations (TgcCutlassGemmDesc.tile < this).
-#define TGC_CUTLASS_TILES 3
+#define TGC_CUTLASS_TILES 5
 
 /// TGC_CUTLASS_ABI of the library.
 int tgc_cutlass_abi(void);
