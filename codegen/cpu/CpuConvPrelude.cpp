@@ -598,105 +598,113 @@ TG_ZMM inline tg_f16x tg_vmax16(tg_f16x a, tg_f16x b) {
   return ((a != a) | (a > b)) ? a : b;
 }
 
-/// Widths of tg_maxpool2d_plane's buffers for OW output columns: Wq columns per stride phase
-/// (16-multiples covering the window's reach past OW), Wp = SW * Wq padded input columns.
-template <int KW, int SW, int DW> inline int64_t tg_pool_phase_cols(int64_t OW) {
-  return ((OW + 15) / 16 * 16 + (KW - 1) * DW / SW + 1 + 15) / 16 * 16;
+/// Columns of a row of tg_maxpool2d's buffer: PL leading -inf columns, the W input columns,
+/// and -inf beyond them as far as the last 16-column output chunk's taps reach.
+template <int KW, int SW, int DW>
+inline int64_t tg_pool_row_cols(int64_t W, int64_t OW, int64_t PL) {
+  const int64_t reach = (OW + 15) / 16 * 16 * SW + (KW - 1) * DW + 16;
+  return (std::max(PL + W, reach) + 15) / 16 * 16;
 }
 
-/// One plane of a 2-D max pooling in f32 (1-D is KH = SH = DH = 1, H = 1): xc [H, W] -> yc
-/// [OH, OW], PT/PL the leading pads; padding never wins (-inf). Separable, in three passes so
-/// that no load reads a store still in flight: (1) the plane copied into `pad` with -inf
-/// borders, Hp rows of Wp columns; (2) per output row, the max of the window's KH rows, split
-/// into its SW stride phases (phase b holds column j*SW + b; for SW = 2 two shuffles per 32
-/// columns) into `vph` [OH][SW][Wq]; (3) per output row, each tap kx is a contiguous run of
-/// phase (kx*DW) % SW at offset kx*DW / SW, 16 columns at a time.
+/// Planes [c0, c1) of a 2-D max pooling in f32 (1-D is KH = SH = DH = 1, H = 1): plane c of
+/// x [H, W] -> y [OH, OW], PT/PL the leading pads; padding never wins (-inf). Separable, in two
+/// passes over a group of planes, so that no load reads a store still in flight (a one-pass
+/// pool re-read each row at a one-float offset from its own stores: 2× slower): (1) for each
+/// output row, the max of its window's KH input rows (rows outside the plane skipped) into a
+/// row of `vm` (Wr columns: the input at column PL, -inf around it, the borders written once
+/// per call); (2) for each 16 outputs of a row, tap kx is the run of columns ox·SW + kx·DW: one
+/// load for SW = 1, the even lanes of two for SW = 2, gathered for larger strides. A group is
+/// enough planes for 16 rows, so that 1-D pools (one row a plane) batch their rows too.
 template <int KH, int KW, int SH, int SW, int DH, int DW>
-TG_ZMM TG_INLINE_COPIES void tg_maxpool2d_plane(const float *xc, float *yc, int64_t H, int64_t W,
-                                                int64_t OH, int64_t OW, int64_t PT, int64_t PL,
-                                                float *pad, float *vph, float *yo) {
+TG_ZMM TG_INLINE_COPIES void tg_maxpool2d_planes(const float *x, float *y, int64_t c0, int64_t c1,
+                                                 int64_t H, int64_t W, int64_t OH, int64_t OW,
+                                                 int64_t PT, int64_t PL, int64_t G, float *vm,
+                                                 float *yo) {
   const float lowest = -std::numeric_limits<float>::infinity();
-  const int64_t OWB = (OW + 15) / 16 * 16, Wq = tg_pool_phase_cols<KW, SW, DW>(OW), Wp = SW * Wq;
-  const int64_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1;
-  const int64_t lo = std::min(Wp, std::max<int64_t>(0, PL)), hi = std::max(lo, std::min(Wp, PL + W));
-  const tg_f16x low = lowest - (tg_f16x){};
-  for (int64_t r = 0; r < Hp; ++r) {
-    float *d = pad + r * Wp;
-    for (int64_t j = 0; j < Wp; j += 16) std::memcpy(d + j, &low, 64);
-    const int64_t iy = r - PT;
-    if (iy >= 0 && iy < H && hi > lo) tg_copy_f32(d + lo, xc + iy * W + (lo - PL), hi - lo);
+  const int64_t Wr = tg_pool_row_cols<KW, SW, DW>(W, OW, PL);
+  for (int64_t r = 0; r < G * OH; ++r) { // the borders: [0, PL) and [PL + W, Wr)
+    float *v = vm + r * Wr;
+    for (int64_t j = 0; j < PL; ++j) v[j] = lowest;
+    for (int64_t j = PL + W; j < Wr; ++j) v[j] = lowest;
   }
-  for (int64_t oy = 0; oy < OH; ++oy) {
-    const float *rows = pad + oy * SH * Wp;
-    float *v = vph + oy * SW * Wq;
-    if constexpr (SW == 2) {
-      for (int64_t j = 0; j < Wq; j += 16) {
-        tg_f16x e, o;
-        std::memcpy(&e, rows + 2 * j, 64);
-        std::memcpy(&o, rows + 2 * j + 16, 64);
+  for (int64_t g0 = c0; g0 < c1; g0 += G) {
+    const int64_t g1 = std::min(c1, g0 + G);
+    for (int64_t c = g0; c < g1; ++c)
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        const float *xc = x + c * H * W;
+        float *v = vm + ((c - g0) * OH + oy) * Wr + PL;
+        const float *rows[KH];
+        int n = 0;
 #pragma GCC unroll 16
-        for (int ky = 1; ky < KH; ++ky) {
-          tg_f16x a, b;
-          std::memcpy(&a, rows + ky * DH * Wp + 2 * j, 64);
-          std::memcpy(&b, rows + ky * DH * Wp + 2 * j + 16, 64);
-          e = tg_vmax16(e, a);
-          o = tg_vmax16(o, b);
+        for (int ky = 0; ky < KH; ++ky) {
+          const int64_t iy = oy * SH - PT + ky * DH;
+          if (iy >= 0 && iy < H) rows[n++] = xc + iy * W;
         }
-        tg_f16x ev = __builtin_shufflevector(e, o, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
-                                             26, 28, 30);
-        tg_f16x od = __builtin_shufflevector(e, o, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
-                                             27, 29, 31);
-        std::memcpy(v + j, &ev, 64);
-        std::memcpy(v + Wq + j, &od, 64);
-      }
-    } else {
-      float *m = SW == 1 ? v : yo; // SW > 2: the row max, then its phases
-      for (int64_t j = 0; j < Wp; j += 16) {
-        tg_f16x e;
-        std::memcpy(&e, rows + j, 64);
-#pragma GCC unroll 16
-        for (int ky = 1; ky < KH; ++ky) {
-          tg_f16x a;
-          std::memcpy(&a, rows + ky * DH * Wp + j, 64);
-          e = tg_vmax16(e, a);
+        int64_t j = 0;
+        if (n == 0) {
+          for (; j < W; ++j) v[j] = lowest;
+          continue;
         }
-        std::memcpy(m + j, &e, 64);
+        for (; j + 16 <= W; j += 16) {
+          tg_f16x m;
+          std::memcpy(&m, rows[0] + j, 64);
+          for (int k = 1; k < n; ++k) {
+            tg_f16x a;
+            std::memcpy(&a, rows[k] + j, 64);
+            m = tg_vmax16(m, a);
+          }
+          std::memcpy(v + j, &m, 64);
+        }
+        for (; j < W; ++j) {
+          float m = rows[0][j];
+          for (int k = 1; k < n; ++k) m = (m != m || m > rows[k][j]) ? m : rows[k][j];
+          v[j] = m;
+        }
       }
-      if constexpr (SW > 2)
-        for (int b = 0; b < SW; ++b)
-          for (int64_t j = 0; j < Wq; ++j) v[b * Wq + j] = m[j * SW + b];
-    }
-  }
-  for (int64_t oy = 0; oy < OH; ++oy) {
-    const float *v = vph + oy * SW * Wq;
-    float *dst = OW % 16 == 0 ? yc + oy * OW : yo;
-    for (int64_t ox = 0; ox < OWB; ox += 16) {
-      tg_f16x m;
-      std::memcpy(&m, v + ox, 64);
+    for (int64_t c = g0; c < g1; ++c)
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        const float *v = vm + ((c - g0) * OH + oy) * Wr;
+        float *dst = y + (c * OH + oy) * OW;
+        for (int64_t ox = 0; ox < OW; ox += 16) {
+          tg_f16x m;
 #pragma GCC unroll 16
-      for (int kx = 1; kx < KW; ++kx) {
-        tg_f16x l;
-        std::memcpy(&l, v + (kx * DW) % SW * Wq + ox + kx * DW / SW, 64);
-        m = tg_vmax16(m, l);
+          for (int kx = 0; kx < KW; ++kx) {
+            const float *t = v + ox * SW + kx * DW;
+            tg_f16x a;
+            if constexpr (SW == 1) {
+              std::memcpy(&a, t, 64);
+            } else if constexpr (SW == 2) {
+              tg_f16x e, o;
+              std::memcpy(&e, t, 64);
+              std::memcpy(&o, t + 16, 64);
+              a = __builtin_shufflevector(e, o, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                          28, 30);
+            } else {
+              for (int l = 0; l < 16; ++l) a[l] = t[l * SW];
+            }
+            m = kx == 0 ? a : tg_vmax16(m, a);
+          }
+          if (ox + 16 <= OW) {
+            std::memcpy(dst + ox, &m, 64);
+          } else {
+            std::memcpy(yo, &m, 64);
+            tg_copy_f32(dst + ox, yo, OW - ox);
+          }
+        }
       }
-      std::memcpy(dst + ox, &m, 64);
-    }
-    if (OW % 16) tg_copy_f32(yc + oy * OW, yo, OW);
   }
 }
 
-/// 2-D max pooling in f32 over NC planes (tg_maxpool2d_plane), planes in parallel.
+/// 2-D max pooling in f32 over NC planes (tg_maxpool2d_planes), planes in parallel.
 template <int KH, int KW, int SH, int SW, int DH, int DW>
 void tg_maxpool2d(const float *x, float *y, int64_t NC, int64_t H, int64_t W, int64_t OH,
                   int64_t OW, int64_t PT, int64_t PL) {
-  const int64_t Wq = tg_pool_phase_cols<KW, SW, DW>(OW), Wp = SW * Wq;
-  const int64_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1;
-  const int64_t scratch = Hp * Wp + OH * SW * Wq + Wp + 16;
-  tg_parallel_for(NC, NC * OH * Wq * KH * KW > (1 << 16), [&](int64_t c0, int64_t c1) {
-    float *pad = tg_scratch<float, 5>((size_t)scratch), *vph = pad + Hp * Wp;
-    for (int64_t c = c0; c < c1; ++c)
-      tg_maxpool2d_plane<KH, KW, SH, SW, DH, DW>(x + c * H * W, y + c * OH * OW, H, W, OH, OW,
-                                                 PT, PL, pad, vph, vph + OH * SW * Wq);
+  const int64_t Wr = tg_pool_row_cols<KW, SW, DW>(W, OW, PL);
+  const int64_t G = std::max<int64_t>(1, 16 / OH); // planes a group: 16+ rows
+  tg_parallel_for(NC, NC * OH * OW * KH * KW > (1 << 16), [&](int64_t c0, int64_t c1) {
+    float *vm = tg_scratch<float, 5>((size_t)(G * OH * Wr + 16));
+    tg_maxpool2d_planes<KH, KW, SH, SW, DH, DW>(x, y, c0, c1, H, W, OH, OW, PT, PL, G, vm,
+                                                vm + G * OH * Wr);
   });
 }
 )PRELUDE";
