@@ -116,6 +116,12 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
   if (auto conv = dyn_cast<tg::ConvOp>(op)) {
     Shape x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight()), y = shapeOf(conv.getResult());
     int sp = (int)x.size() - 2;
+    // channels_last (the lanes kernel only): y as [N, M, spatial...] below.
+    const bool last = conv.getChannelsLast();
+    if (last && !conv.getWeightBlock())
+      return opError(op, "a channels-last convolution needs a blocked weight (the lanes kernel)");
+    if (last && y.size() >= 3)
+      std::rotate(y.begin() + 1, y.end() - 1, y.end());
     if (sp > 8)
       return opError(op, "conv with more than 8 spatial dims");
     const std::string bias = conv.getBias() ? in[2] : "nullptr";
@@ -133,7 +139,8 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
       auto [B, P] = lanesBlock(y[1], y.back());
       c.line("tg_conv_lanes2d<" + h(w, 2, 1) + ", " + str(w[w.size() - 2]) + ", " + h(st, 0, 1) +
              ", " + str(st.back()) + ", " + h(dil, 0, 1) + ", " + str(dil.back()) + ", " +
-             str(B) + ", " + str(P) + ">(" + xw + bias + ", " + out + ", " + str(x[0]) + ", " +
+             str(B) + ", " + str(P) + (last ? ", true" : "") + ">(" + xw + bias + ", " + out +
+             ", " + str(x[0]) + ", " +
              str(x[1]) + ", " + str(y[1]) + ", " + h(x, 2, 1) + ", " + str(x.back()) + ", " +
              h(y, 2, 1) + ", " + str(y.back()) + ", " + h(pads, 0, 0) + ", " +
              str(pads[sp - 1]) + (epi.empty() ? "" : ", " + epi) + ");");

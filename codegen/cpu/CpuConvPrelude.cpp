@@ -478,11 +478,49 @@ TG_ZMM __attribute__((always_inline)) inline void tg_lanes_store(const tg_f16x *
   }
 }
 
+/// Channels last: positions [0, np) of P accumulators (16 channels each, nm valid) stored as
+/// they are, position p's channels at y + p·M (the output [.., OW, M]), each value through
+/// `epi(value)`. No transpose: this is the layout the accumulators have.
+template <int P, class Epi>
+TG_ZMM __attribute__((always_inline)) inline void tg_lanes_store_last(const tg_f16x *acc,
+                                                                      int64_t nm, int64_t np,
+                                                                      float *y, int64_t M,
+                                                                      const Epi &epi) {
+#if defined(__AVX512F__)
+  const unsigned short mask = (unsigned short)((1u << nm) - 1); // nm of the 16 lanes
+#endif
+#pragma GCC unroll 32
+  for (int p = 0; p < P; ++p) {
+    if (p >= np) break;
+    float *yo = y + p * M;
+    tg_f16x v = acc[p];
+    if constexpr (!std::is_same<Epi, tg_no_epilogue>::value) {
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) v[i] = epi(v[i]);
+    }
+    if (nm == 16) {
+      std::memcpy(yo, &v, 64);
+    } else {
+#if defined(__AVX512F__)
+      __builtin_ia32_storeups512_mask(yo, v, mask); // a masked store: no write past channel nm
+#else
+      float t[16];
+      std::memcpy(t, &v, 64);
+      int64_t i = 0;
+      if (nm & 8) std::memcpy(yo, t, 32), i = 8;
+      if (nm & 4) std::memcpy(yo + i, t + i, 16), i += 4;
+      for (; i < nm; ++i) yo[i] = t[i];
+#endif
+    }
+  }
+}
+
 /// One output row oy of B blocks of 16 output channels (the lanes kernel below): px is the
 /// padded planes at input row oy*SH, wg the group's blocked weights, bg its 16*B biases, yrow
 /// y[m0][oy] with channel planes ystride apart. P output positions at a time: B*P 16-float
-/// accumulators; per tap B weight loads and P broadcasts of the input feed B*P FMAs.
-template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P, class Epi>
+/// accumulators; per tap B weight loads and P broadcasts of the input feed B*P FMAs. CL: y is
+/// channels last (yrow at the row's first position and channel m0, ystride = M).
+template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P, bool CL, class Epi>
 TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t plane, int64_t Wp,
                                                      const float *wg, const float *bg, int64_t C,
                                                      int64_t OW, int64_t M, int64_t m0,
@@ -525,25 +563,29 @@ TG_ZMM TG_INLINE_COPIES inline void tg_conv_lanes_row(const float *px, int64_t p
 #pragma GCC unroll 8
     for (int b = 0; b < B; ++b) {
       const int64_t nm = std::min<int64_t>(16, M - m0 - b * 16);
-      float *yb = yrow + b * 16 * ystride + ox0;
-      tg_lanes_store<P, 0>(acc[b], nm, np, yb, ystride, epi);
-      if constexpr (P > 16) tg_lanes_store<P, 16>(acc[b], nm, np, yb, ystride, epi);
+      if constexpr (CL) {
+        tg_lanes_store_last<P>(acc[b], nm, np, yrow + ox0 * ystride + b * 16, ystride, epi);
+      } else {
+        float *yb = yrow + b * 16 * ystride + ox0;
+        tg_lanes_store<P, 0>(acc[b], nm, np, yb, ystride, epi);
+        if constexpr (P > 16) tg_lanes_store<P, 16>(acc[b], nm, np, yb, ystride, epi);
+      }
     }
   }
 }
 
 /// tg_conv_lanes_row for a last group of nb < B channel blocks (instantiated for B-1 down to 1).
-template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P, class Epi>
+template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P, bool CL, class Epi>
 inline void tg_conv_lanes_rest(int64_t nb, const float *px, int64_t plane, int64_t Wp,
                                const float *wg, const float *bg, int64_t C, int64_t OW, int64_t M,
                                int64_t m0, float *yrow, int64_t ystride, const Epi &epi) {
   if constexpr (B > 1) {
     if (nb == B - 1)
-      tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B - 1, P>(px, plane, Wp, wg, bg, C, OW, M, m0,
-                                                          yrow, ystride, epi);
+      tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B - 1, P, CL>(px, plane, Wp, wg, bg, C, OW, M,
+                                                              m0, yrow, ystride, epi);
     else
-      tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B - 1, P>(nb, px, plane, Wp, wg, bg, C, OW, M,
-                                                           m0, yrow, ystride, epi);
+      tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B - 1, P, CL>(nb, px, plane, Wp, wg, bg, C, OW,
+                                                               M, m0, yrow, ystride, epi);
   }
 }
 
@@ -557,8 +599,9 @@ inline void tg_conv_lanes_rest(int64_t nb, const float *px, int64_t plane, int64
 /// computed past a row's end (P positions at a time, the last block's extra columns
 /// discarded), so 4x4 and 8x8 planes run at the rate of large ones. `epi(value)`
 /// is the fused kernel's elementwise epilogue (an activation, a residual add), applied as the
-/// values are stored instead of in a second pass over y.
-template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P,
+/// values are stored instead of in a second pass over y. CL: y is [N, OH, OW, M] (tg.conv's
+/// channels_last), each position's channels stored as the accumulator holds them.
+template <int KH, int KW, int SH, int SW, int DH, int DW, int B, int P, bool CL = false,
           class Epi = tg_no_epilogue>
 TG_INLINE_COPIES void tg_conv_lanes2d(const float *x, const float *w, const float *bias, float *y,
                                       int64_t N, int64_t C, int64_t M, int64_t H, int64_t W,
@@ -581,13 +624,15 @@ TG_INLINE_COPIES void tg_conv_lanes2d(const float *x, const float *w, const floa
         const int64_t oy = u / G, g = u % G, nb = std::min<int64_t>(B, MBs - g * B);
         const float *px = ph + (oy * SH - r0) * Wp, *wg = w + g * B * C * KK * 16;
         const float *bg = bp + g * B * 16;
-        float *yrow = y + ((n * M + g * B * 16) * OH + oy) * OW;
+        float *yrow = CL ? y + (n * OH + oy) * OW * M + g * B * 16
+                         : y + ((n * M + g * B * 16) * OH + oy) * OW;
+        const int64_t ystride = CL ? M : OH * OW;
         if (nb == B)
-          tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B, P>(px, plane, Wp, wg, bg, C, OW, M,
-                                                          g * B * 16, yrow, OH * OW, epi);
+          tg_conv_lanes_row<KH, KW, SH, SW, DH, DW, B, P, CL>(px, plane, Wp, wg, bg, C, OW, M,
+                                                              g * B * 16, yrow, ystride, epi);
         else
-          tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B, P>(nb, px, plane, Wp, wg, bg, C, OW, M,
-                                                           g * B * 16, yrow, OH * OW, epi);
+          tg_conv_lanes_rest<KH, KW, SH, SW, DH, DW, B, P, CL>(nb, px, plane, Wp, wg, bg, C, OW,
+                                                               M, g * B * 16, yrow, ystride, epi);
       }
     });
   }

@@ -106,8 +106,9 @@ void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::st
 
 llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedParts *parts,
                                     std::string &code) {
-  if (conv.getWeightBlock())
-    return opError(conv, "a blocked conv weight (weight_block) is a CPU layout");
+  if (conv.getWeightBlock() || conv.getChannelsLast())
+    return opError(conv, "a blocked conv weight (weight_block) or a channels-last result is a "
+                         "CPU layout");
   Value g = conv.getResult();
   auto gt = ctypeOf(g, conv);
   if (!gt)

@@ -321,13 +321,14 @@ LogicalResult ConvOp::verify() {
     // Blocked [ceil(M/b), C/group, k..., b]: checked as the [M, C/group, k...] it stands for.
     tgc::Shape y = shapeOf(getResult());
     const int64_t blk = (int64_t)*b;
+    const int64_t M = y.size() < 2 ? 0 : getChannelsLast() ? y.back() : y[1];
     if (blk <= 0 || x.size() < 3 || y.size() < 2 || w.size() != x.size() + 1 ||
-        w.back() != blk || w[0] != (y[1] + blk - 1) / blk)
+        w.back() != blk || w[0] != (M + blk - 1) / blk)
       return emitOpError("a weight blocked by ")
              << blk << " must be [ceil(M/" << blk << "), C/group, k..., " << blk << "], got "
              << tgc::shapeToString(w);
     w.pop_back();
-    w[0] = y[1];
+    w[0] = M;
   }
   if (x.size() < 3 || w.size() != x.size())
     return emitOpError("input and weight must have the same rank >= 3");
@@ -350,6 +351,8 @@ LogicalResult ConvOp::verify() {
   }
   if (getBias() && shapeOf(getBias()) != tgc::Shape{w[0]})
     return emitOpError("bias must be [M]");
+  if (getChannelsLast()) // [N, M, spatial...] stored as [N, spatial..., M]
+    std::rotate(want.begin() + 1, want.begin() + 2, want.end());
   return expectShape(*this, getResult(), want);
 }
 

@@ -201,10 +201,14 @@ def TG_ConvOp : TG_Op<"conv"> {
     k..., b], element [m / b, c, k..., m % b] holding w[m, c, k...] and zeros past M (M is the
     result's channel dim). tgc-cpu-weight-layout writes it so for the CPU's direct convolution,
     which loads b output channels per vector; other targets refuse it.
+    With `channels_last` the result is stored [N, spatial..., M]: the NC[D]HW result transposed
+    to channels last (tgc-cpu-weight-layout folds such a transpose into a blocked convolution,
+    whose kernel then stores its channel vectors as they are); other targets refuse it.
   }];
   let arguments = (ins TG_Tensor:$input, TG_Tensor:$weight, Optional<TG_Tensor>:$bias,
                        I64ArrayAttr:$strides, I64ArrayAttr:$pads, I64ArrayAttr:$dilations,
-                       I64Attr:$group, OptionalAttr<I64Attr>:$weight_block);
+                       I64Attr:$group, OptionalAttr<I64Attr>:$weight_block,
+                       UnitAttr:$channels_last);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
   let hasVerifier = 1;

@@ -254,14 +254,27 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
       .Case([&](tg::LinearOp) {
         return one(interp::linear(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, outShape));
       })
-      .Case([&](tg::ConvOp c) {
+      .Case([&](tg::ConvOp c) -> llvm::Expected<Results> {
         interp::ConvParams p{ints(c.getStrides()), ints(c.getPads()), ints(c.getDilations()),
                              c.getGroupAttr().getInt()};
-        if (auto b = c.getWeightBlock()) { // read a blocked weight as the [M, C/group, k...] it is
-          HostTensor w = unblockConvWeight(*in[1], outShape[1], (int64_t)*b);
-          return one(interp::conv(*in[0], w, in.size() > 2 ? in[2] : nullptr, p, outShape));
-        }
-        return one(interp::conv(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, p, outShape));
+        // channels_last: computed as NC[D]HW, then transposed to [N, spatial..., M].
+        const bool last = c.getChannelsLast();
+        Shape shape = outShape;
+        if (last)
+          std::rotate(shape.begin() + 1, shape.end() - 1, shape.end());
+        const HostTensor *bias = in.size() > 2 ? in[2] : nullptr;
+        auto y = c.getWeightBlock() // read a blocked weight as the [M, C/group, k...] it is
+                     ? interp::conv(*in[0],
+                                    unblockConvWeight(*in[1], shape[1], (int64_t)*c.getWeightBlock()),
+                                    bias, p, shape)
+                     : interp::conv(*in[0], *in[1], bias, p, shape);
+        if (!y || !last)
+          return one(std::move(y));
+        std::vector<int64_t> perm{0};
+        for (size_t d = 2; d < shape.size(); ++d)
+          perm.push_back((int64_t)d);
+        perm.push_back(1);
+        return one(interp::transpose(*y, perm));
       })
       .Case([&](tg::PoolOp pl) {
         interp::PoolParams p{pl.getKind() == "max", ints(pl.getKernel()), ints(pl.getStrides()),

@@ -130,7 +130,8 @@ llvm::Expected<Value> stridePhaseConv(ImportContext &c, const NodeView &n, Value
   cs.insert(cs.end(), rows.begin(), rows.end());
   y = c.emit<tg::ConvOp>(loc, c.type(cs, elem), y, v, pb, c.b.getI64ArrayAttr(Shape(sp, 1)),
                          c.b.getI64ArrayAttr(convPads), c.b.getI64ArrayAttr(dil),
-                         (uint64_t)group, /*weight_block=*/nullptr);
+                         (uint64_t)group, /*weight_block=*/nullptr,
+                         /*channels_last=*/false);
   // [N, g*P*M/g, Q...] -> [N, g, s..., M/g, Q...] -> [N, g, M/g, Q0, s0, Q1, s1, ...] -> [N, M, Q*s...].
   Shape split{xs[0], group};
   split.insert(split.end(), strides.begin(), strides.end());

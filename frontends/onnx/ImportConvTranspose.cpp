@@ -112,7 +112,8 @@ llvm::Expected<Value> transposedConv(ImportContext &c, const NodeView &n, Value 
   os.insert(os.end(), out.begin(), out.end());
   return c.emit<tg::ConvOp>(loc, c.type(os, elem), y, wt, bias, c.b.getI64ArrayAttr(Shape(sp, 1)),
                             c.b.getI64ArrayAttr(convPads), c.b.getI64ArrayAttr(dil),
-                            (uint64_t)group, /*weight_block=*/nullptr);
+                            (uint64_t)group, /*weight_block=*/nullptr,
+                            /*channels_last=*/false);
 }
 
 Result importConvTranspose(ImportContext &c, const NodeView &n) {

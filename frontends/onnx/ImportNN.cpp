@@ -162,7 +162,7 @@ Result importConv(ImportContext &c, const NodeView &n) {
   return Values{c.emit<tg::ConvOp>(n.loc, c.type(out, c.elemOf(x)), x, w, bias,
                                    c.b.getI64ArrayAttr(win.strides), c.b.getI64ArrayAttr(win.pads),
                                    c.b.getI64ArrayAttr(win.dilations), (uint64_t)group,
-                                   /*weight_block=*/nullptr)};
+                                   /*weight_block=*/nullptr, /*channels_last=*/false)};
 }
 
 /// MaxPool's Indices output by decomposition (no second result on tg.pool): X as [N*C, S] with

@@ -17,6 +17,12 @@
 //   conv(x, W:const[M, C, k...]) -> conv(x, Wb:const[ceil(M/16), C, k..., 16]) {weight_block = 16}
 // (zeros past M). Which convolutions it runs is decided here (lanesConv); the backend follows
 // the attribute.
+//
+// Its accumulators hold one output position's 16 channels; stored to NC[D]HW they are
+// transposed in registers. A transpose right after that moves the channels last (a detection
+// head's permute(0, 2, 3, 1)) would undo it in a kernel of its own, so it folds in:
+//   transpose(conv{weight_block}(x, Wb), [0, 2, .., 1]) -> conv{weight_block, channels_last}(x, Wb)
+// and the kernel stores each position's channel vector as it is.
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "passes/common/Constants.h"
@@ -81,8 +87,29 @@ constexpr int64_t kConvBlock = 16;
 /// Fewest output channels the lanes kernel takes: from 13 the positions-in-lanes kernel
 /// (tg_conv_direct2d, 4 channels per block) computes 16 channels too, so the lanes kernel
 /// wastes no more (detector_tiny's 15-channel heads: 207 -> 191 us); at 12 it computes 12
-/// against 16 (its 12-channel heads: 159 direct, 189 in lanes).
-constexpr int64_t kMinLanesOutputs = 13;
+/// against 16 (its 12-channel heads: 159 direct, 189 in lanes). Storing channels last (a
+/// transpose folded in) it takes 8 and up: the stores are masked vectors either way.
+constexpr int64_t kMinLanesOutputs = 13, kMinLanesOutputsLast = 8;
+
+/// True for a permutation that moves dim 1 last and keeps the others in order: [0, 2, .., 1].
+bool movesChannelsLast(const std::vector<int64_t> &perm) {
+  const size_t r = perm.size();
+  if (r < 3 || perm[0] != 0 || perm[r - 1] != 1)
+    return false;
+  for (size_t i = 1; i + 1 < r; ++i)
+    if (perm[i] != (int64_t)i + 1)
+      return false;
+  return true;
+}
+
+/// True when a transpose that moves the channels last is `op`'s only reader
+/// (StoreConvChannelsLast folds it in).
+bool feedsChannelsLast(tg::ConvOp op) {
+  if (!op.getResult().hasOneUse())
+    return false;
+  auto t = dyn_cast<tg::TransposeOp>(*op.getResult().getUsers().begin());
+  return t && movesChannelsLast(intsOf(t.getPerm()));
+}
 
 /// The convolutions the CPU's lanes kernel (tg_conv_lanes2d) runs: f32, group 1, 1-D or 2-D,
 /// at least 13 output channels, a window of 2 to 49 taps (unstrided 1x1 convolutions are
@@ -94,7 +121,8 @@ bool lanesConv(tg::ConvOp op) {
   auto y = op.getType().cast<RankedTensorType>();
   if (op.getWeightBlock() || op.getGroup() != 1 || !x.getElementType().isF32() ||
       !w.getElementType().isF32() || !y.getElementType().isF32() || x.getRank() < 3 ||
-      x.getRank() > 4 || y.getDimSize(1) < kMinLanesOutputs)
+      x.getRank() > 4 ||
+      y.getDimSize(1) < (feedsChannelsLast(op) ? kMinLanesOutputsLast : kMinLanesOutputs))
     return false;
   int64_t taps = 1;
   for (int64_t d = 2; d < w.getRank(); ++d)
@@ -149,10 +177,31 @@ struct BlockConvWeight : public Rule<tg::ConvOp> {
   }
 };
 
+struct StoreConvChannelsLast : public Rule<tg::TransposeOp> {
+  explicit StoreConvChannelsLast(mlir::MLIRContext *ctx) : Rule(ctx, "StoreConvChannelsLast") {}
+
+  LogicalResult apply(tg::TransposeOp op, PatternRewriter &rewriter) const override {
+    auto conv = op.getInput().getDefiningOp<tg::ConvOp>();
+    if (!conv || !conv.getWeightBlock() || conv.getChannelsLast())
+      return rewriter.notifyMatchFailure(op, "input is not a blocked (lanes kernel) convolution");
+    if (!movesChannelsLast(intsOf(op.getPerm())))
+      return rewriter.notifyMatchFailure(op, "permutation does not move the channels last");
+    if (!conv.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(op, "another op reads the convolution's NCHW result");
+    rewriter.setInsertionPoint(op);
+    auto last = rewriter.create<tg::ConvOp>(conv.getLoc(), op.getType(), conv->getOperands(),
+                                            conv->getAttrs());
+    last.setChannelsLastAttr(rewriter.getUnitAttr());
+    rewriter.replaceOp(op, last.getResult());
+    rewriter.eraseOp(conv);
+    return mlir::success();
+  }
+};
+
 struct CpuWeightLayoutPass : public CpuWeightLayoutBase<CpuWeightLayoutPass> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    patterns.add<StoreLinearWeightKN, BlockConvWeight>(&getContext());
+    patterns.add<StoreLinearWeightKN, BlockConvWeight, StoreConvChannelsLast>(&getContext());
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -29,6 +29,9 @@ def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
     An f32 1-D/2-D convolution of group 1 with at least 13 output channels (and a window the
     direct kernel unrolls) gets its constant weight blocked by 16 output channels, [ceil(M/16), C, k..., 16] (tg.conv's
     weight_block): the CPU's direct convolution loads 16 output channels of one tap per vector.
+    A transpose that moves such a convolution's channels last ([0, 2, .., 1], its only reader)
+    folds into it (tg.conv's channels_last): the kernel stores each position's channel vector
+    as it holds it, instead of transposing it to NCHW for the transpose to undo.
   }];
   let constructor = "tgc::createCpuWeightLayoutPass()";
 }

@@ -305,6 +305,31 @@ func.func @main(%a: tensor<1x2x40x45xf32>, %b: tensor<1x20x33xf32>, %c: tensor<1
                          "max_pools.tgpkg", 2, "cpu:" + tgc::hostCpuLevel());
 }
 
+// Channels-last lanes convolutions (tg.conv's channels_last: a transpose folded in by
+// tgc-cpu-weight-layout): 15 outputs (one partial block: masked stores), 12 with a stride,
+// 40 (two blocks and a partial third) over rows of 20 positions (two store chunks) on two
+// threads, 1-D, and a fused sigmoid applied as the channels-last stores go. For this host's
+// level (AVX-512: masked stores) and for x86-64-v3 (AVX2: the partial block in pieces).
+TEST(CpuVsInterp, LanesConvolutionsChannelsLast) {
+  const char *ir = R"(
+func.func @main(%x: tensor<1x8x10x10xf32>, %w1: tensor<1x8x3x3x16xf32>, %b1: tensor<15xf32>, %w2: tensor<1x8x3x3x16xf32>, %y: tensor<1x16x24x20xf32>, %w3: tensor<3x16x3x3x16xf32>, %b3: tensor<40xf32>, %z: tensor<1x8x30xf32>, %w4: tensor<2x8x3x16xf32>) -> (tensor<1x10x10x15xf32>, tensor<1x4x4x12xf32>, tensor<1x24x20x40xf32>, tensor<1x28x32xf32>, tensor<1x10x10x15xf32>) {
+  %0 = tg.conv %x, %w1, %b1 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64, channels_last} : tensor<1x8x10x10xf32>, tensor<1x8x3x3x16xf32>, tensor<15xf32> -> tensor<1x10x10x15xf32>
+  %1 = tg.conv %x, %w2 {strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64, channels_last} : tensor<1x8x10x10xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x4x4x12xf32>
+  %2 = tg.conv %y, %w3, %b3 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64, channels_last} : tensor<1x16x24x20xf32>, tensor<3x16x3x3x16xf32>, tensor<40xf32> -> tensor<1x24x20x40xf32>
+  %3 = tg.conv %z, %w4 {strides = [1], pads = [0, 0], dilations = [1], group = 1 : i64, weight_block = 16 : i64, channels_last} : tensor<1x8x30xf32>, tensor<2x8x3x16xf32> -> tensor<1x28x32xf32>
+  %4 = tg.fused "conv" (%x, %w1, %b1) : (tensor<1x8x10x10xf32>, tensor<1x8x3x3x16xf32>, tensor<15xf32>) -> tensor<1x10x10x15xf32> {
+  ^bb0(%p: tensor<1x8x10x10xf32>, %q: tensor<1x8x3x3x16xf32>, %c: tensor<15xf32>):
+    %t0 = tg.conv %p, %q, %c {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64, channels_last} : tensor<1x8x10x10xf32>, tensor<1x8x3x3x16xf32>, tensor<15xf32> -> tensor<1x10x10x15xf32>
+    %t1 = tg.sigmoid %t0 : tensor<1x10x10x15xf32>
+    tg.yield %t1 : tensor<1x10x10x15xf32>
+  }
+  return %0, %1, %2, %3, %4 : tensor<1x10x10x15xf32>, tensor<1x4x4x12xf32>, tensor<1x24x20x40xf32>, tensor<1x28x32xf32>, tensor<1x10x10x15xf32>
+}
+)";
+  compareWithInterpreter(ir, "lanes_conv_last.tgpkg", 2, "cpu:" + tgc::hostCpuLevel());
+  compareWithInterpreter(ir, "lanes_conv_last_v3.tgpkg", 2, "cpu:x86-64-v3");
+}
+
 // "conv" kernels over the lanes kernel: an epilogue that reads nothing but the convolution's
 // value and splats (ReLU and a clip; a sigmoid) is applied as the convolution stores (the `epi`
 // functor); one reading a per-channel broadcast or a residual keeps its own pass. On two

@@ -146,3 +146,48 @@ func.func @conv_13_outputs(%x: tensor<1x8x34x34xf32>) -> tensor<1x13x32x32xf32> 
   %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x34x34xf32>, tensor<13x8x3x3xf32> -> tensor<1x13x32x32xf32>
   return %0 : tensor<1x13x32x32xf32>
 }
+
+// -----
+
+// A transpose moving a blocked convolution's channels last (a detection head's
+// permute(0, 2, 3, 1); 1-D too) folds into it: the kernel stores channels last. Storing so, the
+// lanes kernel takes 12 outputs too (from 8; NCHW from 13).
+// CHECK-LABEL: func.func @conv_channels_last
+func.func @conv_channels_last(%x: tensor<1x8x6x6xf32>, %y: tensor<1x8x9xf32>) -> (tensor<1x4x4x15xf32>, tensor<1x7x32xf32>, tensor<1x4x4x12xf32>) {
+  %w = tg.constant dense<1.0> : tensor<15x8x3x3xf32>
+  %b = tg.constant dense<0.5> : tensor<15xf32>
+  %v = tg.constant dense<1.0> : tensor<32x8x3xf32>
+  // CHECK: %[[A:.+]] = tg.conv {{.*}}channels_last{{.*}}weight_block = 16 : i64{{.*}} : tensor<1x8x6x6xf32>, tensor<1x8x3x3x16xf32>, tensor<15xf32> -> tensor<1x4x4x15xf32>
+  // CHECK: %[[B:.+]] = tg.conv {{.*}}channels_last{{.*}}weight_block = 16 : i64{{.*}} : tensor<1x8x9xf32>, tensor<2x8x3x16xf32> -> tensor<1x7x32xf32>
+  // CHECK: %[[C:.+]] = tg.conv {{.*}}channels_last{{.*}}weight_block = 16 : i64{{.*}} : tensor<1x8x6x6xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x4x4x12xf32>
+  // CHECK-NOT: tg.transpose
+  // CHECK: return %[[A]], %[[B]], %[[C]]
+  %0 = tg.conv %x, %w, %b {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x6x6xf32>, tensor<15x8x3x3xf32>, tensor<15xf32> -> tensor<1x15x4x4xf32>
+  %1 = tg.transpose %0 {perm = [0, 2, 3, 1]} : tensor<1x15x4x4xf32> -> tensor<1x4x4x15xf32>
+  %2 = tg.conv %y, %v {strides = [1], pads = [0, 0], dilations = [1], group = 1 : i64} : tensor<1x8x9xf32>, tensor<32x8x3xf32> -> tensor<1x32x7xf32>
+  %3 = tg.transpose %2 {perm = [0, 2, 1]} : tensor<1x32x7xf32> -> tensor<1x7x32xf32>
+  %u = tg.constant dense<1.0> : tensor<12x8x3x3xf32>
+  %4 = tg.conv %x, %u {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x6x6xf32>, tensor<12x8x3x3xf32> -> tensor<1x12x4x4xf32>
+  %5 = tg.transpose %4 {perm = [0, 2, 3, 1]} : tensor<1x12x4x4xf32> -> tensor<1x4x4x12xf32>
+  return %1, %3, %5 : tensor<1x4x4x15xf32>, tensor<1x7x32xf32>, tensor<1x4x4x12xf32>
+}
+
+// -----
+
+// Negative: another permutation, a convolution whose NCHW result is read elsewhere too, and
+// one the lanes kernel does not run (7 outputs) keep their transposes.
+// CHECK-LABEL: func.func @conv_channels_last_not
+func.func @conv_channels_last_not(%x: tensor<1x8x6x6xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>, tensor<1x16x4x4xf32>, tensor<1x4x4x7xf32>) {
+  %w = tg.constant dense<1.0> : tensor<16x8x3x3xf32>
+  %u = tg.constant dense<2.0> : tensor<16x8x3x3xf32>
+  %s = tg.constant dense<1.0> : tensor<7x8x3x3xf32>
+  // CHECK-NOT: channels_last
+  // CHECK-COUNT-3: tg.transpose
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x4x4xf32>
+  %1 = tg.transpose %0 {perm = [0, 3, 2, 1]} : tensor<1x16x4x4xf32> -> tensor<1x4x4x16xf32>
+  %2 = tg.conv %x, %u {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32> -> tensor<1x16x4x4xf32>
+  %3 = tg.transpose %2 {perm = [0, 2, 3, 1]} : tensor<1x16x4x4xf32> -> tensor<1x4x4x16xf32>
+  %4 = tg.conv %x, %s {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x8x6x6xf32>, tensor<7x8x3x3xf32> -> tensor<1x7x4x4xf32>
+  %5 = tg.transpose %4 {perm = [0, 2, 3, 1]} : tensor<1x7x4x4xf32> -> tensor<1x4x4x7xf32>
+  return %1, %3, %2, %5 : tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>, tensor<1x16x4x4xf32>, tensor<1x4x4x7xf32>
+}
