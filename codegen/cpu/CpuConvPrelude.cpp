@@ -479,7 +479,7 @@ TG_ZMM __attribute__((always_inline)) inline void tg_lanes_store(const tg_f16x *
 }
 
 /// Channels last: positions [0, np) of P accumulators (16 channels each, nm valid) stored as
-/// they are, position p's channels at y + p·M (the output [.., OW, M]), each value through
+/// they are, position p's channels at y + p*M (the output [.., OW, M]), each value through
 /// `epi(value)`. No transpose: this is the layout the accumulators have.
 template <int P, class Epi>
 TG_ZMM __attribute__((always_inline)) inline void tg_lanes_store_last(const tg_f16x *acc,
@@ -654,10 +654,10 @@ inline int64_t tg_pool_row_cols(int64_t W, int64_t OW, int64_t PL) {
 /// Planes [c0, c1) of a 2-D max pooling in f32 (1-D is KH = SH = DH = 1, H = 1): plane c of
 /// x [H, W] -> y [OH, OW], PT/PL the leading pads; padding never wins (-inf). Separable, in two
 /// passes over a group of planes, so that no load reads a store still in flight (a one-pass
-/// pool re-read each row at a one-float offset from its own stores: 2× slower): (1) for each
+/// pool re-read each row at a one-float offset from its own stores: 2x slower): (1) for each
 /// output row, the max of its window's KH input rows (rows outside the plane skipped) into a
 /// row of `vm` (Wr columns: the input at column PL, -inf around it, the borders written once
-/// per call); (2) for each 16 outputs of a row, tap kx is the run of columns ox·SW + kx·DW: one
+/// per call); (2) for each 16 outputs of a row, tap kx is the run of columns ox*SW + kx*DW: one
 /// load for SW = 1, the even lanes of two for SW = 2, gathered for larger strides. A group is
 /// enough planes for 16 rows, so that 1-D pools (one row a plane) batch their rows too.
 template <int KH, int KW, int SH, int SW, int DH, int DW>
