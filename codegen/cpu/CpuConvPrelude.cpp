@@ -745,7 +745,7 @@ template <int KH, int KW, int SH, int SW, int DH, int DW>
 void tg_maxpool2d(const float *x, float *y, int64_t NC, int64_t H, int64_t W, int64_t OH,
                   int64_t OW, int64_t PT, int64_t PL) {
   const int64_t Wr = tg_pool_row_cols<KW, SW, DW>(W, OW, PL);
-  const int64_t G = std::max<int64_t>(1, 16 / OH); // planes a group: 16+ rows
+  const int64_t G = (16 + OH - 1) / OH; // planes a group: 16+ rows
   tg_parallel_for(NC, NC * OH * OW * KH * KW > (1 << 16), [&](int64_t c0, int64_t c1) {
     float *vm = tg_scratch<float, 5>((size_t)(G * OH * Wr + 16));
     tg_maxpool2d_planes<KH, KW, SH, SW, DH, DW>(x, y, c0, c1, H, W, OH, OW, PT, PL, G, vm,

@@ -213,7 +213,8 @@ struct AttentionTiling {
 /// short, latency-bound blocks. Many rows (long sequences, batches): 64-row blocks whose 4 query
 /// warps share every K/V tile (a quarter of the K/V reads of 16-row blocks), in key groups when
 /// there are enough tiles to split (4+ a group): up to 2 groups of 64-key tiles, or when causal
-/// (diagonal tiles are partly wasted; the last rows walk every key) up to 4 of 32-key tiles.
+/// (diagonal tiles are partly wasted; the last rows walk every key) up to 4 of 32-key tiles;
+/// not causal over 1,024+ keys, 32-row blocks (2 query warps) in 4 groups of 32-key tiles.
 /// Measured on an H200 (perf-log, twenty-seventh session): whisper's 6 heads × 1500 48 → 35 µs,
 /// gpt2's 12 × 512 causal 9.8 → 8.2 µs, 96 heads × 128 13.4 → 4.9 µs an attention.
 AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal) {

@@ -317,6 +317,8 @@ LogicalResult ConvOp::verify() {
     return failure();
   tgc::Shape x = shapeOf(getInput()), w = shapeOf(getWeight());
   size_t sp = x.size() >= 2 ? x.size() - 2 : 0;
+  if (getChannelsLast() && !getWeightBlock())
+    return emitOpError("channels_last is the CPU lanes kernel's layout: it needs weight_block");
   if (auto b = getWeightBlock()) {
     // Blocked [ceil(M/b), C/group, k..., b]: checked as the [M, C/group, k...] it stands for.
     tgc::Shape y = shapeOf(getResult());

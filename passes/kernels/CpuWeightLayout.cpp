@@ -112,7 +112,7 @@ bool feedsChannelsLast(tg::ConvOp op) {
 }
 
 /// The convolutions the CPU's lanes kernel (tg_conv_lanes2d) runs: f32, group 1, 1-D or 2-D,
-/// at least 13 output channels, a window of 2 to 49 taps (unstrided 1x1 convolutions are
+/// at least 13 output channels (8 when it stores channels last), a window of 2 to 49 taps (unstrided 1x1 convolutions are
 /// GEMMs; strided ones run here) with strides and dilations up to 4. Strided stems with few input channels too: no stride phases
 /// to build (cnn_small's 19 -> 16 us, detector_tiny's 73 -> 53).
 bool lanesConv(tg::ConvOp op) {
@@ -145,7 +145,8 @@ struct BlockConvWeight : public Rule<tg::ConvOp> {
   LogicalResult apply(tg::ConvOp op, PatternRewriter &rewriter) const override {
     if (!lanesConv(op))
       return rewriter.notifyMatchFailure(op, "not an f32 group-1 1-D/2-D convolution with >= 13 "
-                                             "outputs and a 2-49 tap window");
+                                             "outputs (8 storing channels last) and a 2-49 tap "
+                                             "window");
     auto c = op.getWeight().getDefiningOp<tg::ConstantOp>();
     if (!c || !op.getWeight().hasOneUse())
       return rewriter.notifyMatchFailure(op, "weight is not a constant only this conv reads");

@@ -216,7 +216,7 @@ Status CudaSession::setupCutlass(size_t i) {
   }
   char err[512] = {0};
   // $TGC_GEMM_CUTLASS=force: the first configuration that fits; =<name> (e.g.
-  // cutlass64x64x128/s2): that one where it fits. Untuned. (Forced, the ping-pong tiles are
+  // cutlass64x64x128/s2): that one where it fits. Untuned. (A ping-pong tile forced by name is
   // offered for few tokens too.)
   const char *c = tgc::envValue(tgc::Env::GemmCutlass);
   const std::string force = c && std::string(c) != "off" ? c : "";
@@ -232,7 +232,7 @@ Status CudaSession::setupCutlass(size_t i) {
     // The plug-in checks split-K's divisibility; the runtime limits slice depth and memory.
     if ((splits > 1 && (g.k() / splits < kCutlassMinSliceK ||
                         splits * g.m() * g.n() * 4 > kMmaWorkspaceMax)) ||
-        (tile >= 3 && g.m() < kCutlassPingPongMinTokens && force.empty()) ||
+        (tile >= 3 && g.m() < kCutlassPingPongMinTokens && force != cutlassName(tile, splits)) ||
         cutlass_->check(&plain, err, sizeof err) != 0)
       continue;
     if (cutlass_->create(&plain, &h, err, sizeof err) != 0) {

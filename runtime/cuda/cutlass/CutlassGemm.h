@@ -1,9 +1,11 @@
 // CutlassGemm.h — the C interface of libtgc_cutlass_sm90.so, tgc's plug-in of CUTLASS GEMMs for
 // sm_90 (built by nvcc at build time from CutlassGemm.cu; the runtime loads it with dlopen, so
-// tgc runs without it, and CPU packages never touch it). One kernel: CUTLASS 4.2 example 63's warp-specialized
-// TMA GEMM, which requests its weight tiles into L2 before `griddepcontrol.wait` and is launched
-// with programmatic dependent launch — the one thing cuBLASLt's kernels do not do. A per-output
-// bias (added to the accumulators by the kernel, as tools/setup patches it), then a residual
+// tgc runs without it, and CPU packages never touch it). Tiles 0-2: CUTLASS 4.2 example 63's
+// warp-specialized TMA GEMM, which requests its weight tiles into L2 before `griddepcontrol.wait`
+// and is launched with programmatic dependent launch — the one thing cuBLASLt's kernels do not
+// do; tiles 3-4: CUTLASS's persistent ping-pong kernel, for many tokens. A per-output bias
+// (added to the accumulators by example 63's kernel, as tools/setup patches it; by the ping-pong
+// kernel's epilogue), then a residual
 // (C = A·Bᵀ + bias + R) or GELU (C = gelu(A·Bᵀ + bias); erf form, which cuBLASLt cannot apply,
 // or tanh form) in the epilogue; with split-K also a layer or RMS norm of each row of the
 // result (the sum kernel then does the norm kernel's work). Plain C types only: the runtime and

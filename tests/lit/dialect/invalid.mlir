@@ -334,3 +334,21 @@ func.func @conv_weight_block_rank(%x: tensor<f32>, %w: tensor<16xf32>) -> tensor
   %0 = tg.conv %x, %w {strides = [], pads = [], dilations = [], group = 1 : i64, weight_block = 16 : i64} : tensor<f32>, tensor<16xf32> -> tensor<1x250xf32>
   return %0 : tensor<1x250xf32>
 }
+
+// -----
+
+// channels_last is the CPU lanes kernel's layout: only with a blocked weight.
+func.func @conv_channels_last_unblocked(%x: tensor<1x8x5x5xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x3x3x16xf32> {
+  // expected-error @+1 {{channels_last is the CPU lanes kernel's layout: it needs weight_block}}
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, channels_last} : tensor<1x8x5x5xf32>, tensor<16x8x3x3xf32> -> tensor<1x3x3x16xf32>
+  return %0 : tensor<1x3x3x16xf32>
+}
+
+// -----
+
+// With channels_last the result is [N, spatial..., M]: an NCHW result type is refused.
+func.func @conv_channels_last_shape(%x: tensor<1x8x5x5xf32>, %w: tensor<1x8x3x3x16xf32>) -> tensor<1x16x3x3xf32> {
+  // expected-error @+1 {{result}}
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64, channels_last} : tensor<1x8x5x5xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x16x3x3xf32>
+  return %0 : tensor<1x16x3x3xf32>
+}
