@@ -185,10 +185,9 @@ struct StoreConvChannelsLast : public Rule<tg::TransposeOp> {
     auto conv = op.getInput().getDefiningOp<tg::ConvOp>();
     if (!conv || !conv.getWeightBlock() || conv.getChannelsLast())
       return rewriter.notifyMatchFailure(op, "input is not a blocked (lanes kernel) convolution");
-    if (!movesChannelsLast(intsOf(op.getPerm())))
-      return rewriter.notifyMatchFailure(op, "permutation does not move the channels last");
-    if (!conv.getResult().hasOneUse())
-      return rewriter.notifyMatchFailure(op, "another op reads the convolution's NCHW result");
+    if (!feedsChannelsLast(conv))
+      return rewriter.notifyMatchFailure(op, "not a channels-last permutation, or another op "
+                                             "reads the convolution's NCHW result");
     rewriter.setInsertionPoint(op);
     auto last = rewriter.create<tg::ConvOp>(conv.getLoc(), op.getType(), conv->getOperands(),
                                             conv->getAttrs());

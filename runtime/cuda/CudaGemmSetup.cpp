@@ -219,7 +219,7 @@ Status CudaSession::setupCutlass(size_t i) {
   // cutlass64x64x128/s2): that one where it fits. Untuned. (A ping-pong tile forced by name is
   // offered for few tokens too.)
   const char *c = tgc::envValue(tgc::Env::GemmCutlass);
-  const std::string force = c && std::string(c) != "off" ? c : "";
+  const std::string force = c ? c : "";
   for (auto [tile, splits] : kCutlassConfigs) {
     d.tile = tile, d.splits = splits;
     d.norm = splits > 1 && nd ? (int)nd->kind() : 0;
