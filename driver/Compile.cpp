@@ -322,6 +322,7 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   pipelineOptions.precision = options.precision;
   pipelineOptions.injectFault = options.injectFault;
   pipelineOptions.cpuTarget = !options.target.isCuda();
+  pipelineOptions.cudaTarget = options.target.isCuda();
   const std::vector<PipelinePass> passes = pipelinePasses(pipelineOptions);
   if (auto err = checkPassNames(passes, options))
     return std::move(err);

@@ -28,6 +28,12 @@ void addFunctionPasses(mlir::OpPassManager &fn, const PipelineOptions &options) 
   fn.addPass(createEliminateCastsPass());
   fn.addPass(mlir::createCanonicalizerPass());
   fn.addPass(mlir::createCSEPass());
+  // CUDA only, before tgc-fold-linears lowers 1x1 convolutions channels first: convolutional
+  // networks channels last; the transposed constants fold at once.
+  if (options.cudaTarget) {
+    fn.addPass(createCudaChannelsLastPass());
+    fn.addPass(createFoldConstantsPass());
+  }
   fn.addPass(createFoldLinearsPass());
   fn.addPass(createRecognizeActivationsPass());
   fn.addPass(createRecognizeNormsPass());

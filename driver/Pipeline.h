@@ -16,6 +16,7 @@ struct PipelineOptions {
   bool injectFault = false;        ///< testing only: add tgc-inject-fault (a wrong rule)
   Precision precision = Precision::FP32; ///< fp16/bf16: run tgc-convert-precision
   bool cpuTarget = false;          ///< run tgc-cpu-weight-layout (the CPU GEMM's weight layout)
+  bool cudaTarget = false;         ///< run tgc-cuda-channels-last (NHWC convolutions)
 };
 
 /// Adds tgc's passes, in pipeline order, to `pm` (which runs on the module).

@@ -118,6 +118,8 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
     int sp = (int)x.size() - 2;
     // channels_last (the lanes kernel only): y as [N, M, spatial...] below.
     const bool last = conv.getChannelsLast();
+    if (conv.getNhwc())
+      return opError(op, "an nhwc convolution (every operand channels last) is a CUDA layout");
     if (last && !conv.getWeightBlock())
       return opError(op, "a channels-last convolution needs a blocked weight (the lanes kernel)");
     if (last && y.size() >= 3)
@@ -178,7 +180,8 @@ llvm::Error KernelBuilder::emitConv(Operation *op, const CType *ct,
     const int64_t total = product(shapeOf(pool.getResult()));
     const Shape x = shapeOf(pool.getInput()), y = shapeOf(pool.getResult());
     const int nsp = (int)x.size() - 2;
-    if (T == "float" && pool.getKind() == "max" && (nsp == 1 || nsp == 2) && total > 0) {
+    if (T == "float" && pool.getKind() == "max" && (nsp == 1 || nsp == 2) && total > 0 &&
+        !pool.getNhwc()) {
       // Separable, vectorized over output columns (tg_maxpool2d; 1-D as 2-D with H = 1).
       const Shape k = codegen::intsOf(pool.getKernel()), st = codegen::intsOf(pool.getStrides()),
                   pads = codegen::intsOf(pool.getPads()),

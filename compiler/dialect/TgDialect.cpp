@@ -294,6 +294,10 @@ LogicalResult PoolOp::verify() {
   if (failed(allStatic(*this)))
     return failure();
   tgc::Shape x = shapeOf(getInput()), y = shapeOf(getResult());
+  if (getNhwc() && x.size() >= 3 && y.size() == x.size()) { // checked as the NC[D]HW it stands for
+    std::rotate(x.begin() + 1, x.end() - 1, x.end());
+    std::rotate(y.begin() + 1, y.end() - 1, y.end());
+  }
   if (x.size() < 3 || y.size() != x.size() || y[0] != x[0] || y[1] != x[1])
     return emitOpError("input and result must be [N, C, spatial...] of one rank >= 3 with the "
                        "same N and C");
@@ -319,6 +323,13 @@ LogicalResult ConvOp::verify() {
   size_t sp = x.size() >= 2 ? x.size() - 2 : 0;
   if (getChannelsLast() && !getWeightBlock())
     return emitOpError("channels_last is the CPU lanes kernel's layout: it needs weight_block");
+  if (getNhwc() && (getChannelsLast() || getWeightBlock()))
+    return emitOpError("nhwc (every operand channels last) excludes weight_block and "
+                       "channels_last");
+  if (getNhwc() && x.size() >= 3 && w.size() == x.size()) { // checked as the NC[D]HW it stands for
+    std::rotate(x.begin() + 1, x.end() - 1, x.end());
+    std::rotate(w.begin() + 1, w.end() - 1, w.end());
+  }
   if (auto b = getWeightBlock()) {
     // Blocked [ceil(M/b), C/group, k..., b]: checked as the [M, C/group, k...] it stands for.
     tgc::Shape y = shapeOf(getResult());
@@ -353,7 +364,7 @@ LogicalResult ConvOp::verify() {
   }
   if (getBias() && shapeOf(getBias()) != tgc::Shape{w[0]})
     return emitOpError("bias must be [M]");
-  if (getChannelsLast()) // [N, M, spatial...] stored as [N, spatial..., M]
+  if (getChannelsLast() || getNhwc()) // [N, M, spatial...] stored as [N, spatial..., M]
     std::rotate(want.begin() + 1, want.begin() + 2, want.end());
   return expectShape(*this, getResult(), want);
 }

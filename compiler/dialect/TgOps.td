@@ -204,11 +204,15 @@ def TG_ConvOp : TG_Op<"conv"> {
     With `channels_last` the result is stored [N, spatial..., M]: the NC[D]HW result transposed
     to channels last (tgc-cpu-weight-layout folds such a transpose into a blocked convolution,
     whose kernel then stores its channel vectors as they are); other targets refuse it.
+    With `nhwc` every operand is channels last: input [N, spatial..., C], weight
+    [M, k..., C/group], result [N, spatial..., M] (tgc-cuda-channels-last writes it so for cuDNN's
+    and the tensor cores' native layout; the CPU refuses it). It excludes `weight_block` and
+    `channels_last`.
   }];
   let arguments = (ins TG_Tensor:$input, TG_Tensor:$weight, Optional<TG_Tensor>:$bias,
                        I64ArrayAttr:$strides, I64ArrayAttr:$pads, I64ArrayAttr:$dilations,
                        I64Attr:$group, OptionalAttr<I64Attr>:$weight_block,
-                       UnitAttr:$channels_last);
+                       UnitAttr:$channels_last, UnitAttr:$nhwc);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` type(operands) `->` type($result)";
   let hasVerifier = 1;
@@ -222,10 +226,12 @@ def TG_PoolOp : TG_Op<"pool"> {
     "avg" their sum divided by their count, or by the kernel's whole size with
     `count_include_pad` (padded taps count as zeros). `pads` is [begins..., ends...]; the result
     shape (floor or ceil mode) is the importer's to choose, so a window may overhang the end pad.
+    With `nhwc` the input and result are channels last, [N, spatial..., C]
+    (tgc-cuda-channels-last).
   }];
   let arguments = (ins TG_Tensor:$input, StrAttr:$kind, I64ArrayAttr:$kernel,
                        I64ArrayAttr:$strides, I64ArrayAttr:$pads, I64ArrayAttr:$dilations,
-                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad, UnitAttr:$nhwc);
   let results = (outs TG_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

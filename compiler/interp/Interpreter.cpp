@@ -257,30 +257,59 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
       .Case([&](tg::ConvOp c) -> llvm::Expected<Results> {
         interp::ConvParams p{ints(c.getStrides()), ints(c.getPads()), ints(c.getDilations()),
                              c.getGroupAttr().getInt()};
-        // channels_last: computed as NC[D]HW, then transposed to [N, spatial..., M].
-        const bool last = c.getChannelsLast();
+        // channels_last: computed as NC[D]HW, then transposed to [N, spatial..., M]; nhwc: the
+        // input and weight transposed to NC[D]HW first.
+        const bool last = c.getChannelsLast() || c.getNhwc();
         Shape shape = outShape;
         if (last)
           std::rotate(shape.begin() + 1, shape.end() - 1, shape.end());
+        std::vector<int64_t> toLast{0}, toFirst{0, (int64_t)shape.size() - 1};
+        for (size_t d = 2; d < shape.size(); ++d)
+          toLast.push_back((int64_t)d), toFirst.push_back((int64_t)d - 1);
+        toLast.push_back(1);
         const HostTensor *bias = in.size() > 2 ? in[2] : nullptr;
-        auto y = c.getWeightBlock() // read a blocked weight as the [M, C/group, k...] it is
-                     ? interp::conv(*in[0],
-                                    unblockConvWeight(*in[1], shape[1], (int64_t)*c.getWeightBlock()),
-                                    bias, p, shape)
-                     : interp::conv(*in[0], *in[1], bias, p, shape);
+        auto compute = [&]() -> llvm::Expected<HostTensor> {
+          if (c.getNhwc()) {
+            auto x = interp::transpose(*in[0], toFirst);
+            if (!x)
+              return x.takeError();
+            auto w = interp::transpose(*in[1], toFirst);
+            if (!w)
+              return w.takeError();
+            return interp::conv(*x, *w, bias, p, shape);
+          }
+          if (c.getWeightBlock()) // read a blocked weight as the [M, C/group, k...] it is
+            return interp::conv(
+                *in[0], unblockConvWeight(*in[1], shape[1], (int64_t)*c.getWeightBlock()), bias,
+                p, shape);
+          return interp::conv(*in[0], *in[1], bias, p, shape);
+        };
+        auto y = compute();
         if (!y || !last)
           return one(std::move(y));
-        std::vector<int64_t> perm{0};
-        for (size_t d = 2; d < shape.size(); ++d)
-          perm.push_back((int64_t)d);
-        perm.push_back(1);
-        return one(interp::transpose(*y, perm));
+        return one(interp::transpose(*y, toLast));
       })
-      .Case([&](tg::PoolOp pl) {
+      .Case([&](tg::PoolOp pl) -> llvm::Expected<Results> {
         interp::PoolParams p{pl.getKind() == "max", ints(pl.getKernel()), ints(pl.getStrides()),
                              ints(pl.getPads()), ints(pl.getDilations()),
                              pl.getCountIncludePad()};
-        return one(interp::pool(*in[0], p, outShape));
+        if (!pl.getNhwc())
+          return one(interp::pool(*in[0], p, outShape));
+        // nhwc: pooled as NC[D]HW between two transposes.
+        const int64_t r = (int64_t)outShape.size();
+        std::vector<int64_t> toFirst{0, r - 1}, toLast{0};
+        for (int64_t d = 1; d + 1 < r; ++d)
+          toFirst.push_back(d), toLast.push_back(d + 1);
+        toLast.push_back(1);
+        Shape shape = outShape;
+        std::rotate(shape.begin() + 1, shape.end() - 1, shape.end());
+        auto x = interp::transpose(*in[0], toFirst);
+        if (!x)
+          return x.takeError();
+        auto y = interp::pool(*x, p, shape);
+        if (!y)
+          return y.takeError();
+        return one(interp::transpose(*y, toLast));
       })
       .Case([&](tg::LayerNormOp ln) -> llvm::Expected<Results> {
         auto axis = axisOf(ln.getAxisAttr(), rank0);

@@ -131,7 +131,7 @@ llvm::Expected<Value> stridePhaseConv(ImportContext &c, const NodeView &n, Value
   y = c.emit<tg::ConvOp>(loc, c.type(cs, elem), y, v, pb, c.b.getI64ArrayAttr(Shape(sp, 1)),
                          c.b.getI64ArrayAttr(convPads), c.b.getI64ArrayAttr(dil),
                          (uint64_t)group, /*weight_block=*/nullptr,
-                         /*channels_last=*/false);
+                         /*channels_last=*/false, /*nhwc=*/false);
   // [N, g*P*M/g, Q...] -> [N, g, s..., M/g, Q...] -> [N, g, M/g, Q0, s0, Q1, s1, ...] -> [N, M, Q*s...].
   Shape split{xs[0], group};
   split.insert(split.end(), strides.begin(), strides.end());

@@ -113,7 +113,7 @@ llvm::Expected<Value> transposedConv(ImportContext &c, const NodeView &n, Value 
   return c.emit<tg::ConvOp>(loc, c.type(os, elem), y, wt, bias, c.b.getI64ArrayAttr(Shape(sp, 1)),
                             c.b.getI64ArrayAttr(convPads), c.b.getI64ArrayAttr(dil),
                             (uint64_t)group, /*weight_block=*/nullptr,
-                            /*channels_last=*/false);
+                            /*channels_last=*/false, /*nhwc=*/false);
 }
 
 Result importConvTranspose(ImportContext &c, const NodeView &n) {

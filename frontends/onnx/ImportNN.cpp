@@ -162,7 +162,7 @@ Result importConv(ImportContext &c, const NodeView &n) {
   return Values{c.emit<tg::ConvOp>(n.loc, c.type(out, c.elemOf(x)), x, w, bias,
                                    c.b.getI64ArrayAttr(win.strides), c.b.getI64ArrayAttr(win.pads),
                                    c.b.getI64ArrayAttr(win.dilations), (uint64_t)group,
-                                   /*weight_block=*/nullptr, /*channels_last=*/false)};
+                                   /*weight_block=*/nullptr, /*channels_last=*/false, /*nhwc=*/false)};
 }
 
 /// MaxPool's Indices output by decomposition (no second result on tg.pool): X as [N*C, S] with
@@ -286,7 +286,7 @@ Result importPool(ImportContext &c, const NodeView &n, bool max, bool lp = false
                                c.b.getStringAttr(max ? "max" : "avg"),
                                c.b.getI64ArrayAttr(*kernel), c.b.getI64ArrayAttr(win.strides),
                                c.b.getI64ArrayAttr(win.pads), c.b.getI64ArrayAttr(win.dilations),
-                               c.b.getBoolAttr(countPad));
+                               c.b.getBoolAttr(countPad), /*nhwc=*/nullptr);
   if (max && n.used(1)) {
     TGC_ASSIGN(idx, maxPoolIndices(c, n, x, *kernel, win, storageOrder));
     return Values{y, idx};
@@ -359,7 +359,8 @@ Result importLrn(ImportContext &c, const NodeView &n) {
   Value avg = c.emit<tg::PoolOp>(n.loc, c.type(viewShape, c.elemOf(x)), sq,
                                  c.b.getStringAttr("avg"), c.b.getI64ArrayAttr(kernel),
                                  c.b.getI64ArrayAttr(strides), c.b.getI64ArrayAttr(pads),
-                                 c.b.getI64ArrayAttr(dil), c.b.getBoolAttr(true));
+                                 c.b.getI64ArrayAttr(dil), c.b.getBoolAttr(true),
+                                 /*nhwc=*/nullptr);
   // bias + alpha / size * sum = bias + alpha * avg
   Value t = c.binary<tg::AddOp>(
       n.loc, c.splat(n.loc, bias, c.elemOf(x)),

@@ -19,6 +19,9 @@ std::unique_ptr<mlir::Pass> createFormKernelsPass();
 /// Creates the `tgc-cpu-weight-layout` pass (CPU targets only).
 std::unique_ptr<mlir::Pass> createCpuWeightLayoutPass();
 
+/// Creates the `tgc-cuda-channels-last` pass (CUDA targets only).
+std::unique_ptr<mlir::Pass> createCudaChannelsLastPass();
+
 /// True for ops computed element by element from (broadcast) operands: the ops a pointwise
 /// kernel may hold.
 bool isPointwiseOp(mlir::Operation *op);

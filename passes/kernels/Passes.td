@@ -36,4 +36,20 @@ def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
   let constructor = "tgc::createCpuWeightLayoutPass()";
 }
 
+def CudaChannelsLast : Pass<"tgc-cuda-channels-last", "mlir::func::FuncOp"> {
+  let summary = "CUDA targets: convolutional networks channels last (NHWC), as cuDNN's tensor-core convolutions read them";
+  let description = [{
+    Each float 1-D/2-D convolution of group 1 with a window or stride above 1 becomes an `nhwc`
+    tg.conv between a transpose into channels last and one back (its constant weight transposed
+    at compile time). The transposes back sink below the elementwise ops that read them (their
+    other operands transposed too, or constants rearranged, or broadcast scalars) and below a
+    reduction over every spatial dim (global pooling); where a transpose back meets a transpose
+    into channels last both go. A 1x1 convolution reading a transpose back joins the region, and
+    inside it (stride 1, unpadded) it is a linear over [N, spatial..., C]. Runs before
+    tgc-fold-linears, so those linears take part in horizontal fusion. Without it cuDNN converts
+    every NCHW input and filter to NHWC and every result back, on each call.
+  }];
+  let constructor = "tgc::createCudaChannelsLastPass()";
+}
+
 #endif // TGC_PASSES_KERNELS

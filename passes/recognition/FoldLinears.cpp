@@ -158,6 +158,8 @@ struct LowerPatchConvToLinear : public Rule<tg::ConvOp> {
   explicit LowerPatchConvToLinear(mlir::MLIRContext *ctx) : Rule(ctx, "LowerPatchConvToLinear") {}
   LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
     auto xs = typeOf(conv.getInput()).getShape(), ws = typeOf(conv.getWeight()).getShape();
+    if (conv.getNhwc() || conv.getWeightBlock() || conv.getChannelsLast())
+      return rewriter.notifyMatchFailure(conv, "not the NC[D]HW layout");
     if (xs.size() != 4 || ws.size() != 4 || conv.getGroup() != 1)
       return rewriter.notifyMatchFailure(conv, "not a 2-D convolution with one group");
     std::vector<int64_t> st = intsOf(conv.getStrides()), pads = intsOf(conv.getPads()),
@@ -199,6 +201,8 @@ struct LowerPointwiseConvToMatmul : public Rule<tg::ConvOp> {
       : Rule(ctx, "LowerPointwiseConvToMatmul") {}
   LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
     auto xs = typeOf(conv.getInput()).getShape(), ws = typeOf(conv.getWeight()).getShape();
+    if (conv.getNhwc() || conv.getWeightBlock() || conv.getChannelsLast())
+      return rewriter.notifyMatchFailure(conv, "not the NC[D]HW layout");
     if (xs.size() < 3 || ws.size() != xs.size() || conv.getGroup() != 1 || ws[1] != xs[1])
       return rewriter.notifyMatchFailure(conv, "not a convolution with one group");
     const std::vector<int64_t> st = intsOf(conv.getStrides()), pads = intsOf(conv.getPads());

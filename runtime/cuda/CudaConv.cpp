@@ -27,12 +27,25 @@ cudnnDataType_t dnnType(int onnxDtype) {
                          : (onnxDtype == 16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT);
 }
 
-/// Packed NCHW strides of `dims`.
-std::vector<int> packed(const std::vector<int> &dims) {
+/// Packed strides of `dims` (N, C, spatial... order) stored NC[D]HW, or channels last.
+std::vector<int> packed(const std::vector<int> &dims, bool channelsLast = false) {
   std::vector<int> s(dims.size(), 1);
-  for (int i = (int)dims.size() - 2; i >= 0; --i)
-    s[i] = s[i + 1] * dims[i + 1];
+  if (!channelsLast) {
+    for (int i = (int)dims.size() - 2; i >= 0; --i)
+      s[i] = s[i + 1] * dims[i + 1];
+    return s;
+  }
+  int stride = dims[1]; // C is innermost, then the spatial dims, then N
+  for (int i = (int)dims.size() - 1; i >= 2; --i)
+    s[i] = stride, stride *= dims[i];
+  s[0] = stride;
   return s;
+}
+
+/// An `nhwc` step's shape [N, spatial..., C] in cuDNN's N, C, spatial... order.
+std::vector<int> channelsFirstOrder(std::vector<int> v) {
+  std::rotate(v.begin() + 1, v.end() - 1, v.end());
+  return v;
 }
 
 } // namespace
@@ -78,8 +91,12 @@ Status CudaSession::setupConvs() {
       continue;
     // Descriptors; a 1-D convolution is a 2-D one of height 1.
     const int sp = c.x_size() - 2;
+    // Dims in N, C, spatial... order whatever the layout (an nhwc step's strides say it).
     std::vector<int> x(c.x().begin(), c.x().end()), w(c.w().begin(), c.w().end()),
         y(c.y().begin(), c.y().end()), pad, str, dil;
+    const bool last = c.nhwc();
+    if (last)
+      x = channelsFirstOrder(x), w = channelsFirstOrder(w), y = channelsFirstOrder(y);
     for (int d = 0; d < sp; ++d)
       pad.push_back((int)c.pads(d)), str.push_back((int)c.strides(d)),
           dil.push_back((int)c.dilations(d));
@@ -97,13 +114,16 @@ Status CudaSession::setupConvs() {
     };
     const int n = (int)x.size();
     if (!ok(dnn_->createTensor(&r.x), "cudnnCreateTensorDescriptor") ||
-        !ok(dnn_->setTensorNd(r.x, t, n, x.data(), packed(x).data()), "cudnnSetTensorNdDescriptor") ||
+        !ok(dnn_->setTensorNd(r.x, t, n, x.data(), packed(x, last).data()),
+            "cudnnSetTensorNdDescriptor") ||
         !ok(dnn_->createTensor(&r.y), "cudnnCreateTensorDescriptor") ||
-        !ok(dnn_->setTensorNd(r.y, t, n, y.data(), packed(y).data()), "cudnnSetTensorNdDescriptor") ||
+        !ok(dnn_->setTensorNd(r.y, t, n, y.data(), packed(y, last).data()),
+            "cudnnSetTensorNdDescriptor") ||
         !ok(dnn_->createTensor(&r.b), "cudnnCreateTensorDescriptor") ||
         !ok(dnn_->setTensorNd(r.b, t, n, b.data(), packed(b).data()), "cudnnSetTensorNdDescriptor") ||
         !ok(dnn_->createFilter(&r.w), "cudnnCreateFilterDescriptor") ||
-        !ok(dnn_->setFilterNd(r.w, t, CUDNN_TENSOR_NCHW, n, w.data()), "cudnnSetFilterNdDescriptor") ||
+        !ok(dnn_->setFilterNd(r.w, t, last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, n, w.data()),
+            "cudnnSetFilterNdDescriptor") ||
         !ok(dnn_->createConv(&r.conv), "cudnnCreateConvolutionDescriptor") ||
         !ok(dnn_->setConvNd(r.conv, n - 2, pad.data(), str.data(), dil.data(),
                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),

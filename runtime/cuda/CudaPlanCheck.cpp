@@ -194,16 +194,24 @@ Status CudaSession::checkConv(int i, const std::string &where) const {
     for (int64_t e : *v)
       if (e < 1 || e > lim)
         return bad("dimension out of range");
-  if (c.group() < 1 || c.group() > lim || c.x(1) % c.group() || c.w(0) % c.group() ||
-      c.w(1) * c.group() != c.x(1) || c.y(0) != c.x(0) || c.y(1) != c.w(0))
+  // The shapes in N, C, spatial... order (an nhwc step stores the channels last).
+  auto ncOrder = [&](const google::protobuf::RepeatedField<int64_t> &v) {
+    std::vector<int64_t> r(v.begin(), v.end());
+    if (c.nhwc())
+      std::rotate(r.begin() + 1, r.end() - 1, r.end());
+    return r;
+  };
+  const std::vector<int64_t> x = ncOrder(c.x()), w = ncOrder(c.w()), y = ncOrder(c.y());
+  if (c.group() < 1 || c.group() > lim || x[1] % c.group() || w[0] % c.group() ||
+      w[1] * c.group() != x[1] || y[0] != x[0] || y[1] != w[0])
     return bad("channels, groups and batch do not agree");
   for (int d = 0; d < sp; ++d) {
     const int64_t st = c.strides(d), dl = c.dilations(d), pb = c.pads(d), pe = c.pads(d + sp);
     if (st < 1 || st > lim || dl < 1 || dl > lim || pb < 0 || pb > lim || pe < 0 || pe > lim)
       return bad("stride, dilation or padding out of range");
-    const int64_t span = c.x(d + 2) + pb + pe - dl * (c.w(d + 2) - 1) - 1;
-    if (span < 0 || span / st + 1 != c.y(d + 2))
-      return bad("output size " + std::to_string(c.y(d + 2)) + " along spatial dim " +
+    const int64_t span = x[d + 2] + pb + pe - dl * (w[d + 2] - 1) - 1;
+    if (span < 0 || span / st + 1 != y[d + 2])
+      return bad("output size " + std::to_string(y[d + 2]) + " along spatial dim " +
                  std::to_string(d) + " does not follow from the input, window and attributes");
   }
   const int64_t es = c.dtype() == 1 ? 4 : 2;
@@ -225,7 +233,7 @@ Status CudaSession::checkConv(int i, const std::string &where) const {
   } needs[] = {{true, c.x_arg(), elems(c.x()), "x"},
                {true, c.w_arg(), elems(c.w()), "w"},
                {true, c.y_arg(), elems(c.y()), "y"},
-               {c.bias(), c.bias_arg(), c.w(0), "bias"},
+               {c.bias(), c.bias_arg(), w[0], "bias"},
                {c.residual(), c.residual_arg(), elems(c.y()), "residual"}};
   for (const Need &n : needs) {
     if (!n.used)

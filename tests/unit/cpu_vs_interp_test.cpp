@@ -307,6 +307,21 @@ func.func @main(%a: tensor<1x2x40x45xf32>, %b: tensor<1x20x33xf32>, %c: tensor<1
                          "max_pools.tgpkg", 2, "cpu:" + tgc::hostCpuLevel());
 }
 
+// Channels-last pools (tg.pool's nhwc, written by tgc-cuda-channels-last): the one pooling
+// element emitter both backends share, here on the CPU's generic loop; max with padding, average
+// counting only the taps inside, and 1-D.
+TEST(CpuVsInterp, ChannelsLastPools) {
+  compareWithInterpreter(R"(
+func.func @main(%a: tensor<2x9x11x5xf32>, %b: tensor<1x17x6xf32>) -> (tensor<2x5x6x5xf32>, tensor<2x9x11x5xf32>, tensor<1x9x6xf32>) {
+  %0 = tg.pool %a {kind = "max", kernel = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1], nhwc} : tensor<2x9x11x5xf32> -> tensor<2x5x6x5xf32>
+  %1 = tg.pool %a {kind = "avg", kernel = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], count_include_pad = false, nhwc} : tensor<2x9x11x5xf32> -> tensor<2x9x11x5xf32>
+  %2 = tg.pool %b {kind = "max", kernel = [3], strides = [2], pads = [1, 1], dilations = [1], nhwc} : tensor<1x17x6xf32> -> tensor<1x9x6xf32>
+  return %0, %1, %2 : tensor<2x5x6x5xf32>, tensor<2x9x11x5xf32>, tensor<1x9x6xf32>
+}
+)",
+                         "nhwc_pools.tgpkg");
+}
+
 // Channels-last lanes convolutions (tg.conv's channels_last: a transpose folded in by
 // tgc-cpu-weight-layout): 15 outputs (one partial block: masked stores), 12 with a stride,
 // 40 (two blocks and a partial third) over rows of 20 positions (two store chunks) on two

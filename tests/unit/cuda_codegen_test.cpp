@@ -797,11 +797,16 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
   ASSERT_GE(residual, 0);
   ASSERT_GE(plain, 0);
   // The stem: 3 -> 16 channels, 3x3 at stride 2 over 64x64, ReLU after it.
+  // tgc-cuda-channels-last stores it channels last: x [1, 64, 64, 3], w [16, 3, 3, 3]
+  // ([M, kh, kw, C]), y [1, 32, 32, 16].
   const plan::ConvDesc &stem = p.steps(relu).conv();
+  EXPECT_TRUE(stem.nhwc());
+  EXPECT_EQ(std::vector<int64_t>(stem.x().begin(), stem.x().end()),
+            (std::vector<int64_t>{1, 64, 64, 3}));
   EXPECT_EQ(std::vector<int64_t>(stem.w().begin(), stem.w().end()),
             (std::vector<int64_t>{16, 3, 3, 3}));
   EXPECT_EQ(std::vector<int64_t>(stem.y().begin(), stem.y().end()),
-            (std::vector<int64_t>{1, 16, 32, 32}));
+            (std::vector<int64_t>{1, 32, 32, 16}));
   EXPECT_TRUE(stem.bias());
   const plan::Plan good = p;
   auto refused = [&](int step, const std::function<void(plan::ConvDesc &)> &spoil,
@@ -810,7 +815,9 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
     spoil(*p.mutable_steps(step)->mutable_conv());
     expectPlanRefused(pkg, p, step, why);
   };
-  refused(relu, [](plan::ConvDesc &c) { c.set_y(3, 31); }, "does not follow from the input");
+  refused(relu, [](plan::ConvDesc &c) { c.set_y(2, 31); }, "does not follow from the input");
+  // Read as NCHW, the channels-last shapes do not agree.
+  refused(relu, [](plan::ConvDesc &c) { c.set_nhwc(false); }, "channels, groups and batch");
   refused(relu, [](plan::ConvDesc &c) { c.set_x_arg(99); }, "x arg 99 out of range");
   refused(relu, [](plan::ConvDesc &c) { c.set_activation(plan::GemmDesc::GELU); },
           "activation must be NONE or RELU");

@@ -352,3 +352,30 @@ func.func @conv_channels_last_shape(%x: tensor<1x8x5x5xf32>, %w: tensor<1x8x3x3x
   %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64, channels_last} : tensor<1x8x5x5xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x16x3x3xf32>
   return %0 : tensor<1x16x3x3xf32>
 }
+
+// -----
+
+// nhwc (every operand channels last) excludes the CPU's blocked weight.
+func.func @conv_nhwc_blocked(%x: tensor<1x5x5x8xf32>, %w: tensor<1x8x3x3x16xf32>) -> tensor<1x3x3x16xf32> {
+  // expected-error @+1 {{nhwc (every operand channels last) excludes weight_block and channels_last}}
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, weight_block = 16 : i64, nhwc} : tensor<1x5x5x8xf32>, tensor<1x8x3x3x16xf32> -> tensor<1x3x3x16xf32>
+  return %0 : tensor<1x3x3x16xf32>
+}
+
+// -----
+
+// With nhwc the weight is [M, k..., C/group]: an [M, C, k...] weight is refused.
+func.func @conv_nhwc_weight_layout(%x: tensor<1x5x5x8xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x3x3x16xf32> {
+  // expected-error @+1 {{do not match weight}}
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64, nhwc} : tensor<1x5x5x8xf32>, tensor<16x8x3x3xf32> -> tensor<1x3x3x16xf32>
+  return %0 : tensor<1x3x3x16xf32>
+}
+
+// -----
+
+// An nhwc pool keeps N and C: [N, spatial..., C] in and out.
+func.func @pool_nhwc_channels(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x8xf32> {
+  // expected-error @+1 {{same N and C}}
+  %0 = tg.pool %x {kind = "max", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], nhwc} : tensor<1x8x8x4xf32> -> tensor<1x4x4x8xf32>
+  return %0 : tensor<1x4x4x8xf32>
+}

@@ -1,0 +1,331 @@
+// CudaChannelsLast.cpp — `tgc-cuda-channels-last`: CUDA targets keep convolutional networks
+// channels last (NHWC), the layout cuDNN's and the tensor cores' convolutions read natively.
+//
+// Given NC[D]HW tensors, cuDNN converts the input and the filter to NHWC and the result back on
+// every call (ResNet-50 at batch 1: 73 conversion kernels, 186 of 626 µs on an H200). Here a
+// convolution instead becomes an `nhwc` tg.conv between two transposes, its constant filter
+// transposed at compile time; the transposes then sink below the elementwise ops that follow
+// (bias, activation, residual add) until two of them meet and cancel. What is left is one
+// transpose into the channels-last region and one out of it. A 1x1 convolution inside the region
+// is a plain linear over [N, spatial..., C] (one GEMM, its bias and activation in the epilogue).
+//
+// Rules (one each):
+//   ConvToChannelsLast       conv(x, w, b) -> T_first(conv{nhwc}(T_last(x), T_last(w), b))
+//                            (group 1, 1-D or 2-D; a window or stride > 1, or an x that is
+//                            already a T_first: a 1x1 convolution joins a region, never starts one)
+//   SinkChannelsFirst        f(T_first(a), ...) -> T_first(f(a, ...)), f elementwise, its other
+//                            operands T_first too, or constants / broadcast scalars
+//   SinkChannelsFirstBelowPool    pool(T_first(a)) -> T_first(pool{nhwc}(a))
+//   SinkChannelsFirstBelowReduce  reduce(T_first(a), spatial axes) -> reduce over a's spatial axes
+//   CancelChannelsTransposes T_last(T_first(a)) -> a
+//   LowerChannelsLastPointwiseConv  conv{nhwc} with a 1x1 window, stride 1, no padding ->
+//                            linear(x, w as [M, C], b)
+// T_first = transpose [0, r-1, 1, .., r-2] (channels back to dim 1), T_last = its inverse.
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/common/Rules.h"
+#include "passes/kernels/Passes.h"
+
+namespace tgc {
+namespace {
+#define GEN_PASS_CLASSES
+#include "passes/kernels/Passes.h.inc"
+
+using mlir::PatternRewriter;
+using mlir::RankedTensorType;
+using mlir::Value;
+
+RankedTensorType typeOf(Value v) { return v.getType().cast<RankedTensorType>(); }
+
+/// [0, r-1, 1, .., r-2]: channels-last to channels-first.
+std::vector<int64_t> toFirst(int64_t r) {
+  std::vector<int64_t> p{0, r - 1};
+  for (int64_t d = 1; d + 1 < r; ++d)
+    p.push_back(d);
+  return p;
+}
+
+/// [0, 2, .., r-1, 1]: channels-first to channels-last.
+std::vector<int64_t> toLast(int64_t r) {
+  std::vector<int64_t> p{0};
+  for (int64_t d = 2; d < r; ++d)
+    p.push_back(d);
+  p.push_back(1);
+  return p;
+}
+
+/// `shape` permuted: result[i] = shape[perm[i]].
+llvm::SmallVector<int64_t> permuted(llvm::ArrayRef<int64_t> shape, const std::vector<int64_t> &p) {
+  llvm::SmallVector<int64_t> r;
+  for (int64_t i : p)
+    r.push_back(shape[(size_t)i]);
+  return r;
+}
+
+Value transpose(PatternRewriter &rewriter, mlir::Location loc, Value v,
+                const std::vector<int64_t> &perm) {
+  RankedTensorType t = typeOf(v);
+  return rewriter.create<tg::TransposeOp>(
+      loc, RankedTensorType::get(permuted(t.getShape(), perm), t.getElementType()), v,
+      rewriter.getI64ArrayAttr(perm));
+}
+
+/// The channels-last value `v` stands for when it is T_first of one (else null).
+Value channelsLastSource(Value v) {
+  auto t = v.getDefiningOp<tg::TransposeOp>();
+  if (!t || intsOf(t.getPerm()) != toFirst(typeOf(v).getRank()))
+    return {};
+  return t.getInput();
+}
+
+/// True for the 1-D and 2-D float convolutions of group 1 the rule takes (`nhwc` or not).
+bool channelsLastCandidate(tg::ConvOp conv) {
+  RankedTensorType x = typeOf(conv.getInput());
+  return !conv.getWeightBlock() && !conv.getChannelsLast() && conv.getGroup() == 1 &&
+         (x.getRank() == 3 || x.getRank() == 4) && x.getElementType().isa<mlir::FloatType>();
+}
+
+/// True for a 2-D convolution whose window equals its stride and tiles the unpadded image (a ViT
+/// patch embedding): tgc-fold-linears makes it one GEMM over the patches (LowerPatchConvToLinear,
+/// whose conditions these are).
+bool patchGrid(tg::ConvOp conv) {
+  auto xs = typeOf(conv.getInput()).getShape(), ws = typeOf(conv.getWeight()).getShape();
+  if (xs.size() != 4 || ws.size() != 4 || conv.getGroup() != 1 || ws[2] * ws[3] == 1)
+    return false;
+  return intsOf(conv.getStrides()) == std::vector<int64_t>{ws[2], ws[3]} &&
+         intsOf(conv.getDilations()) == std::vector<int64_t>{1, 1} &&
+         llvm::all_of(intsOf(conv.getPads()), [](int64_t p) { return p == 0; }) &&
+         xs[2] % ws[2] == 0 && xs[3] % ws[3] == 0;
+}
+
+// conv(x, w, b) -> T_first(conv{nhwc}(T_last(x), T_last(w), b))
+struct ConvToChannelsLast : public Rule<tg::ConvOp> {
+  explicit ConvToChannelsLast(mlir::MLIRContext *ctx) : Rule(ctx, "ConvToChannelsLast") {}
+  mlir::LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
+    if (conv.getNhwc() || !channelsLastCandidate(conv))
+      return rewriter.notifyMatchFailure(conv, "not a float 1-D/2-D convolution of one group");
+    const int64_t r = typeOf(conv.getInput()).getRank();
+    auto ws = typeOf(conv.getWeight()).getShape();
+    if (patchGrid(conv))
+      return rewriter.notifyMatchFailure(conv, "a patch embedding (LowerPatchConvToLinear's GEMM)");
+    const bool window = llvm::any_of(ws.drop_front(2), [](int64_t k) { return k > 1; }) ||
+                        llvm::any_of(intsOf(conv.getStrides()), [](int64_t s) { return s > 1; });
+    if (!window && !channelsLastSource(conv.getInput()))
+      return rewriter.notifyMatchFailure(
+          conv, "a 1x1 convolution on a channels-first input (it stays a channels-first GEMM)");
+    mlir::Location loc = conv.getLoc();
+    Value x = transpose(rewriter, loc, conv.getInput(), toLast(r));
+    Value w = transpose(rewriter, loc, conv.getWeight(), toLast(r));
+    RankedTensorType y = typeOf(conv.getResult());
+    auto last = rewriter.create<tg::ConvOp>(
+        loc, RankedTensorType::get(permuted(y.getShape(), toLast(r)), y.getElementType()), x, w,
+        conv.getBias(), conv.getStrides(), conv.getPads(), conv.getDilations(),
+        (uint64_t)conv.getGroup(), /*weight_block=*/nullptr, /*channels_last=*/false, /*nhwc=*/true);
+    rewriter.replaceOp(conv, transpose(rewriter, loc, last.getResult(), toFirst(r)));
+    return mlir::success();
+  }
+};
+
+/// `o` as an operand of f in the channels-last layout (null when it has none): a T_first's
+/// source, or a constant or broadcast scalar rearranged to match.
+Value channelsLastOperand(PatternRewriter &rewriter, mlir::Location loc, Value o, int64_t r) {
+  if (Value src = channelsLastSource(o))
+    return src;
+  RankedTensorType t = typeOf(o);
+  if (llvm::all_of(t.getShape(), [](int64_t d) { return d == 1; }))
+    return o; // a scalar broadcasts the same way in either layout
+  if (!o.getDefiningOp<tg::ConstantOp>() || t.getRank() > r)
+    return {};
+  // A constant (a bias [C, 1, 1], say): padded to rank r with leading 1s, then T_last (both
+  // folded at compile time by tgc-fold-constants).
+  if (t.getRank() < r) {
+    llvm::SmallVector<int64_t> s((size_t)(r - t.getRank()), 1);
+    s.append(t.getShape().begin(), t.getShape().end());
+    o = rewriter.create<tg::ReshapeOp>(loc, RankedTensorType::get(s, t.getElementType()), o);
+  }
+  return transpose(rewriter, loc, o, toLast(r));
+}
+
+/// True when every reader of T_first `t` either moves below it (an elementwise op, a
+/// convolution the rule above takes) or cancels it: sinking then never leaves `t` behind.
+bool allReadersSink(tg::TransposeOp t) {
+  for (mlir::Operation *user : t->getUsers()) {
+    if (isPointwiseOp(user) && !llvm::isa<tg::ExpandOp>(user))
+      continue;
+    if (auto conv = llvm::dyn_cast<tg::ConvOp>(user))
+      if (!conv.getNhwc() && channelsLastCandidate(conv) && conv.getInput() == t.getResult())
+        continue;
+    if (auto pool = llvm::dyn_cast<tg::PoolOp>(user))
+      if (!pool.getNhwc())
+        continue;
+    if (auto back = llvm::dyn_cast<tg::TransposeOp>(user))
+      if (intsOf(back.getPerm()) == toLast(typeOf(t.getResult()).getRank()))
+        continue;
+    return false;
+  }
+  return true;
+}
+
+// f(T_first(a), ...) -> T_first(f(a, ...)), f elementwise
+struct SinkChannelsFirst : public mlir::RewritePattern {
+  explicit SinkChannelsFirst(mlir::MLIRContext *ctx)
+      : RewritePattern(mlir::Pattern::MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {
+    setDebugName("SinkChannelsFirst"); // applyRules switches it by this label
+    RuleRegistry::get().declare("SinkChannelsFirst");
+  }
+  mlir::LogicalResult matchAndRewrite(mlir::Operation *op,
+                                      PatternRewriter &rewriter) const override {
+    if (!isPointwiseOp(op) || llvm::isa<tg::ExpandOp>(op))
+      return rewriter.notifyMatchFailure(op, "not an elementwise op");
+    auto rt = typeOf(op->getResult(0));
+    const int64_t r = rt.getRank();
+    if (r < 3)
+      return rewriter.notifyMatchFailure(op, "rank below 3");
+    bool any = false;
+    for (Value o : op->getOperands()) {
+      auto t = o.getDefiningOp<tg::TransposeOp>();
+      if (t && channelsLastSource(o) && typeOf(o).getShape() == rt.getShape()) {
+        if (!allReadersSink(t))
+          return rewriter.notifyMatchFailure(op, "the transpose has readers that stay");
+        any = true;
+      }
+    }
+    if (!any)
+      return rewriter.notifyMatchFailure(op, "no operand is a channels-first transpose");
+    llvm::SmallVector<Value> operands;
+    for (Value o : op->getOperands()) {
+      if (typeOf(o).getRank() > r)
+        return rewriter.notifyMatchFailure(op, "an operand of higher rank");
+      operands.push_back(o);
+    }
+    // Check every operand before creating anything.
+    for (Value o : operands) {
+      const bool scalar = llvm::all_of(typeOf(o).getShape(), [](int64_t d) { return d == 1; });
+      if (!channelsLastSource(o) && !scalar && !o.getDefiningOp<tg::ConstantOp>())
+        return rewriter.notifyMatchFailure(op, "an operand is neither channels-last nor constant");
+      if (channelsLastSource(o) && typeOf(o).getShape() != rt.getShape())
+        return rewriter.notifyMatchFailure(op, "a transposed operand that broadcasts");
+    }
+    for (Value &o : operands)
+      o = channelsLastOperand(rewriter, op->getLoc(), o, r);
+    mlir::OperationState state(op->getLoc(), op->getName());
+    state.addOperands(operands);
+    state.addTypes(RankedTensorType::get(permuted(rt.getShape(), toLast(r)), rt.getElementType()));
+    state.addAttributes(op->getAttrs());
+    mlir::Operation *last = rewriter.create(state);
+    rewriter.replaceOp(op, transpose(rewriter, op->getLoc(), last->getResult(0), toFirst(r)));
+    RuleRegistry::get().hit(getContext(), "SinkChannelsFirst");
+    return mlir::success();
+  }
+};
+
+// pool(T_first(a)) -> T_first(pool{nhwc}(a))
+struct SinkChannelsFirstBelowPool : public Rule<tg::PoolOp> {
+  explicit SinkChannelsFirstBelowPool(mlir::MLIRContext *ctx)
+      : Rule(ctx, "SinkChannelsFirstBelowPool") {}
+  mlir::LogicalResult apply(tg::PoolOp op, PatternRewriter &rewriter) const override {
+    Value a = channelsLastSource(op.getInput());
+    if (op.getNhwc() || !a ||
+        !allReadersSink(op.getInput().getDefiningOp<tg::TransposeOp>()))
+      return rewriter.notifyMatchFailure(op, "input is not a channels-first transpose that sinks");
+    RankedTensorType rt = typeOf(op.getResult());
+    const int64_t r = rt.getRank();
+    auto last = rewriter.create<tg::PoolOp>(
+        op.getLoc(), RankedTensorType::get(permuted(rt.getShape(), toLast(r)), rt.getElementType()),
+        a, op.getKindAttr(), op.getKernelAttr(), op.getStridesAttr(), op.getPadsAttr(),
+        op.getDilationsAttr(), op.getCountIncludePadAttr(), rewriter.getUnitAttr());
+    rewriter.replaceOp(op, transpose(rewriter, op.getLoc(), last.getResult(), toFirst(r)));
+    return mlir::success();
+  }
+};
+
+// reduce(T_first(a), axes = every spatial dim) -> the same reduction over a's spatial dims
+// (keepdims: [N, 1.., C] reshaped to [N, C, 1..], the same elements in the same order)
+template <typename ReduceOp> struct SinkChannelsFirstBelowReduce : public Rule<ReduceOp> {
+  explicit SinkChannelsFirstBelowReduce(mlir::MLIRContext *ctx)
+      : Rule<ReduceOp>(ctx, "SinkChannelsFirstBelowReduce") {}
+  mlir::LogicalResult apply(ReduceOp op, PatternRewriter &rewriter) const override {
+    Value a = channelsLastSource(op.getInput());
+    if (!a || !op.getInput().hasOneUse())
+      return rewriter.notifyMatchFailure(op, "input is not a channels-first transpose read here");
+    const int64_t r = typeOf(a).getRank();
+    std::vector<int64_t> axes = intsOf(op.getAxes()), spatial, lastSpatial;
+    for (int64_t &x : axes)
+      x = x < 0 ? x + r : x;
+    llvm::sort(axes);
+    for (int64_t d = 2; d < r; ++d)
+      spatial.push_back(d), lastSpatial.push_back(d - 1);
+    if (axes != spatial)
+      return rewriter.notifyMatchFailure(op, "not a reduction over every spatial dim");
+    RankedTensorType rt = typeOf(op.getResult());
+    const bool keep = op.getKeepdims();
+    llvm::SmallVector<int64_t> s{rt.getDimSize(0)};
+    if (keep)
+      s.append((size_t)(r - 2), 1);
+    s.push_back(rt.getDimSize(1));
+    Value y = rewriter.create<ReduceOp>(op.getLoc(), RankedTensorType::get(s, rt.getElementType()),
+                                        a, rewriter.getI64ArrayAttr(lastSpatial),
+                                        rewriter.getBoolAttr(keep));
+    if (keep)
+      y = rewriter.create<tg::ReshapeOp>(op.getLoc(), rt, y);
+    rewriter.replaceOp(op, y);
+    return mlir::success();
+  }
+};
+
+// T_last(T_first(a)) -> a
+struct CancelChannelsTransposes : public Rule<tg::TransposeOp> {
+  explicit CancelChannelsTransposes(mlir::MLIRContext *ctx)
+      : Rule(ctx, "CancelChannelsTransposes") {}
+  mlir::LogicalResult apply(tg::TransposeOp op, PatternRewriter &rewriter) const override {
+    Value a = channelsLastSource(op.getInput());
+    if (!a || intsOf(op.getPerm()) != toLast(typeOf(a).getRank()))
+      return rewriter.notifyMatchFailure(op, "not T_last of a channels-first transpose");
+    rewriter.replaceOp(op, a);
+    return mlir::success();
+  }
+};
+
+// conv{nhwc}(x, w, b), a 1x1 window, stride 1, no padding -> linear(x, w as [M, C], b)
+struct LowerChannelsLastPointwiseConv : public Rule<tg::ConvOp> {
+  explicit LowerChannelsLastPointwiseConv(mlir::MLIRContext *ctx)
+      : Rule(ctx, "LowerChannelsLastPointwiseConv") {}
+  mlir::LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
+    if (!conv.getNhwc() || conv.getGroup() != 1)
+      return rewriter.notifyMatchFailure(conv, "not an nhwc convolution of one group");
+    auto ws = typeOf(conv.getWeight()).getShape();
+    if (llvm::any_of(ws.drop_front().drop_back(), [](int64_t k) { return k != 1; }) ||
+        llvm::any_of(intsOf(conv.getStrides()), [](int64_t s) { return s != 1; }) ||
+        llvm::any_of(intsOf(conv.getPads()), [](int64_t p) { return p != 0; }))
+      return rewriter.notifyMatchFailure(conv, "a window, stride or padding");
+    RankedTensorType wt = typeOf(conv.getWeight());
+    Value w = rewriter.create<tg::ReshapeOp>(
+        conv.getLoc(), RankedTensorType::get({ws.front(), ws.back()}, wt.getElementType()),
+        conv.getWeight());
+    rewriter.replaceOpWithNewOp<tg::LinearOp>(conv, conv.getType(), conv.getInput(), w,
+                                              conv.getBias());
+    return mlir::success();
+  }
+};
+
+struct CudaChannelsLastPass : public CudaChannelsLastBase<CudaChannelsLastPass> {
+  void runOnOperation() override {
+    mlir::MLIRContext *ctx = &getContext();
+    mlir::RewritePatternSet patterns(ctx);
+    patterns.add<ConvToChannelsLast, SinkChannelsFirst, SinkChannelsFirstBelowPool,
+                 CancelChannelsTransposes,
+                 LowerChannelsLastPointwiseConv, SinkChannelsFirstBelowReduce<tg::ReduceMeanOp>,
+                 SinkChannelsFirstBelowReduce<tg::ReduceSumOp>,
+                 SinkChannelsFirstBelowReduce<tg::ReduceMaxOp>>(ctx);
+    if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<mlir::Pass> createCudaChannelsLastPass() {
+  return std::make_unique<CudaChannelsLastPass>();
+}
+
+} // namespace tgc

@@ -1,0 +1,125 @@
+// RUN: tgc-opt %s --split-input-file --tgc-cuda-channels-last | FileCheck %s
+
+// Two 3x3 convolutions, a ReLU between them, a residual add and a per-channel scale: one
+// transpose into channels last, one out; the filters transposed to [M, kh, kw, C] and the
+// [C, 1, 1] scale to [1, 1, 1, C] (constants, folded later).
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[X:.+]] = tg.transpose %arg0 {perm = [0, 2, 3, 1]} : tensor<1x4x8x8xf32> -> tensor<1x8x8x4xf32>
+// CHECK: %[[W1:.+]] = tg.transpose %{{.+}} {perm = [0, 2, 3, 1]} : tensor<4x4x3x3xf32> -> tensor<4x3x3x4xf32>
+// CHECK: %[[C1:.+]] = tg.conv %[[X]], %[[W1]], %{{.+}} {{{.*}}nhwc{{.*}}} : tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32>, tensor<4xf32> -> tensor<1x8x8x4xf32>
+// CHECK: %[[R:.+]] = tg.relu %[[C1]] : tensor<1x8x8x4xf32>
+// CHECK: %[[C2:.+]] = tg.conv %[[R]], %{{.+}} {{{.*}}nhwc{{.*}}} : tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32> -> tensor<1x8x8x4xf32>
+// CHECK: %[[A:.+]] = tg.add %[[C2]], %[[R]] : tensor<1x8x8x4xf32>, tensor<1x8x8x4xf32>
+// CHECK: %[[S:.+]] = tg.transpose %{{.+}} {perm = [0, 2, 3, 1]} : tensor<1x4x1x1xf32> -> tensor<1x1x1x4xf32>
+// CHECK: %[[M:.+]] = tg.mul %[[A]], %[[S]] : tensor<1x8x8x4xf32>, tensor<1x1x1x4xf32> -> tensor<1x8x8x4xf32>
+// CHECK: %[[Y:.+]] = tg.transpose %[[M]] {perm = [0, 3, 1, 2]} : tensor<1x8x8x4xf32> -> tensor<1x4x8x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @chain(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w1 = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %b1 = tg.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %w2 = tg.constant dense<0.25> : tensor<4x4x3x3xf32>
+  %0 = tg.conv %x, %w1, %b1 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.relu %0 : tensor<1x4x8x8xf32>
+  %2 = tg.conv %1, %w2 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %3 = tg.add %2, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  %c = tg.constant dense<[[[1.0]], [[2.0]], [[3.0]], [[4.0]]]> : tensor<4x1x1xf32>
+  %4 = tg.mul %3, %c : tensor<1x4x8x8xf32>, tensor<4x1x1xf32> -> tensor<1x4x8x8xf32>
+  return %4 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Negative: a 1x1 convolution on a channels-first input stays (tgc-fold-linears makes it a
+// channels-first GEMM); so does a depthwise convolution (group > 1).
+// CHECK-LABEL: func.func @pointwise_alone
+// CHECK-NOT: tg.transpose
+// CHECK: tg.conv %arg0, %{{.+}} {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : tensor<1x4x8x8xf32>
+func.func @pointwise_alone(%x: tensor<1x4x8x8xf32>) -> tensor<1x6x8x8xf32> {
+  %w = tg.constant dense<0.5> : tensor<6x4x1x1xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<6x4x1x1xf32> -> tensor<1x6x8x8xf32>
+  return %0 : tensor<1x6x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NOT: tg.transpose
+// CHECK-NOT: nhwc
+func.func @depthwise(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = tg.constant dense<0.5> : tensor<4x1x3x3xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 4 : i64} : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Negative (sinking): the add's other operand is a channels-first value that is no constant, so
+// the transpose back stays above the add.
+// CHECK-LABEL: func.func @stays_for_nchw_operand
+// CHECK: %[[C:.+]] = tg.conv {{.*}}nhwc
+// CHECK: %[[T:.+]] = tg.transpose %[[C]] {perm = [0, 3, 1, 2]}
+// CHECK: tg.add %[[T]], %arg1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+func.func @stays_for_nchw_operand(%x: tensor<1x4x8x8xf32>, %z: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.add %0, %z : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  return %1 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A max pool joins the region (nhwc); a 1x1 convolution reading it there is a linear over
+// [N, H, W, C]; a global mean over H and W reduces the channels-last dims and a reshape (size-1
+// dims only) restores [N, C, 1, 1]. Negative: a mean over the channels stays channels first,
+// and the transpose back stays for it and the sub.
+// CHECK-LABEL: func.func @pool_reduce_pointwise
+// CHECK: %[[C:.+]] = tg.conv {{.*}}nhwc
+// CHECK: %[[P:.+]] = tg.pool %[[C]] {{{.*}}nhwc{{.*}}} : tensor<1x8x8x4xf32> -> tensor<1x4x4x4xf32>
+// CHECK: %[[PT:.+]] = tg.transpose %[[P]] {perm = [0, 3, 1, 2]}
+// CHECK: %[[L:.+]] = tg.linear %[[P]], %{{.+}}, %{{.+}} : tensor<1x4x4x4xf32>, tensor<6x4xf32>, tensor<6xf32> -> tensor<1x4x4x6xf32>
+// CHECK: %[[G:.+]] = tg.reduce_mean %[[L]] {axes = [1, 2], keepdims = true} : tensor<1x4x4x6xf32> -> tensor<1x1x1x6xf32>
+// CHECK: tg.reshape %[[G]] : tensor<1x1x1x6xf32> -> tensor<1x6x1x1xf32>
+// CHECK: %[[R:.+]] = tg.reduce_mean %[[PT]] {axes = [1], keepdims = true}
+// CHECK: tg.sub %[[PT]], %[[R]]
+func.func @pool_reduce_pointwise(%x: tensor<1x4x8x8xf32>) -> (tensor<1x6x1x1xf32>, tensor<1x4x4x4xf32>) {
+  %w = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %w1 = tg.constant dense<0.5> : tensor<6x4x1x1xf32>
+  %b1 = tg.constant dense<0.5> : tensor<6xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.pool %0 {kind = "max", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1]} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  %2 = tg.conv %1, %w1, %b1 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x4x4x4xf32>, tensor<6x4x1x1xf32>, tensor<6xf32> -> tensor<1x6x4x4xf32>
+  %3 = tg.reduce_mean %2 {axes = [2, 3], keepdims = true} : tensor<1x6x4x4xf32> -> tensor<1x6x1x1xf32>
+  %4 = tg.reduce_mean %1 {axes = [1], keepdims = true} : tensor<1x4x4x4xf32> -> tensor<1x1x4x4xf32>
+  %5 = tg.sub %1, %4 : tensor<1x4x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x4x4x4xf32>
+  return %3, %5 : tensor<1x6x1x1xf32>, tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// A strided 1x1 convolution inside the region stays a convolution (nhwc), not a linear.
+// CHECK-LABEL: func.func @strided_pointwise
+// CHECK: %[[C:.+]] = tg.conv {{.*}}nhwc{{.*}} -> tensor<1x8x8x4xf32>
+// CHECK: tg.conv %[[C]], %{{.+}} {{{.*}}nhwc{{.*}}strides = [2, 2]} : tensor<1x8x8x4xf32>, tensor<6x1x1x4xf32> -> tensor<1x4x4x6xf32>
+// CHECK-NOT: tg.linear
+func.func @strided_pointwise(%x: tensor<1x4x8x8xf32>) -> tensor<1x6x4x4xf32> {
+  %w = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %w1 = tg.constant dense<0.5> : tensor<6x4x1x1xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.conv %0, %w1 {strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<6x4x1x1xf32> -> tensor<1x6x4x4xf32>
+  return %1 : tensor<1x6x4x4xf32>
+}
+
+// -----
+
+// A 1-D convolution (an audio front end): [N, L, C], the GELU below it channels last too.
+// CHECK-LABEL: func.func @conv1d
+// CHECK: %[[X:.+]] = tg.transpose %arg0 {perm = [0, 2, 1]} : tensor<1x3x16xf32> -> tensor<1x16x3xf32>
+// CHECK: %[[C:.+]] = tg.conv %[[X]], %{{.+}} {{{.*}}nhwc{{.*}}} : tensor<1x16x3xf32>, tensor<8x3x3xf32> -> tensor<1x8x8xf32>
+// CHECK: %[[G:.+]] = tg.gelu %[[C]]
+// CHECK: tg.transpose %[[G]] {perm = [0, 2, 1]}
+func.func @conv1d(%x: tensor<1x3x16xf32>) -> tensor<1x8x8xf32> {
+  %w = tg.constant dense<0.5> : tensor<8x3x3xf32>
+  %0 = tg.conv %x, %w {strides = [2], pads = [1, 1], dilations = [1], group = 1 : i64} : tensor<1x3x16xf32>, tensor<8x3x3xf32> -> tensor<1x8x8xf32>
+  %1 = tg.gelu %0 : tensor<1x8x8xf32>
+  return %1 : tensor<1x8x8xf32>
+}
