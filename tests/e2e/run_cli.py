@@ -127,6 +127,17 @@ check("bisect names rule", r.returncode == 1 and "culprit rule 'InjectFaultScale
       r.stdout + r.stderr)
 r = tgc("bisect", model("parallel_mlp"), "--test-data", data("parallel_mlp"))
 check("bisect clean model", r.returncode == 0 and "nothing to find" in r.stdout, r.stdout + r.stderr)
+# The CUDA pipeline's rewrites (convolutions channels last) checked by the interpreter, no GPU
+# needed; the rules fire on cnn_small (9 convolutions, every transpose but the input's gone).
+r = tgc("bisect", model("cnn_small"), "--test-data", data("cnn_small"), "--target", "cuda:sm_90")
+check("bisect cuda target", r.returncode == 0 and "nothing to find" in r.stdout, r.stdout + r.stderr)
+r = tgc("bisect", model("cnn_small"), "--test-data", data("cnn_small"), "--target", "gpu")
+check("bisect bad target", 0 < r.returncode < 128 and "gpu" in r.stderr, r.stderr)
+r = tgc("compile", model("cnn_small"), "-o", os.path.join(TMP, "cs_cuda"), "--target", "cuda:sm_90",
+        "--stats")
+check("cuda channels last", r.returncode == 0 and "ConvToChannelsLast: 9" in r.stdout
+      and "CancelChannelsTransposes" in r.stdout and "SinkChannelsFirstBelowPool: 1" in r.stdout,
+      r.stdout + r.stderr[-400:])
 
 # Bad input: clear message, exit in 1..127, no crash.
 bad = os.path.join(TMP, "garbage.onnx")
