@@ -62,20 +62,41 @@ llvm::SmallVector<int64_t> permuted(llvm::ArrayRef<int64_t> shape, const std::ve
   return r;
 }
 
+/// Marks the T_first transposes this pass writes: only those sink and cancel. (At rank 3 T_first
+/// and T_last are both [0, 2, 1], a permutation transformers use for other reasons; the mark
+/// keeps the rules to the convolutions' regions.) Removed when the pass ends.
+constexpr llvm::StringLiteral kMark = "tgc.channels_first";
+
 Value transpose(PatternRewriter &rewriter, mlir::Location loc, Value v,
                 const std::vector<int64_t> &perm) {
   RankedTensorType t = typeOf(v);
-  return rewriter.create<tg::TransposeOp>(
+  auto op = rewriter.create<tg::TransposeOp>(
       loc, RankedTensorType::get(permuted(t.getShape(), perm), t.getElementType()), v,
       rewriter.getI64ArrayAttr(perm));
+  return op.getResult();
 }
 
-/// The channels-last value `v` stands for when it is T_first of one (else null).
+/// T_first(v), marked as this pass's.
+Value backToFirst(PatternRewriter &rewriter, mlir::Location loc, Value v) {
+  Value t = transpose(rewriter, loc, v, toFirst(typeOf(v).getRank()));
+  t.getDefiningOp()->setAttr(kMark, rewriter.getUnitAttr());
+  return t;
+}
+
+/// The channels-last value `v` stands for when it is one of this pass's T_first (else null).
 Value channelsLastSource(Value v) {
   auto t = v.getDefiningOp<tg::TransposeOp>();
-  if (!t || intsOf(t.getPerm()) != toFirst(typeOf(v).getRank()))
+  if (!t || !t->hasAttr(kMark) || intsOf(t.getPerm()) != toFirst(typeOf(v).getRank()))
     return {};
   return t.getInput();
+}
+
+/// Elements tgc-fold-constants folds at most (its `max-elements` default): a constant this pass
+/// transposes must fold, or the transpose would run on every call.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
+bool foldableConstant(Value v) {
+  return v.getDefiningOp<tg::ConstantOp>() && typeOf(v).getNumElements() <= kMaxFoldElements;
 }
 
 /// True for the 1-D and 2-D float convolutions of group 1 the rule takes (`nhwc` or not).
@@ -108,6 +129,9 @@ struct ConvToChannelsLast : public Rule<tg::ConvOp> {
     auto ws = typeOf(conv.getWeight()).getShape();
     if (patchGrid(conv))
       return rewriter.notifyMatchFailure(conv, "a patch embedding (LowerPatchConvToLinear's GEMM)");
+    if (!foldableConstant(conv.getWeight()))
+      return rewriter.notifyMatchFailure(
+          conv, "the weight is no constant tgc-fold-constants transposes at compile time");
     const bool window = llvm::any_of(ws.drop_front(2), [](int64_t k) { return k > 1; }) ||
                         llvm::any_of(intsOf(conv.getStrides()), [](int64_t s) { return s > 1; });
     if (!window && !channelsLastSource(conv.getInput()))
@@ -121,21 +145,46 @@ struct ConvToChannelsLast : public Rule<tg::ConvOp> {
         loc, RankedTensorType::get(permuted(y.getShape(), toLast(r)), y.getElementType()), x, w,
         conv.getBias(), conv.getStrides(), conv.getPads(), conv.getDilations(),
         (uint64_t)conv.getGroup(), /*weight_block=*/nullptr, /*channels_last=*/false, /*nhwc=*/true);
-    rewriter.replaceOp(conv, transpose(rewriter, loc, last.getResult(), toFirst(r)));
+    rewriter.replaceOp(conv, backToFirst(rewriter, loc, last.getResult()));
     return mlir::success();
   }
 };
 
-/// `o` as an operand of f in the channels-last layout (null when it has none): a T_first's
-/// source, or a constant or broadcast scalar rearranged to match.
+bool allOnes(Value v) {
+  return llvm::all_of(typeOf(v).getShape(), [](int64_t d) { return d == 1; });
+}
+
+/// True when elementwise `op` can move below its channels-first operands: one of them is this
+/// pass's T_first of the result's shape, and every operand is such a T_first, a broadcast scalar
+/// or a constant of no higher rank (rearranged at compile time).
+bool sinkableElementwise(mlir::Operation *op) {
+  if (!isPointwiseOp(op) || llvm::isa<tg::ExpandOp>(op))
+    return false;
+  RankedTensorType rt = typeOf(op->getResult(0));
+  if (rt.getRank() < 3)
+    return false;
+  bool any = false;
+  for (Value o : op->getOperands()) {
+    if (channelsLastSource(o)) {
+      if (typeOf(o).getShape() != rt.getShape())
+        return false; // a transposed operand that broadcasts
+      any = true;
+    } else if (!allOnes(o) &&
+               !(foldableConstant(o) && typeOf(o).getRank() <= rt.getRank())) {
+      return false;
+    }
+  }
+  return any;
+}
+
+/// `o` as an operand of f in the channels-last layout (sinkableElementwise said it has one): a
+/// T_first's source, a broadcast scalar as it is, or a constant rearranged to match.
 Value channelsLastOperand(PatternRewriter &rewriter, mlir::Location loc, Value o, int64_t r) {
   if (Value src = channelsLastSource(o))
     return src;
   RankedTensorType t = typeOf(o);
-  if (llvm::all_of(t.getShape(), [](int64_t d) { return d == 1; }))
+  if (allOnes(o))
     return o; // a scalar broadcasts the same way in either layout
-  if (!o.getDefiningOp<tg::ConstantOp>() || t.getRank() > r)
-    return {};
   // A constant (a bias [C, 1, 1], say): padded to rank r with leading 1s, then T_last (both
   // folded at compile time by tgc-fold-constants).
   if (t.getRank() < r) {
@@ -146,14 +195,36 @@ Value channelsLastOperand(PatternRewriter &rewriter, mlir::Location loc, Value o
   return transpose(rewriter, loc, o, toLast(r));
 }
 
-/// True when every reader of T_first `t` either moves below it (an elementwise op, a
-/// convolution the rule above takes) or cancels it: sinking then never leaves `t` behind.
+/// True when `v` is, or will be once the transposes below have sunk, available channels last:
+/// this pass's T_first, a broadcast scalar, a constant of no higher rank than `rank`, or an
+/// elementwise op of such values (up to `depth` ops deep: hardswish reads x twice, x * f(x)).
+bool eventuallyChannelsLast(Value v, int64_t rank, int depth = 8) {
+  if (channelsLastSource(v) || allOnes(v) ||
+      (foldableConstant(v) && typeOf(v).getRank() <= rank))
+    return true;
+  mlir::Operation *op = v.getDefiningOp();
+  if (!op || depth == 0 || !isPointwiseOp(op) || llvm::isa<tg::ExpandOp>(op) ||
+      typeOf(v).getRank() != rank)
+    return false;
+  return llvm::all_of(op->getOperands(),
+                      [&](Value o) { return eventuallyChannelsLast(o, rank, depth - 1); });
+}
+
+/// True when every reader of T_first `t` moves below it (an elementwise op that can now or once
+/// its other operands have sunk, a pool, a convolution the rule above takes) or cancels it:
+/// sinking then never leaves `t` behind for a reader that stays.
 bool allReadersSink(tg::TransposeOp t) {
+  const int64_t rank = typeOf(t.getResult()).getRank();
   for (mlir::Operation *user : t->getUsers()) {
-    if (isPointwiseOp(user) && !llvm::isa<tg::ExpandOp>(user))
+    // An elementwise reader whose other operands are, or will be, channels last too.
+    if (isPointwiseOp(user) && !llvm::isa<tg::ExpandOp>(user) &&
+        typeOf(user->getResult(0)).getShape() == typeOf(t.getResult()).getShape() &&
+        llvm::all_of(user->getOperands(),
+                     [&](Value o) { return eventuallyChannelsLast(o, rank); }))
       continue;
     if (auto conv = llvm::dyn_cast<tg::ConvOp>(user))
-      if (!conv.getNhwc() && channelsLastCandidate(conv) && conv.getInput() == t.getResult())
+      if (!conv.getNhwc() && channelsLastCandidate(conv) && !patchGrid(conv) &&
+          foldableConstant(conv.getWeight()) && conv.getInput() == t.getResult())
         continue;
     if (auto pool = llvm::dyn_cast<tg::PoolOp>(user))
       if (!pool.getNhwc())
@@ -175,37 +246,15 @@ struct SinkChannelsFirst : public mlir::RewritePattern {
   }
   mlir::LogicalResult matchAndRewrite(mlir::Operation *op,
                                       PatternRewriter &rewriter) const override {
-    if (!isPointwiseOp(op) || llvm::isa<tg::ExpandOp>(op))
-      return rewriter.notifyMatchFailure(op, "not an elementwise op");
-    auto rt = typeOf(op->getResult(0));
+    if (!sinkableElementwise(op))
+      return rewriter.notifyMatchFailure(
+          op, "not an elementwise op on channels-first transposes, constants and scalars");
+    for (Value o : op->getOperands())
+      if (channelsLastSource(o) && !allReadersSink(o.getDefiningOp<tg::TransposeOp>()))
+        return rewriter.notifyMatchFailure(op, "a transpose has readers that stay");
+    RankedTensorType rt = typeOf(op->getResult(0));
     const int64_t r = rt.getRank();
-    if (r < 3)
-      return rewriter.notifyMatchFailure(op, "rank below 3");
-    bool any = false;
-    for (Value o : op->getOperands()) {
-      auto t = o.getDefiningOp<tg::TransposeOp>();
-      if (t && channelsLastSource(o) && typeOf(o).getShape() == rt.getShape()) {
-        if (!allReadersSink(t))
-          return rewriter.notifyMatchFailure(op, "the transpose has readers that stay");
-        any = true;
-      }
-    }
-    if (!any)
-      return rewriter.notifyMatchFailure(op, "no operand is a channels-first transpose");
-    llvm::SmallVector<Value> operands;
-    for (Value o : op->getOperands()) {
-      if (typeOf(o).getRank() > r)
-        return rewriter.notifyMatchFailure(op, "an operand of higher rank");
-      operands.push_back(o);
-    }
-    // Check every operand before creating anything.
-    for (Value o : operands) {
-      const bool scalar = llvm::all_of(typeOf(o).getShape(), [](int64_t d) { return d == 1; });
-      if (!channelsLastSource(o) && !scalar && !o.getDefiningOp<tg::ConstantOp>())
-        return rewriter.notifyMatchFailure(op, "an operand is neither channels-last nor constant");
-      if (channelsLastSource(o) && typeOf(o).getShape() != rt.getShape())
-        return rewriter.notifyMatchFailure(op, "a transposed operand that broadcasts");
-    }
+    llvm::SmallVector<Value> operands(op->getOperands().begin(), op->getOperands().end());
     for (Value &o : operands)
       o = channelsLastOperand(rewriter, op->getLoc(), o, r);
     mlir::OperationState state(op->getLoc(), op->getName());
@@ -213,7 +262,7 @@ struct SinkChannelsFirst : public mlir::RewritePattern {
     state.addTypes(RankedTensorType::get(permuted(rt.getShape(), toLast(r)), rt.getElementType()));
     state.addAttributes(op->getAttrs());
     mlir::Operation *last = rewriter.create(state);
-    rewriter.replaceOp(op, transpose(rewriter, op->getLoc(), last->getResult(0), toFirst(r)));
+    rewriter.replaceOp(op, backToFirst(rewriter, op->getLoc(), last->getResult(0)));
     RuleRegistry::get().hit(getContext(), "SinkChannelsFirst");
     return mlir::success();
   }
@@ -234,7 +283,7 @@ struct SinkChannelsFirstBelowPool : public Rule<tg::PoolOp> {
         op.getLoc(), RankedTensorType::get(permuted(rt.getShape(), toLast(r)), rt.getElementType()),
         a, op.getKindAttr(), op.getKernelAttr(), op.getStridesAttr(), op.getPadsAttr(),
         op.getDilationsAttr(), op.getCountIncludePadAttr(), rewriter.getUnitAttr());
-    rewriter.replaceOp(op, transpose(rewriter, op.getLoc(), last.getResult(), toFirst(r)));
+    rewriter.replaceOp(op, backToFirst(rewriter, op.getLoc(), last.getResult()));
     return mlir::success();
   }
 };
@@ -319,6 +368,7 @@ struct CudaChannelsLastPass : public CudaChannelsLastBase<CudaChannelsLastPass> 
                  SinkChannelsFirstBelowReduce<tg::ReduceMaxOp>>(ctx);
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
+    getOperation().walk([](tg::TransposeOp t) { t->removeAttr(kMark); });
   }
 };
 

@@ -153,9 +153,10 @@ std::string formatPlan(const Plan &p) {
     if (s.kind() == Step::CONV) {
       const ConvDesc &c = s.conv();
       os << "[conv";
-      for (int d = 2; d < c.w_size(); ++d)
-        os << (d == 2 ? " " : "x") << c.w(d);
-      os << ", " << (c.w_size() ? c.w(0) : 0) << " out"
+      const int k0 = c.nhwc() ? 1 : 2, k1 = c.nhwc() ? c.w_size() - 1 : c.w_size(); // the window
+      for (int d = k0; d < k1; ++d)
+        os << (d == k0 ? " " : "x") << c.w(d);
+      os << ", " << (c.w_size() ? c.w(0) : 0) << " out" << (c.nhwc() ? ", channels last" : "")
          << (c.group() > 1 ? ", group " + std::to_string(c.group()) : "")
          << (c.bias() ? ", +bias" : "") << (c.residual() ? ", +residual" : "")
          << (c.activation() ? ", +" + GemmDesc::Activation_Name(c.activation()) : "")

@@ -133,11 +133,15 @@ r = tgc("bisect", model("cnn_small"), "--test-data", data("cnn_small"), "--targe
 check("bisect cuda target", r.returncode == 0 and "nothing to find" in r.stdout, r.stdout + r.stderr)
 r = tgc("bisect", model("cnn_small"), "--test-data", data("cnn_small"), "--target", "gpu")
 check("bisect bad target", 0 < r.returncode < 128 and "gpu" in r.stderr, r.stderr)
+dump = os.path.join(TMP, "cs_cuda_dump")
 r = tgc("compile", model("cnn_small"), "-o", os.path.join(TMP, "cs_cuda"), "--target", "cuda:sm_90",
-        "--stats")
+        "--stats", "--dump-dir", dump)
+stages = sorted(f for f in os.listdir(dump) if f.endswith(".mlir")) if os.path.isdir(dump) else []
+final = open(os.path.join(dump, stages[-1])).read() if stages else ""
 check("cuda channels last", r.returncode == 0 and "ConvToChannelsLast: 9" in r.stdout
-      and "CancelChannelsTransposes" in r.stdout and "SinkChannelsFirstBelowPool: 1" in r.stdout,
-      r.stdout + r.stderr[-400:])
+      and "CancelChannelsTransposes" in r.stdout and "SinkChannelsFirstBelowPool: 1" in r.stdout
+      and final.count("tg.transpose") == 1 and final.count("nhwc") >= 9,
+      r.stdout + r.stderr[-400:] + str(stages))
 
 # Bad input: clear message, exit in 1..127, no crash.
 bad = os.path.join(TMP, "garbage.onnx")

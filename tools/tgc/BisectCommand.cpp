@@ -16,7 +16,7 @@ struct BisectArgs {
   CompileOptions copt;
   std::vector<std::string> shapeSpecs;
   std::string testData;
-  std::string target = "cpu"; ///< the rewrites differ per target (CPU weight layout, CUDA NHWC)
+  std::string target; ///< the rewrites differ per target (CPU weight layout, CUDA NHWC)
 };
 
 int runBisect(BisectArgs &a) {
@@ -24,10 +24,12 @@ int runBisect(BisectArgs &a) {
   std::string err;
   if (!takeInputShapes(a.shapeSpecs, copt, err))
     return fail(err);
-  auto target = parseTarget(a.target);
-  if (!target)
-    return fail(llvm::toString(target.takeError()));
-  copt.target = *target;
+  if (!a.target.empty()) { // else CompileOptions' default CPU target
+    auto target = parseTarget(a.target);
+    if (!target)
+      return fail(llvm::toString(target.takeError()));
+    copt.target = *target;
+  }
   if (!copt.inputRanges.empty())
     return fail("bisect runs one shape: give --input-shape as fixed dims (NAME=1x128), not ranges");
   std::vector<HostTensor> inputs, expected;
@@ -64,8 +66,7 @@ Command addBisect(CLI::App &app) {
   bisect->add_option("model", a->copt.modelPath, "ONNX model file")->required();
   bisect->add_option("--input-shape", a->shapeSpecs, "bind a graph input's dims: NAME=1x128");
   bisect->add_option("--target", a->target,
-                     "the target whose rewrites run (the interpreter checks them): cpu | cuda:sm_90")
-      ->capture_default_str();
+                     "the target whose rewrites run (the interpreter checks them): cpu | cuda:sm_90");
   bisect->add_option("--disable-rules", a->copt.disabledRules, "rules kept off throughout: A,B")
       ->delimiter(',');
   bisect->add_flag("--inject-fault", a->copt.injectFault, "testing only: add a wrong rule")

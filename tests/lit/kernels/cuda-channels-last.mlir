@@ -123,3 +123,60 @@ func.func @conv1d(%x: tensor<1x3x16xf32>) -> tensor<1x8x8xf32> {
   %1 = tg.gelu %0 : tensor<1x8x8xf32>
   return %1 : tensor<1x8x8xf32>
 }
+
+// -----
+
+// Negative (fan-out): one reader of the transpose back (the div by a channels-first value) cannot
+// move below it, so none does: sinking the mul alone would leave two transposes for one.
+// CHECK-LABEL: func.func @fan_out_stays
+// CHECK: %[[T:.+]] = tg.transpose %{{.+}} {perm = [0, 3, 1, 2]}
+// CHECK: tg.mul %[[T]], %[[T]] : tensor<1x4x8x8xf32>
+// CHECK-NOT: {perm = [0, 3, 1, 2]}
+// CHECK: tg.div %[[T]], %arg1 : tensor<1x4x8x8xf32>
+func.func @fan_out_stays(%x: tensor<1x4x8x8xf32>, %d: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %w = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.mul %0, %0 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  %2 = tg.div %0, %d : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  return %1, %2 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Negative: a [0, 2, 1] transpose the pass did not write (a transformer's) is left alone, though
+// at rank 3 it is the same permutation as a channels-first one.
+// CHECK-LABEL: func.func @no_conv_rank3
+// CHECK: %[[T:.+]] = tg.transpose %arg0 {perm = [0, 2, 1]}
+// CHECK: %[[R:.+]] = tg.relu %[[T]] : tensor<2x16x8xf32>
+// CHECK: tg.reduce_mean %[[R]] {axes = [2], keepdims = true}
+func.func @no_conv_rank3(%x: tensor<2x8x16xf32>) -> tensor<2x16x1xf32> {
+  %0 = tg.transpose %x {perm = [0, 2, 1]} : tensor<2x8x16xf32> -> tensor<2x16x8xf32>
+  %1 = tg.relu %0 : tensor<2x16x8xf32>
+  %2 = tg.reduce_mean %1 {axes = [2], keepdims = true} : tensor<2x16x8xf32> -> tensor<2x16x1xf32>
+  return %2 : tensor<2x16x1xf32>
+}
+
+// -----
+
+// Negative: a weight that is no constant would need its transpose on every call.
+// CHECK-LABEL: func.func @weight_input
+// CHECK-NOT: tg.transpose
+// CHECK-NOT: nhwc
+func.func @weight_input(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A global sum without keepdims, axes in any order: [N, C] straight from the channels-last dims.
+// CHECK-LABEL: func.func @global_sum
+// CHECK: %[[C:.+]] = tg.conv {{.*}}nhwc
+// CHECK: %[[S:.+]] = tg.reduce_sum %[[C]] {axes = [1, 2], keepdims = false} : tensor<1x8x8x4xf32> -> tensor<1x4xf32>
+// CHECK: return %[[S]]
+func.func @global_sum(%x: tensor<1x4x8x8xf32>) -> tensor<1x4xf32> {
+  %w = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.reduce_sum %0 {axes = [3, 2], keepdims = false} : tensor<1x4x8x8xf32> -> tensor<1x4xf32>
+  return %1 : tensor<1x4xf32>
+}
