@@ -39,9 +39,11 @@ def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
 def CudaChannelsLast : Pass<"tgc-cuda-channels-last", "mlir::func::FuncOp"> {
   let summary = "CUDA targets: convolutional networks channels last (NHWC), as cuDNN's tensor-core convolutions read them";
   let description = [{
-    Each float 1-D/2-D convolution of group 1 with a window or stride above 1 becomes an `nhwc`
-    tg.conv between a transpose into channels last and one back (its constant weight transposed
-    at compile time). The transposes back sink below the elementwise ops that read them (their
+    Each float 1-D/2-D convolution of group 1 with a window or stride above 1 and a constant
+    weight (not a ViT patch grid, which tgc-fold-linears makes one GEMM) becomes an `nhwc`
+    tg.conv between a transpose into channels last and one back (its weight transposed at
+    compile time). The transposes back (only the ones this pass writes, and only when every
+    reader moves with them) sink below the elementwise ops that read them (their
     other operands transposed too, or constants rearranged, or broadcast scalars) and below a
     reduction over every spatial dim (global pooling); where a transpose back meets a transpose
     into channels last both go. A 1x1 convolution reading a transpose back joins the region, and
