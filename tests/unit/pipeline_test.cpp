@@ -246,7 +246,13 @@ TEST(CompileDriver, PrintsIrAndTimesEveryPass) {
   EXPECT_EQ(occurrences(log, "// -----// IR before tgc-form-kernels //----- //\n"), 1u);
   EXPECT_EQ(occurrences(log, "// -----// IR "), 2u); // nothing else
   EXPECT_NE(log.find("module"), std::string::npos);
-  std::vector<PipelinePass> passes = pipelinePasses(PipelineOptions{});
+  PipelineOptions cuda;
+  cuda.cudaTarget = true; // the CUDA pipeline: tgc-cuda-channels-last and a constant fold after it
+  std::vector<PipelinePass> passes = pipelinePasses(cuda);
+  EXPECT_EQ(pipelinePasses(PipelineOptions{}).size() + 2, passes.size());
+  EXPECT_TRUE(std::any_of(passes.begin(), passes.end(), [](const PipelinePass &p) {
+    return p.argument == "tgc-cuda-channels-last";
+  }));
   ASSERT_EQ(r->passSeconds.size(), passes.size() + 2);
   EXPECT_EQ(r->passSeconds.front().first, "import");
   EXPECT_EQ(r->passSeconds.back().first, "codegen");
