@@ -195,32 +195,42 @@ Value channelsLastOperand(PatternRewriter &rewriter, mlir::Location loc, Value o
   return transpose(rewriter, loc, o, toLast(r));
 }
 
+bool allReadersSink(tg::TransposeOp t, llvm::SmallPtrSetImpl<mlir::Operation *> &seen);
+
 /// True when `v` is, or will be once the transposes below have sunk, available channels last:
-/// this pass's T_first, a broadcast scalar, a constant of no higher rank than `rank`, or an
-/// elementwise op of such values (up to `depth` ops deep: hardswish reads x twice, x * f(x)).
-bool eventuallyChannelsLast(Value v, int64_t rank, int depth = 8) {
-  if (channelsLastSource(v) || allOnes(v) ||
-      (foldableConstant(v) && typeOf(v).getRank() <= rank))
+/// this pass's T_first whose readers all sink, a broadcast scalar, a constant of no higher rank
+/// than `rank`, or an elementwise op of such values (up to `depth` ops deep: hardswish reads x
+/// twice, x * f(x)).
+bool eventuallyChannelsLast(Value v, int64_t rank, llvm::SmallPtrSetImpl<mlir::Operation *> &seen,
+                            int depth = 8) {
+  if (channelsLastSource(v))
+    return allReadersSink(v.getDefiningOp<tg::TransposeOp>(), seen);
+  if (allOnes(v) || (foldableConstant(v) && typeOf(v).getRank() <= rank))
     return true;
   mlir::Operation *op = v.getDefiningOp();
   if (!op || depth == 0 || !isPointwiseOp(op) || llvm::isa<tg::ExpandOp>(op) ||
       typeOf(v).getRank() != rank)
     return false;
-  return llvm::all_of(op->getOperands(),
-                      [&](Value o) { return eventuallyChannelsLast(o, rank, depth - 1); });
+  return llvm::all_of(op->getOperands(), [&](Value o) {
+    return eventuallyChannelsLast(o, rank, seen, depth - 1);
+  });
 }
 
 /// True when every reader of T_first `t` moves below it (an elementwise op that can now or once
 /// its other operands have sunk, a pool, a convolution the rule above takes) or cancels it:
-/// sinking then never leaves `t` behind for a reader that stays.
-bool allReadersSink(tg::TransposeOp t) {
+/// sinking then never leaves `t` behind for a reader that stays. The transposes an elementwise
+/// reader's other operands come from must pass too (`seen`: those already being asked about
+/// count as passing, so a cycle of transposes that only wait on each other moves together).
+bool allReadersSink(tg::TransposeOp t, llvm::SmallPtrSetImpl<mlir::Operation *> &seen) {
+  if (!seen.insert(t).second)
+    return true;
   const int64_t rank = typeOf(t.getResult()).getRank();
   for (mlir::Operation *user : t->getUsers()) {
     // An elementwise reader whose other operands are, or will be, channels last too.
     if (isPointwiseOp(user) && !llvm::isa<tg::ExpandOp>(user) &&
         typeOf(user->getResult(0)).getShape() == typeOf(t.getResult()).getShape() &&
         llvm::all_of(user->getOperands(),
-                     [&](Value o) { return eventuallyChannelsLast(o, rank); }))
+                     [&](Value o) { return eventuallyChannelsLast(o, rank, seen); }))
       continue;
     if (auto conv = llvm::dyn_cast<tg::ConvOp>(user))
       if (!conv.getNhwc() && channelsLastCandidate(conv) && !patchGrid(conv) &&
@@ -235,6 +245,11 @@ bool allReadersSink(tg::TransposeOp t) {
     return false;
   }
   return true;
+}
+
+bool allReadersSink(tg::TransposeOp t) {
+  llvm::SmallPtrSet<mlir::Operation *, 8> seen;
+  return allReadersSink(t, seen);
 }
 
 // f(T_first(a), ...) -> T_first(f(a, ...)), f elementwise

@@ -180,3 +180,26 @@ func.func @global_sum(%x: tensor<1x4x8x8xf32>) -> tensor<1x4xf32> {
   %1 = tg.reduce_sum %0 {axes = [3, 2], keepdims = false} : tensor<1x4x8x8xf32> -> tensor<1x4xf32>
   return %1 : tensor<1x4xf32>
 }
+
+// -----
+
+// Negative (two levels): the mul could move below the first transpose back, but that transpose's
+// other reader, the add, waits on a second transpose whose div stays; so nothing moves (moving
+// the mul alone would leave the first transpose for the add and add one after the mul).
+// CHECK-LABEL: func.func @second_transpose_stays
+// CHECK: %[[T1:.+]] = tg.transpose %{{.+}} {perm = [0, 3, 1, 2]}
+// CHECK: %[[T2:.+]] = tg.transpose %{{.+}} {perm = [0, 3, 1, 2]}
+// CHECK: tg.mul %[[T1]], %{{.+}} : tensor<1x4x8x8xf32>
+// CHECK: tg.add %[[T1]], %[[T2]] : tensor<1x4x8x8xf32>
+// CHECK: tg.div %[[T2]], %arg1 : tensor<1x4x8x8xf32>
+func.func @second_transpose_stays(%x: tensor<1x4x8x8xf32>, %d: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %w = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %w2 = tg.constant dense<0.25> : tensor<4x4x3x3xf32>
+  %c = tg.constant dense<2.0> : tensor<1x4x8x8xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.conv %x, %w2 {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %2 = tg.mul %0, %c : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  %3 = tg.add %0, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  %4 = tg.div %1, %d : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  return %2, %3, %4 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
