@@ -20,7 +20,9 @@
 //   CancelChannelsTransposes T_last(T_first(a)) -> a
 //   LowerChannelsLastPointwiseConv  conv{nhwc} with a 1x1 window, stride 1, no padding ->
 //                            linear(x, w as [M, C], b)
-// T_first = transpose [0, r-1, 1, .., r-2] (channels back to dim 1), T_last = its inverse.
+// T_first = transpose [0, r-1, 1, .., r-2] (channels back to dim 1), T_last = its inverse. Only
+// the T_first this pass writes (marked) sink or cancel, and only when every reader moves with
+// them; convolutions need a constant filter (not a ViT patch grid: LowerPatchConvToLinear's).
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "passes/common/Rules.h"
