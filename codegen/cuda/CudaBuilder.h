@@ -150,12 +150,10 @@ struct KernelBuilder : codegen::CKernel {
   /// (CudaConv.cpp).
   llvm::Error emitConv(mlir::Operation *root, tg::ConvOp conv, FusedParts *parts,
                        std::string &code);
-  /// The loop of tgc's own convolution kernel: one thread per output element of `conv`.
+  /// The loop of tgc's own convolution kernel: one thread per output element of `conv` (either
+  /// layout: NC[D]HW or `nhwc`).
   void emitConvLoop(tg::ConvOp conv, const CType &ct, const std::string &x, const std::string &w,
                     const std::string &b, const std::string &out);
-  /// Its body for an `nhwc` conv (every operand channels last), inside the loop it opened.
-  void emitConvLoopNhwc(tg::ConvOp conv, const CType &ct, const std::string &x,
-                        const std::string &w, const std::string &b, const std::string &out);
   llvm::Error emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
                             const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);

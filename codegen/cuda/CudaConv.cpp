@@ -66,89 +66,66 @@ void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::st
   const int sp = (int)xs.size() - 2;
   const Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
               dil = codegen::intsOf(conv.getDilations());
+  // NC[D]HW: x [N, C, spatial...], w [M, C/group, k...]; nhwc (every operand channels last): x
+  // [N, spatial..., C], w [M, k..., C/group], and the channel sum is the inner loop, over
+  // contiguous elements of x and w. `at`: the first spatial (or window) dim.
+  const bool last = conv.getNhwc();
+  const size_t at = last ? 1 : 2;
+  const int64_t group = conv.getGroup(), C = last ? xs.back() : xs[1], M = ws[0],
+                Cg = C / group, Mg = M / group;
   const std::string acc = T == "double" ? "double" : (ct.isFloat ? "float" : "int64_t");
   c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
          str(product(ys)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
   c.line(it + " rem = i;");
-  if (conv.getNhwc()) {
-    emitConvLoopNhwc(conv, ct, x, w, b, out);
-    return;
+  if (last) {
+    c.line("const " + it + " m = rem % " + str(M) + ";");
+    c.line("rem /= " + str(M) + ";");
   }
-  const int64_t group = conv.getGroup(), C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
   for (int d = sp - 1; d >= 0; --d) {
-    c.line("const " + it + " y" + std::to_string(d) + " = rem % " + str(ys[d + 2]) + ";");
-    c.line("rem /= " + str(ys[d + 2]) + ";");
+    c.line("const " + it + " y" + std::to_string(d) + " = rem % " + str(ys[d + at]) + ";");
+    c.line("rem /= " + str(ys[d + at]) + ";");
   }
-  c.line("const " + it + " m = rem % " + str(M) + ", n = rem / " + str(M) + ";");
-  c.line("const " + it + " g = m / " + str(Mg) + ";");
+  if (last) {
+    c.line("const " + it + " n = rem, g = m / " + str(Mg) + ";");
+  } else {
+    c.line("const " + it + " m = rem % " + str(M) + ", n = rem / " + str(M) + ";");
+    c.line("const " + it + " g = m / " + str(Mg) + ";");
+  }
   c.line(acc + " a = " + (b.empty() ? "0" : "(" + acc + ")" + ct.ld(b + "[m]")) + ";");
-  c.open("for (" + it + " ci = 0; ci < " + str(Cg) + "; ++ci)");
-  c.line("const " + T + " *xc = " + x + " + (n * " + str(C) + " + g * " + str(Cg) + " + ci) * " +
-         str(product(xs, 2)) + ";");
-  c.line("const " + T + " *wc = " + w + " + (m * " + str(Cg) + " + ci) * " + str(product(ws, 2)) +
-         ";");
+  if (!last) {
+    c.open("for (" + it + " ci = 0; ci < " + str(Cg) + "; ++ci)");
+    c.line("const " + T + " *xc = " + x + " + (n * " + str(C) + " + g * " + str(Cg) + " + ci) * " +
+           str(product(xs, 2)) + ";");
+    c.line("const " + T + " *wc = " + w + " + (m * " + str(Cg) + " + ci) * " +
+           str(product(ws, 2)) + ";");
+  }
   for (int d = 0; d < sp; ++d) {
     std::string k = "k" + std::to_string(d), ic = "x" + std::to_string(d);
-    c.open("for (" + it + " " + k + " = 0; " + k + " < " + str(ws[d + 2]) + "; ++" + k + ")");
+    c.open("for (" + it + " " + k + " = 0; " + k + " < " + str(ws[d + at]) + "; ++" + k + ")");
     c.line("const " + it + " " + ic + " = y" + std::to_string(d) + " * " + str(st[d]) + " - " +
            str(pads[d]) + " + " + k + " * " + str(dil[d]) + ";");
-    c.line("if (" + ic + " < 0 || " + ic + " >= " + str(xs[d + 2]) + ") continue;");
+    c.line("if (" + ic + " < 0 || " + ic + " >= " + str(xs[d + at]) + ") continue;");
   }
-  std::string xo = "0", wo = "0";
+  // The tap's offset: within the (n, c) plane (NC[D]HW), or the position's pixel (nhwc).
+  std::string xo = last ? "n" : "0", wo = last ? "m" : "0";
   for (int d = 0; d < sp; ++d) {
-    xo = "(" + xo + ") * " + str(xs[d + 2]) + " + x" + std::to_string(d);
-    wo = "(" + wo + ") * " + str(ws[d + 2]) + " + k" + std::to_string(d);
+    xo = "(" + xo + ") * " + str(xs[d + at]) + " + x" + std::to_string(d);
+    wo = "(" + wo + ") * " + str(ws[d + at]) + " + k" + std::to_string(d);
   }
-  c.line("a += (" + acc + ")" + ct.ld("xc[" + xo + "]") + " * (" + acc + ")" +
-         ct.ld("wc[" + wo + "]") + ";");
+  if (last) {
+    c.line("const " + T + " *xc = " + x + " + (" + xo + ") * " + str(C) + " + g * " + str(Cg) +
+           ";");
+    c.line("const " + T + " *wc = " + w + " + (" + wo + ") * " + str(Cg) + ";");
+    c.open("for (" + it + " ci = 0; ci < " + str(Cg) + "; ++ci)");
+    c.line("a += (" + acc + ")" + ct.ld("xc[ci]") + " * (" + acc + ")" + ct.ld("wc[ci]") + ";");
+    c.close();
+  } else {
+    c.line("a += (" + acc + ")" + ct.ld("xc[" + xo + "]") + " * (" + acc + ")" +
+           ct.ld("wc[" + wo + "]") + ";");
+  }
   for (int d = 0; d < sp; ++d)
     c.close();
-  c.close();
-  c.line(out + "[i] = " + ct.st("a") + ";");
-  c.close();
-}
-
-void KernelBuilder::emitConvLoopNhwc(tg::ConvOp conv, const CType &ct, const std::string &x,
-                                     const std::string &w, const std::string &b,
-                                     const std::string &out) {
-  // Every operand channels last: x [N, spatial..., C], w [M, k..., C/group], y [N, spatial..., M].
-  // The channel sum is the inner loop, over contiguous elements of x and w.
-  const std::string T = ct.name;
-  Shape xs = shapeOf(conv.getInput()), ws = shapeOf(conv.getWeight()),
-        ys = shapeOf(conv.getResult());
-  const int sp = (int)xs.size() - 2;
-  const Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
-              dil = codegen::intsOf(conv.getDilations());
-  const int64_t group = conv.getGroup(), C = xs.back(), M = ws[0], Cg = C / group,
-                Mg = M / group;
-  const std::string acc = T == "double" ? "double" : (ct.isFloat ? "float" : "int64_t");
-  c.line("const " + it + " m = rem % " + str(M) + ";");
-  c.line("rem /= " + str(M) + ";");
-  for (int d = sp - 1; d >= 0; --d) {
-    c.line("const " + it + " y" + std::to_string(d) + " = rem % " + str(ys[d + 1]) + ";");
-    c.line("rem /= " + str(ys[d + 1]) + ";");
-  }
-  c.line("const " + it + " n = rem, g = m / " + str(Mg) + ";");
-  c.line(acc + " a = " + (b.empty() ? "0" : "(" + acc + ")" + ct.ld(b + "[m]")) + ";");
-  for (int d = 0; d < sp; ++d) {
-    std::string k = "k" + std::to_string(d), ic = "x" + std::to_string(d);
-    c.open("for (" + it + " " + k + " = 0; " + k + " < " + str(ws[d + 1]) + "; ++" + k + ")");
-    c.line("const " + it + " " + ic + " = y" + std::to_string(d) + " * " + str(st[d]) + " - " +
-           str(pads[d]) + " + " + k + " * " + str(dil[d]) + ";");
-    c.line("if (" + ic + " < 0 || " + ic + " >= " + str(xs[d + 1]) + ") continue;");
-  }
-  std::string xo = "n", wo = "m";
-  for (int d = 0; d < sp; ++d) {
-    xo = "(" + xo + ") * " + str(xs[d + 1]) + " + x" + std::to_string(d);
-    wo = "(" + wo + ") * " + str(ws[d + 1]) + " + k" + std::to_string(d);
-  }
-  c.line("const " + T + " *xc = " + x + " + (" + xo + ") * " + str(C) + " + g * " + str(Cg) +
-         ";");
-  c.line("const " + T + " *wc = " + w + " + (" + wo + ") * " + str(Cg) + ";");
-  c.open("for (" + it + " ci = 0; ci < " + str(Cg) + "; ++ci)");
-  c.line("a += (" + acc + ")" + ct.ld("xc[ci]") + " * (" + acc + ")" + ct.ld("wc[ci]") + ";");
-  c.close();
-  for (int d = 0; d < sp; ++d)
+  if (!last)
     c.close();
   c.line(out + "[i] = " + ct.st("a") + ";");
   c.close();

@@ -102,6 +102,23 @@ HostTensor unblockConvWeight(const HostTensor &wb, int64_t M, int64_t block) {
   return w;
 }
 
+/// [0, r-1, 1, .., r-2]: channels last to channels first (an `nhwc` op's operands to NC[D]HW).
+std::vector<int64_t> toChannelsFirst(int64_t r) {
+  std::vector<int64_t> p{0, r - 1};
+  for (int64_t d = 1; d + 1 < r; ++d)
+    p.push_back(d);
+  return p;
+}
+
+/// [0, 2, .., r-1, 1]: channels first to channels last.
+std::vector<int64_t> toChannelsLast(int64_t r) {
+  std::vector<int64_t> p{0};
+  for (int64_t d = 2; d < r; ++d)
+    p.push_back(d);
+  p.push_back(1);
+  return p;
+}
+
 llvm::Expected<Results> one(llvm::Expected<HostTensor> r) {
   if (!r)
     return r.takeError();
@@ -263,17 +280,14 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
         Shape shape = outShape;
         if (last)
           std::rotate(shape.begin() + 1, shape.end() - 1, shape.end());
-        std::vector<int64_t> toLast{0}, toFirst{0, (int64_t)shape.size() - 1};
-        for (size_t d = 2; d < shape.size(); ++d)
-          toLast.push_back((int64_t)d), toFirst.push_back((int64_t)d - 1);
-        toLast.push_back(1);
+        const int64_t r = (int64_t)shape.size();
         const HostTensor *bias = in.size() > 2 ? in[2] : nullptr;
         auto compute = [&]() -> llvm::Expected<HostTensor> {
           if (c.getNhwc()) {
-            auto x = interp::transpose(*in[0], toFirst);
+            auto x = interp::transpose(*in[0], toChannelsFirst(r));
             if (!x)
               return x.takeError();
-            auto w = interp::transpose(*in[1], toFirst);
+            auto w = interp::transpose(*in[1], toChannelsFirst(r));
             if (!w)
               return w.takeError();
             return interp::conv(*x, *w, bias, p, shape);
@@ -287,7 +301,7 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
         auto y = compute();
         if (!y || !last)
           return one(std::move(y));
-        return one(interp::transpose(*y, toLast));
+        return one(interp::transpose(*y, toChannelsLast(r)));
       })
       .Case([&](tg::PoolOp pl) -> llvm::Expected<Results> {
         interp::PoolParams p{pl.getKind() == "max", ints(pl.getKernel()), ints(pl.getStrides()),
@@ -297,19 +311,15 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
           return one(interp::pool(*in[0], p, outShape));
         // nhwc: pooled as NC[D]HW between two transposes.
         const int64_t r = (int64_t)outShape.size();
-        std::vector<int64_t> toFirst{0, r - 1}, toLast{0};
-        for (int64_t d = 1; d + 1 < r; ++d)
-          toFirst.push_back(d), toLast.push_back(d + 1);
-        toLast.push_back(1);
         Shape shape = outShape;
         std::rotate(shape.begin() + 1, shape.end() - 1, shape.end());
-        auto x = interp::transpose(*in[0], toFirst);
+        auto x = interp::transpose(*in[0], toChannelsFirst(r));
         if (!x)
           return x.takeError();
         auto y = interp::pool(*x, p, shape);
         if (!y)
           return y.takeError();
-        return one(interp::transpose(*y, toLast));
+        return one(interp::transpose(*y, toChannelsLast(r)));
       })
       .Case([&](tg::LayerNormOp ln) -> llvm::Expected<Results> {
         auto axis = axisOf(ln.getAxisAttr(), rank0);

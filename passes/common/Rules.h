@@ -83,6 +83,28 @@ protected:
   virtual mlir::LogicalResult apply(OpT op, mlir::PatternRewriter &rewriter) const = 0;
 };
 
+/// A rule on any op (a family no single op type names, e.g. every elementwise op): the same
+/// label, switch and hit count as `Rule<OpT>`.
+class AnyOpRule : public mlir::RewritePattern {
+public:
+  AnyOpRule(mlir::MLIRContext *ctx, llvm::StringRef name, mlir::PatternBenefit benefit = 1)
+      : mlir::RewritePattern(mlir::Pattern::MatchAnyOpTypeTag(), benefit, ctx) {
+    this->setDebugName(name);
+    RuleRegistry::get().declare(name);
+  }
+
+  mlir::LogicalResult matchAndRewrite(mlir::Operation *op,
+                                      mlir::PatternRewriter &rewriter) const final {
+    if (mlir::failed(apply(op, rewriter)))
+      return mlir::failure();
+    RuleRegistry::get().hit(op->getContext(), this->getDebugName());
+    return mlir::success();
+  }
+
+protected:
+  virtual mlir::LogicalResult apply(mlir::Operation *op, mlir::PatternRewriter &rewriter) const = 0;
+};
+
 /// Runs `patterns` on `op` to a fixed point, honoring the registry's enabled/disabled labels.
 mlir::LogicalResult applyRules(mlir::Operation *op, mlir::RewritePatternSet &&patterns);
 

@@ -72,10 +72,9 @@ constexpr llvm::StringLiteral kMark = "tgc.channels_first";
 Value transpose(PatternRewriter &rewriter, mlir::Location loc, Value v,
                 const std::vector<int64_t> &perm) {
   RankedTensorType t = typeOf(v);
-  auto op = rewriter.create<tg::TransposeOp>(
+  return rewriter.create<tg::TransposeOp>(
       loc, RankedTensorType::get(permuted(t.getShape(), perm), t.getElementType()), v,
       rewriter.getI64ArrayAttr(perm));
-  return op.getResult();
 }
 
 /// T_first(v), marked as this pass's.
@@ -255,14 +254,9 @@ bool allReadersSink(tg::TransposeOp t) {
 }
 
 // f(T_first(a), ...) -> T_first(f(a, ...)), f elementwise
-struct SinkChannelsFirst : public mlir::RewritePattern {
-  explicit SinkChannelsFirst(mlir::MLIRContext *ctx)
-      : RewritePattern(mlir::Pattern::MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {
-    setDebugName("SinkChannelsFirst"); // applyRules switches it by this label
-    RuleRegistry::get().declare("SinkChannelsFirst");
-  }
-  mlir::LogicalResult matchAndRewrite(mlir::Operation *op,
-                                      PatternRewriter &rewriter) const override {
+struct SinkChannelsFirst : public AnyOpRule {
+  explicit SinkChannelsFirst(mlir::MLIRContext *ctx) : AnyOpRule(ctx, "SinkChannelsFirst") {}
+  mlir::LogicalResult apply(mlir::Operation *op, PatternRewriter &rewriter) const override {
     if (!sinkableElementwise(op))
       return rewriter.notifyMatchFailure(
           op, "not an elementwise op on channels-first transposes, constants and scalars");
@@ -280,7 +274,6 @@ struct SinkChannelsFirst : public mlir::RewritePattern {
     state.addAttributes(op->getAttrs());
     mlir::Operation *last = rewriter.create(state);
     rewriter.replaceOp(op, backToFirst(rewriter, op->getLoc(), last->getResult(0)));
-    RuleRegistry::get().hit(getContext(), "SinkChannelsFirst");
     return mlir::success();
   }
 };
