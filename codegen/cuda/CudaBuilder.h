@@ -154,6 +154,17 @@ struct KernelBuilder : codegen::CKernel {
   /// layout: NC[D]HW or `nhwc`).
   void emitConvLoop(tg::ConvOp conv, const CType &ct, const std::string &x, const std::string &w,
                     const std::string &b, const std::string &out);
+  /// A 2-D `nhwc` depthwise convolution (one input and one output channel a group): its loop,
+  /// a thread per channel and strip of depthwiseStrip() outputs along W (CudaConv.cpp).
+  static bool depthwiseNhwc(tg::ConvOp conv) {
+    auto xt = conv.getInput().getType().cast<mlir::RankedTensorType>();
+    auto wt = conv.getWeight().getType().cast<mlir::RankedTensorType>();
+    return conv.getNhwc() && xt.getRank() == 4 && (int64_t)conv.getGroup() == xt.getDimSize(3) &&
+           wt.getDimSize(0) == xt.getDimSize(3);
+  }
+  static int64_t depthwiseStrip(tg::ConvOp conv);
+  void emitDepthwiseNhwcLoop(tg::ConvOp conv, const CType &ct, const std::string &x,
+                             const std::string &w, const std::string &b, const std::string &out);
   llvm::Error emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
                             const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);
@@ -203,6 +214,19 @@ struct KernelBuilder : codegen::CKernel {
   /// A tg.cast whose only reader is the transpose right after it, reading a buffer clear of the
   /// transpose's result: the transpose kernel converts while it moves, the cast emits nothing.
   bool castFoldsIntoTranspose(mlir::Operation *cast) const;
+  /// A float reduce_* over one run of middle dims, [outer, rows, inner] -> [outer, inner], with
+  /// at least kColumnReduceMinInner kept innermost elements and kColumnReduceMinRows rows (a
+  /// channels-last global pool), and the number of blocks its rows are split over.
+  struct ColumnReduce {
+    int64_t outer = 1, rows = 1, inner = 1, splits = 1;
+  };
+  static constexpr int64_t kColumnReduceMinInner = 8, kColumnReduceMinRows = 32,
+                           kColumnReduceBlocks = 264;
+  std::optional<ColumnReduce> columnReduce(mlir::Operation *op) const;
+  /// Its kernel: 32 outputs by 8 rows a block, the last block of a tile combining the splits'
+  /// partials (CudaColumnReduce.cpp). The kernel is begun by emitOp.
+  llvm::Error emitColumnReduce(mlir::Operation *op, const ColumnReduce &cr, const CType &ct,
+                               std::string &code);
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,
                             bool &handled);

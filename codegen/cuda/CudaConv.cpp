@@ -74,6 +74,8 @@ void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::st
   const int64_t group = conv.getGroup(), C = last ? xs.back() : xs[1], M = ws[0],
                 Cg = C / group, Mg = M / group;
   const std::string acc = T == "double" ? "double" : (ct.isFloat ? "float" : "int64_t");
+  if (depthwiseNhwc(conv) && ct.isFloat)
+    return emitDepthwiseNhwcLoop(conv, ct, x, w, b, out);
   c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
          str(product(ys)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
   c.line(it + " rem = i;");
@@ -131,6 +133,69 @@ void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::st
   c.close();
 }
 
+int64_t KernelBuilder::depthwiseStrip(tg::ConvOp conv) {
+  Shape ys = shapeOf(conv.getResult());
+  // The widest strip (4, 2, 1 outputs along W) that still leaves 64K threads.
+  int64_t p = 4;
+  while (p > 1 && ys[0] * ys[1] * ((ys[2] + p - 1) / p) * ys[3] < 65536)
+    p /= 2;
+  return p;
+}
+
+void KernelBuilder::emitDepthwiseNhwcLoop(tg::ConvOp conv, const CType &ct, const std::string &x,
+                                          const std::string &w, const std::string &b,
+                                          const std::string &out) {
+  // x [N, H, W, C], w [C, kh, kw, 1], y [N, Ho, Wo, C]. A thread: channel m (neighbouring
+  // threads, neighbouring channels: coalesced) and a strip of P outputs along W, its kw weights
+  // and the strip's input columns of each window row held in registers, so an input element is
+  // read once per row and strip instead of once per tap.
+  const std::string T = ct.name;
+  Shape xs = shapeOf(conv.getInput()), ws = shapeOf(conv.getWeight()),
+        ys = shapeOf(conv.getResult());
+  const Shape st = codegen::intsOf(conv.getStrides()), pads = codegen::intsOf(conv.getPads()),
+              dil = codegen::intsOf(conv.getDilations());
+  const int64_t C = xs[3], kh = ws[1], kw = ws[2], P = depthwiseStrip(conv),
+                strips = (ys[2] + P - 1) / P, cols = (P - 1) * st[1] + (kw - 1) * dil[1] + 1;
+  const std::string acc = T == "double" ? "double" : "float";
+  c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+         str(ys[0] * ys[1] * strips * C) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+  c.line("const " + it + " m = i % " + str(C) + ", sx = i / " + str(C) + " % " + str(strips) +
+         ", r = i / " + str(C * strips) + ";");
+  c.line("const " + it + " y0 = r % " + str(ys[1]) + ", n = r / " + str(ys[1]) + ", ox = sx * " +
+         str(P) + ";");
+  c.line(acc + " a[" + str(P) + "];");
+  c.line("#pragma unroll");
+  c.line("for (int p = 0; p < " + str(P) + "; ++p) a[p] = " +
+         (b.empty() ? "0" : "(" + acc + ")" + ct.ld(b + "[m]")) + ";");
+  c.open("for (int k0 = 0; k0 < " + str(kh) + "; ++k0)");
+  c.line("const " + it + " x0 = y0 * " + str(st[0]) + " - " + str(pads[0]) + " + k0 * " +
+         str(dil[0]) + ";");
+  c.line("if (x0 < 0 || x0 >= " + str(xs[1]) + ") continue;");
+  c.line("const " + T + " *row = " + x + " + (n * " + str(xs[1]) + " + x0) * " +
+         str(xs[2] * C) + " + m;");
+  c.line("const " + it + " c0 = ox * " + str(st[1]) + " - " + str(pads[1]) + ";");
+  c.line(acc + " xr[" + str(cols) + "], wr[" + str(kw) + "];");
+  c.line("#pragma unroll");
+  c.line("for (int j = 0; j < " + str(cols) + "; ++j) xr[j] = c0 + j >= 0 && c0 + j < " +
+         str(xs[2]) + " ? (" + acc + ")" + ct.ld("row[(c0 + j) * " + str(C) + "]") + " : 0;");
+  c.line("#pragma unroll");
+  c.line("for (int k1 = 0; k1 < " + str(kw) + "; ++k1) wr[k1] = (" + acc + ")" +
+         ct.ld(w + "[(m * " + str(kh) + " + k0) * " + str(kw) + " + k1]") + ";");
+  c.line("#pragma unroll");
+  c.open("for (int k1 = 0; k1 < " + str(kw) + "; ++k1)");
+  c.line("#pragma unroll");
+  c.line("for (int p = 0; p < " + str(P) + "; ++p) a[p] += xr[p * " + str(st[1]) + " + k1 * " +
+         str(dil[1]) + "] * wr[k1];");
+  c.close();
+  c.close();
+  c.line("#pragma unroll");
+  c.open("for (int p = 0; p < " + str(P) + "; ++p)");
+  c.line("if (ox + p < " + str(ys[2]) + ") " + out + "[((n * " + str(ys[1]) + " + y0) * " +
+         str(ys[2]) + " + ox + p) * " + str(C) + " + m] = " + ct.st("a[p]") + ";");
+  c.close();
+  c.close();
+}
+
 llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedParts *parts,
                                     std::string &code) {
   if (conv.getWeightBlock() || conv.getChannelsLast())
@@ -170,7 +235,10 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
   const std::string base = symbolBase;
   if (epilogue)
     symbolBase += "_conv";
-  endKernel(code, gridFor(product(shapeOf(g))), kBlock);
+  Shape ys = shapeOf(g);
+  if (depthwiseNhwc(conv) && gt->isFloat) // a thread per strip of outputs along W
+    ys[2] = (ys[2] + depthwiseStrip(conv) - 1) / depthwiseStrip(conv);
+  endKernel(code, gridFor(product(ys)), kBlock);
   symbolBase = base;
 
   // A float convolution becomes a CONV step the runtime may run through cuDNN.

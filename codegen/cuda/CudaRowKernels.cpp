@@ -1,5 +1,6 @@
 // CudaRowKernels.cpp — CUDA kernels for row-wise ops: layer_norm, rms_norm, softmax (one block
-// per row, block reductions of the prelude), reduce_* and argmax (one thread per output),
+// per row, block reductions of the prelude), reduce_* and argmax (one thread per output; a block
+// per output over many elements; middle dims: CudaColumnReduce.cpp),
 // attention's dispatch and its one-warp-per-query-row kernel for head dims > 128 (the tiled and
 // tensor-core kernels are CudaAttention.cpp's); convolutions are CudaConv.cpp's.
 //
@@ -361,6 +362,12 @@ llvm::Error KernelBuilder::emitRowKernel(Operation *op, const CType &ct, std::st
     endKernel(code, O * I, rowBlock(L));
     return llvm::Error::success();
   }
+
+  // A float sum/mean/max/min over middle dims, the innermost kept (a channels-last global pool):
+  // CudaColumnReduce.cpp.
+  if (ct.isFloat)
+    if (const std::optional<ColumnReduce> cr = columnReduce(op))
+      return emitColumnReduce(op, *cr, ct, code);
 
   // A float sum/mean/max/min over many elements per output (a global average pool: hundreds
   // per channel): one block per output, its threads striding over the reduced elements, then a

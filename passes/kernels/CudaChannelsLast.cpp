@@ -11,10 +11,12 @@
 //
 // Rules (one each):
 //   ConvToChannelsLast       conv(x, w, b) -> T_first(conv{nhwc}(T_last(x), T_last(w), b))
-//                            (group 1, 1-D or 2-D; a window or stride > 1, or an x that is
-//                            already a T_first: a 1x1 convolution joins a region, never starts one)
+//                            (1-D or 2-D, any group: depthwise too; a window or stride > 1, or
+//                            an x that is already a T_first: a 1x1 convolution joins a region,
+//                            never starts one)
 //   SinkChannelsFirst        f(T_first(a), ...) -> T_first(f(a, ...)), f elementwise, its other
-//                            operands T_first too, or constants / broadcast scalars
+//                            operands T_first too, constants, broadcast scalars, or [N, C, 1..]
+//                            values (a squeeze-excitation scale: reshaped, the same elements)
 //   SinkChannelsFirstBelowPool    pool(T_first(a)) -> T_first(pool{nhwc}(a))
 //   SinkChannelsFirstBelowReduce  reduce(T_first(a), spatial axes) -> reduce over a's spatial axes
 //   CancelChannelsTransposes T_last(T_first(a)) -> a
@@ -100,10 +102,12 @@ bool foldableConstant(Value v) {
   return v.getDefiningOp<tg::ConstantOp>() && typeOf(v).getNumElements() <= kMaxFoldElements;
 }
 
-/// True for the 1-D and 2-D float convolutions of group 1 the rule takes (`nhwc` or not).
+/// True for the 1-D and 2-D float convolutions the rule takes (`nhwc` or not), of any group: a
+/// depthwise convolution's channels-last filter is [M, k..., 1], its threads reading neighbouring
+/// channels of one pixel.
 bool channelsLastCandidate(tg::ConvOp conv) {
   RankedTensorType x = typeOf(conv.getInput());
-  return !conv.getWeightBlock() && !conv.getChannelsLast() && conv.getGroup() == 1 &&
+  return !conv.getWeightBlock() && !conv.getChannelsLast() &&
          (x.getRank() == 3 || x.getRank() == 4) && x.getElementType().isa<mlir::FloatType>();
 }
 
@@ -125,7 +129,7 @@ struct ConvToChannelsLast : public Rule<tg::ConvOp> {
   explicit ConvToChannelsLast(mlir::MLIRContext *ctx) : Rule(ctx, "ConvToChannelsLast") {}
   mlir::LogicalResult apply(tg::ConvOp conv, PatternRewriter &rewriter) const override {
     if (conv.getNhwc() || !channelsLastCandidate(conv))
-      return rewriter.notifyMatchFailure(conv, "not a float 1-D/2-D convolution of one group");
+      return rewriter.notifyMatchFailure(conv, "not a float 1-D/2-D convolution");
     const int64_t r = typeOf(conv.getInput()).getRank();
     auto ws = typeOf(conv.getWeight()).getShape();
     if (patchGrid(conv))
@@ -155,9 +159,34 @@ bool allOnes(Value v) {
   return llvm::all_of(typeOf(v).getShape(), [](int64_t d) { return d == 1; });
 }
 
+/// True for a value [N, C, 1..] of rank `r` (a squeeze-excitation scale): its channels-last form
+/// [N, 1.., C] holds the same elements in the same order, a reshape rather than a transpose.
+bool spatialOnes(Value v, int64_t r) {
+  auto s = typeOf(v).getShape();
+  return (int64_t)s.size() == r && r >= 3 &&
+         llvm::all_of(s.drop_front(2), [](int64_t d) { return d == 1; });
+}
+
+/// True for a reduce_mean/sum/max over every spatial dim of `v`, its input
+/// (SinkChannelsFirstBelowReduce's case).
+bool spatialReduction(mlir::Operation *op, Value v) {
+  if (!llvm::isa<tg::ReduceMeanOp, tg::ReduceSumOp, tg::ReduceMaxOp>(op) ||
+      op->getOperand(0) != v)
+    return false;
+  const int64_t r = typeOf(v).getRank();
+  std::vector<int64_t> axes = intsOf(op->getAttrOfType<mlir::ArrayAttr>("axes")), spatial;
+  for (int64_t &x : axes)
+    x = x < 0 ? x + r : x;
+  llvm::sort(axes);
+  for (int64_t d = 2; d < r; ++d)
+    spatial.push_back(d);
+  return axes == spatial;
+}
+
 /// True when elementwise `op` can move below its channels-first operands: one of them is this
-/// pass's T_first of the result's shape, and every operand is such a T_first, a broadcast scalar
-/// or a constant of no higher rank (rearranged at compile time).
+/// pass's T_first of the result's rank (broadcasting permutes with it), and every operand is
+/// such a T_first, a broadcast scalar, a [N, C, 1..] value (reshaped) or a constant of no higher
+/// rank (rearranged at compile time).
 bool sinkableElementwise(mlir::Operation *op) {
   if (!isPointwiseOp(op) || llvm::isa<tg::ExpandOp>(op))
     return false;
@@ -167,10 +196,10 @@ bool sinkableElementwise(mlir::Operation *op) {
   bool any = false;
   for (Value o : op->getOperands()) {
     if (channelsLastSource(o)) {
-      if (typeOf(o).getShape() != rt.getShape())
-        return false; // a transposed operand that broadcasts
+      if (typeOf(o).getRank() != rt.getRank())
+        return false; // a transposed operand of lower rank: broadcasting would not permute
       any = true;
-    } else if (!allOnes(o) &&
+    } else if (!allOnes(o) && !spatialOnes(o, rt.getRank()) &&
                !(foldableConstant(o) && typeOf(o).getRank() <= rt.getRank())) {
       return false;
     }
@@ -179,13 +208,17 @@ bool sinkableElementwise(mlir::Operation *op) {
 }
 
 /// `o` as an operand of f in the channels-last layout (sinkableElementwise said it has one): a
-/// T_first's source, a broadcast scalar as it is, or a constant rearranged to match.
+/// T_first's source, a broadcast scalar as it is, a [N, C, 1..] value reshaped, or a constant
+/// rearranged to match.
 Value channelsLastOperand(PatternRewriter &rewriter, mlir::Location loc, Value o, int64_t r) {
   if (Value src = channelsLastSource(o))
     return src;
   RankedTensorType t = typeOf(o);
   if (allOnes(o))
     return o; // a scalar broadcasts the same way in either layout
+  if (spatialOnes(o, r))
+    return rewriter.create<tg::ReshapeOp>(
+        loc, RankedTensorType::get(permuted(t.getShape(), toLast(r)), t.getElementType()), o);
   // A constant (a bias [C, 1, 1], say): padded to rank r with leading 1s, then T_last (both
   // folded at compile time by tgc-fold-constants).
   if (t.getRank() < r) {
@@ -199,14 +232,14 @@ Value channelsLastOperand(PatternRewriter &rewriter, mlir::Location loc, Value o
 bool allReadersSink(tg::TransposeOp t, llvm::SmallPtrSetImpl<mlir::Operation *> &seen);
 
 /// True when `v` is, or will be once the transposes below have sunk, available channels last:
-/// this pass's T_first whose readers all sink, a broadcast scalar, a constant of no higher rank
-/// than `rank`, or an elementwise op of such values (up to `depth` ops deep: hardswish reads x
+/// this pass's T_first whose readers all sink, a broadcast scalar, a [N, C, 1..] value, a
+/// constant of no higher rank than `rank`, or an elementwise op of such values (up to `depth` ops deep: hardswish reads x
 /// twice, x * f(x)).
 bool eventuallyChannelsLast(Value v, int64_t rank, llvm::SmallPtrSetImpl<mlir::Operation *> &seen,
                             int depth = 8) {
   if (channelsLastSource(v))
     return allReadersSink(v.getDefiningOp<tg::TransposeOp>(), seen);
-  if (allOnes(v) || (foldableConstant(v) && typeOf(v).getRank() <= rank))
+  if (allOnes(v) || spatialOnes(v, rank) || (foldableConstant(v) && typeOf(v).getRank() <= rank))
     return true;
   mlir::Operation *op = v.getDefiningOp();
   if (!op || depth == 0 || !isPointwiseOp(op) || llvm::isa<tg::ExpandOp>(op) ||
@@ -218,7 +251,8 @@ bool eventuallyChannelsLast(Value v, int64_t rank, llvm::SmallPtrSetImpl<mlir::O
 }
 
 /// True when every reader of T_first `t` moves below it (an elementwise op that can now or once
-/// its other operands have sunk, a pool, a convolution the rule above takes) or cancels it:
+/// its other operands have sunk, a pool, a spatial reduction, a convolution the rule above
+/// takes) or cancels it:
 /// sinking then never leaves `t` behind for a reader that stays. The transposes an elementwise
 /// reader's other operands come from must pass too (`seen`: those already being asked about
 /// count as passing, so a cycle of transposes that only wait on each other moves together).
@@ -229,7 +263,7 @@ bool allReadersSink(tg::TransposeOp t, llvm::SmallPtrSetImpl<mlir::Operation *> 
   for (mlir::Operation *user : t->getUsers()) {
     // An elementwise reader whose other operands are, or will be, channels last too.
     if (isPointwiseOp(user) && !llvm::isa<tg::ExpandOp>(user) &&
-        typeOf(user->getResult(0)).getShape() == typeOf(t.getResult()).getShape() &&
+        typeOf(user->getResult(0)).getRank() == rank &&
         llvm::all_of(user->getOperands(),
                      [&](Value o) { return eventuallyChannelsLast(o, rank, seen); }))
       continue;
@@ -240,6 +274,8 @@ bool allReadersSink(tg::TransposeOp t, llvm::SmallPtrSetImpl<mlir::Operation *> 
     if (auto pool = llvm::dyn_cast<tg::PoolOp>(user))
       if (!pool.getNhwc())
         continue;
+    if (spatialReduction(user, t.getResult()))
+      continue;
     if (auto back = llvm::dyn_cast<tg::TransposeOp>(user))
       if (intsOf(back.getPerm()) == toLast(typeOf(t.getResult()).getRank()))
         continue;
@@ -305,17 +341,15 @@ template <typename ReduceOp> struct SinkChannelsFirstBelowReduce : public Rule<R
       : Rule<ReduceOp>(ctx, "SinkChannelsFirstBelowReduce") {}
   mlir::LogicalResult apply(ReduceOp op, PatternRewriter &rewriter) const override {
     Value a = channelsLastSource(op.getInput());
-    if (!a || !op.getInput().hasOneUse())
-      return rewriter.notifyMatchFailure(op, "input is not a channels-first transpose read here");
+    if (!a || !spatialReduction(op, op.getInput()))
+      return rewriter.notifyMatchFailure(
+          op, "not a reduction over every spatial dim of a channels-first transpose");
+    if (!allReadersSink(op.getInput().template getDefiningOp<tg::TransposeOp>()))
+      return rewriter.notifyMatchFailure(op, "the transpose has readers that stay");
     const int64_t r = typeOf(a).getRank();
-    std::vector<int64_t> axes = intsOf(op.getAxes()), spatial, lastSpatial;
-    for (int64_t &x : axes)
-      x = x < 0 ? x + r : x;
-    llvm::sort(axes);
+    std::vector<int64_t> lastSpatial;
     for (int64_t d = 2; d < r; ++d)
-      spatial.push_back(d), lastSpatial.push_back(d - 1);
-    if (axes != spatial)
-      return rewriter.notifyMatchFailure(op, "not a reduction over every spatial dim");
+      lastSpatial.push_back(d - 1);
     RankedTensorType rt = typeOf(op.getResult());
     const bool keep = op.getKeepdims();
     llvm::SmallVector<int64_t> s{rt.getDimSize(0)};

@@ -3,7 +3,7 @@ choices (codegen/cpu/CpuConvPrelude.cpp), each against ONNX Runtime.
 
 Depthwise (group = channels) convolutions take the direct kernel: 3x3/5x5 at stride 1 and 2,
 odd sizes, asymmetric pads, dilation, a channel multiplier, 1-D, a window wider than the input,
-a stride wider than the window. Regular ones take im2col + GEMM in blocks of output rows: 3x3
+a stride wider than the window, two large enough for CUDA's strips. Regular ones take im2col + GEMM in blocks of output rows: 3x3
 at stride 1/2, 1x1 with and without stride, grouped, dilated, 1-D, batched, one large enough to
 be unfolded in several blocks and run in parallel, and 3-D (unfolded whole).
 
@@ -84,6 +84,12 @@ def convolutions():
                                                      pads=[2, 2, 2, 2], seed=7)
     c["conv_dw_stride_past_window"] = conv_case([1, 3, 11, 11], dw(3, 1, [2, 2]), group=3,
                                                 strides=[3, 3], seed=8)
+    # Large enough that CUDA's channels-last depthwise kernel gives a thread a strip of 4 (then
+    # 2) outputs along W (CudaConv.cpp, depthwiseStrip), the last strip cut short.
+    c["conv_dw3x3_dilated_strips"] = conv_case([1, 16, 66, 262], dw(16, 1, [3, 3]), group=16,
+                                               dilations=[2, 2], pads=[2, 2, 2, 2], seed=30)
+    c["conv_dw5x5_asym_pads_strips"] = conv_case([1, 12, 90, 160], dw(12, 1, [5, 5]), group=12,
+                                                 pads=[1, 2, 3, 1], seed=31)
     c["conv_3x3_s1"] = conv_case([1, 8, 10, 9], [12, 8, 3, 3], pads=[1, 1, 1, 1], seed=9)
     c["conv_3x3_s2_batch"] = conv_case([2, 5, 11, 13], [7, 5, 3, 3], strides=[2, 2],
                                        pads=[1, 0, 0, 1], seed=10)

@@ -30,7 +30,7 @@ func.func @chain(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // -----
 
 // Negative: a 1x1 convolution on a channels-first input stays (tgc-fold-linears makes it a
-// channels-first GEMM); so does a depthwise convolution (group > 1).
+// channels-first GEMM).
 // CHECK-LABEL: func.func @pointwise_alone
 // CHECK-NOT: tg.transpose
 // CHECK: tg.conv %arg0, %{{.+}} {dilations = [1, 1], group = 1 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : tensor<1x4x8x8xf32>
@@ -42,13 +42,64 @@ func.func @pointwise_alone(%x: tensor<1x4x8x8xf32>) -> tensor<1x6x8x8xf32> {
 
 // -----
 
+// A depthwise convolution (group = channels) goes channels last, its filter [M, kh, kw, 1].
 // CHECK-LABEL: func.func @depthwise
-// CHECK-NOT: tg.transpose
-// CHECK-NOT: nhwc
+// CHECK: %[[X:.+]] = tg.transpose %arg0 {perm = [0, 2, 3, 1]}
+// CHECK: %[[W:.+]] = tg.transpose %{{.+}} {perm = [0, 2, 3, 1]} : tensor<4x1x3x3xf32> -> tensor<4x3x3x1xf32>
+// CHECK: %[[C:.+]] = tg.conv %[[X]], %[[W]] {{{.*}}group = 4 : i64, nhwc{{.*}}} : tensor<1x8x8x4xf32>, tensor<4x3x3x1xf32> -> tensor<1x8x8x4xf32>
+// CHECK: tg.transpose %[[C]] {perm = [0, 3, 1, 2]}
 func.func @depthwise(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = tg.constant dense<0.5> : tensor<4x1x3x3xf32>
   %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 4 : i64} : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x8xf32>
   return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A squeeze-excitation block: the global mean reduces the channels-last dims; its scale s
+// ([N, C, 1, 1], computed channels first by the two 1x1 convolutions) multiplies the
+// channels-last x after a reshape (the same elements), so the region goes on to the last
+// convolution and one transpose leaves it.
+// CHECK-LABEL: func.func @squeeze_excitation
+// CHECK: %[[D:.+]] = tg.conv %{{.+}} {{{.*}}group = 4 : i64, nhwc{{.*}}} : tensor<1x8x8x4xf32>, tensor<4x3x3x1xf32> -> tensor<1x8x8x4xf32>
+// CHECK: %[[R:.+]] = tg.relu %[[D]] : tensor<1x8x8x4xf32>
+// CHECK: %[[M:.+]] = tg.reduce_mean %[[R]] {axes = [1, 2], keepdims = true} : tensor<1x8x8x4xf32> -> tensor<1x1x1x4xf32>
+// CHECK: %[[S:.+]] = tg.sigmoid
+// CHECK: %[[SL:.+]] = tg.reshape %[[S]] : tensor<1x4x1x1xf32> -> tensor<1x1x1x4xf32>
+// CHECK: %[[X:.+]] = tg.mul %[[R]], %[[SL]] : tensor<1x8x8x4xf32>, tensor<1x1x1x4xf32> -> tensor<1x8x8x4xf32>
+// CHECK: %[[L:.+]] = tg.linear %[[X]], %{{.+}} : tensor<1x8x8x4xf32>, tensor<6x4xf32> -> tensor<1x8x8x6xf32>
+// CHECK: tg.transpose %[[L]] {perm = [0, 3, 1, 2]}
+// CHECK-NOT: tg.transpose
+func.func @squeeze_excitation(%x: tensor<1x4x8x8xf32>) -> tensor<1x6x8x8xf32> {
+  %wd = tg.constant dense<0.5> : tensor<4x1x3x3xf32>
+  %w1 = tg.constant dense<0.5> : tensor<2x4x1x1xf32>
+  %w2 = tg.constant dense<0.5> : tensor<4x2x1x1xf32>
+  %wp = tg.constant dense<0.5> : tensor<6x4x1x1xf32>
+  %0 = tg.conv %x, %wd {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 4 : i64} : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.relu %0 : tensor<1x4x8x8xf32>
+  %2 = tg.reduce_mean %1 {axes = [2, 3], keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
+  %3 = tg.conv %2, %w1 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x4x1x1xf32>, tensor<2x4x1x1xf32> -> tensor<1x2x1x1xf32>
+  %4 = tg.relu %3 : tensor<1x2x1x1xf32>
+  %5 = tg.conv %4, %w2 {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x2x1x1xf32>, tensor<4x2x1x1xf32> -> tensor<1x4x1x1xf32>
+  %6 = tg.sigmoid %5 : tensor<1x4x1x1xf32>
+  %7 = tg.mul %1, %6 : tensor<1x4x8x8xf32>, tensor<1x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  %8 = tg.conv %7, %wp {strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<6x4x1x1xf32> -> tensor<1x6x8x8xf32>
+  return %8 : tensor<1x6x8x8xf32>
+}
+
+// -----
+
+// Negative: a [N, C, H, W] operand that broadcasts only along H (not [N, C, 1..]) keeps the
+// transpose back above the mul.
+// CHECK-LABEL: func.func @partial_broadcast_stays
+// CHECK: %[[C:.+]] = tg.conv {{.*}}nhwc
+// CHECK: %[[T:.+]] = tg.transpose %[[C]] {perm = [0, 3, 1, 2]}
+// CHECK: tg.mul %[[T]], %arg1 : tensor<1x4x8x8xf32>, tensor<1x4x1x8xf32>
+func.func @partial_broadcast_stays(%x: tensor<1x4x8x8xf32>, %s: tensor<1x4x1x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = tg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1 : i64} : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.mul %0, %s : tensor<1x4x8x8xf32>, tensor<1x4x1x8xf32> -> tensor<1x4x8x8xf32>
+  return %1 : tensor<1x4x8x8xf32>
 }
 
 // -----
