@@ -189,6 +189,18 @@ std::vector<std::pair<int64_t, Shape>> mergeLoopDims(const Shape &shape,
   return dims;
 }
 
+std::string broadcastIndex(const std::string &idx, const Shape &out, const Shape &in) {
+  if (product(in) == product(out))
+    return idx; // the same elements in the same order (broadcasting can only add 1s)
+  const Shape st = broadcastStrides(in, out), inner = contiguousStrides(out);
+  std::string e;
+  for (size_t d = 0; d < out.size(); ++d)
+    if (st[d] != 0 && out[d] > 1)
+      e += (e.empty() ? "" : " + ") + std::string("(") + idx + ") / " + std::to_string(inner[d]) +
+           " % " + std::to_string(out[d]) + " * " + std::to_string(st[d]);
+  return e.empty() ? "0" : e;
+}
+
 ReduceLayout reduceLayout(mlir::Operation *reduceOp) {
   const Shape x = shapeOf(reduceOp->getOperand(0));
   std::vector<bool> red(x.size(), false);

@@ -48,6 +48,9 @@ Shape shapeOf(mlir::Value v);
 Shape contiguousStrides(const Shape &s);
 /// Strides (elements) reading `in` at the coordinates of `out`, numpy-broadcast (right-aligned).
 Shape broadcastStrides(const Shape &in, const Shape &out);
+/// The expression of the offset in `in` (numpy-broadcast to `out`) of the element of `out` at
+/// flat index `idx` (an expression).
+std::string broadcastIndex(const std::string &idx, const Shape &out, const Shape &in);
 /// Integer literal valid in C++ and CUDA C++ (LL suffix where needed, INT64_MIN spelled safely).
 std::string str(int64_t v);
 /// `base + var * stride` as C, without the terms that vanish ("0" base, stride 0 or 1).

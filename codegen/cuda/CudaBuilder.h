@@ -150,10 +150,13 @@ struct KernelBuilder : codegen::CKernel {
   /// (CudaConv.cpp).
   llvm::Error emitConv(mlir::Operation *root, tg::ConvOp conv, FusedParts *parts,
                        std::string &code);
+  /// Writes the lines storing output element `idx` (a flat index) of a convolution, given its
+  /// sum `acc` (in the accumulator type).
+  using ConvStore = std::function<void(const std::string &idx, const std::string &acc)>;
   /// The loop of tgc's own convolution kernel: one thread per output element of `conv` (either
   /// layout: NC[D]HW or `nhwc`).
   void emitConvLoop(tg::ConvOp conv, const CType &ct, const std::string &x, const std::string &w,
-                    const std::string &b, const std::string &out);
+                    const std::string &b, const ConvStore &store);
   /// A 2-D `nhwc` depthwise convolution (one input and one output channel a group): its loop,
   /// a thread per channel and strip of depthwiseStrip() outputs along W (CudaConv.cpp).
   static bool depthwiseNhwc(tg::ConvOp conv) {
@@ -164,7 +167,7 @@ struct KernelBuilder : codegen::CKernel {
   }
   static int64_t depthwiseStrip(tg::ConvOp conv);
   void emitDepthwiseNhwcLoop(tg::ConvOp conv, const CType &ct, const std::string &x,
-                             const std::string &w, const std::string &b, const std::string &out);
+                             const std::string &w, const std::string &b, const ConvStore &store);
   llvm::Error emitSplitGemm(tg::LinearOp lin, tg::SplitOp sp, int64_t stride,
                             const std::vector<StepArg> &args);
   llvm::Error emitMovement(mlir::Operation *op, const CType &ct);

@@ -59,7 +59,7 @@ int argIndex(const std::vector<StepArg> &args, const StepArg &a) {
 
 void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::string &x,
                                  const std::string &w, const std::string &b,
-                                 const std::string &out) {
+                                 const ConvStore &store) {
   const std::string T = ct.name;
   Shape xs = shapeOf(conv.getInput()), ws = shapeOf(conv.getWeight()),
         ys = shapeOf(conv.getResult());
@@ -75,7 +75,7 @@ void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::st
                 Cg = C / group, Mg = M / group;
   const std::string acc = T == "double" ? "double" : (ct.isFloat ? "float" : "int64_t");
   if (depthwiseNhwc(conv) && ct.isFloat)
-    return emitDepthwiseNhwcLoop(conv, ct, x, w, b, out);
+    return emitDepthwiseNhwcLoop(conv, ct, x, w, b, store);
   c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
          str(product(ys)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
   c.line(it + " rem = i;");
@@ -129,7 +129,7 @@ void KernelBuilder::emitConvLoop(tg::ConvOp conv, const CType &ct, const std::st
     c.close();
   if (!last)
     c.close();
-  c.line(out + "[i] = " + ct.st("a") + ";");
+  store("i", "a");
   c.close();
 }
 
@@ -144,7 +144,7 @@ int64_t KernelBuilder::depthwiseStrip(tg::ConvOp conv) {
 
 void KernelBuilder::emitDepthwiseNhwcLoop(tg::ConvOp conv, const CType &ct, const std::string &x,
                                           const std::string &w, const std::string &b,
-                                          const std::string &out) {
+                                          const ConvStore &store) {
   // x [N, H, W, C], w [C, kh, kw, 1], y [N, Ho, Wo, C]. A thread: channel m (neighbouring
   // threads, neighbouring channels: coalesced) and a strip of P outputs along W, its kw weights
   // and the strip's input columns of each window row held in registers, so an input element is
@@ -190,8 +190,10 @@ void KernelBuilder::emitDepthwiseNhwcLoop(tg::ConvOp conv, const CType &ct, cons
   c.close();
   c.line("#pragma unroll");
   c.open("for (int p = 0; p < " + str(P) + "; ++p)");
-  c.line("if (ox + p < " + str(ys[2]) + ") " + out + "[((n * " + str(ys[1]) + " + y0) * " +
-         str(ys[2]) + " + ox + p) * " + str(C) + " + m] = " + ct.st("a[p]") + ";");
+  c.open("if (ox + p < " + str(ys[2]) + ")");
+  store("((n * " + str(ys[1]) + " + y0) * " + str(ys[2]) + " + ox + p) * " + str(C) + " + m",
+        "a[p]");
+  c.close();
   c.close();
   c.close();
 }
@@ -231,7 +233,58 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
     addParam(gt->name + " *gtmp", dst);
     dptr = "gtmp";
   }
-  emitConvLoop(conv, *gt, ptrs[0], ptrs[1], conv.getBias() ? ptrs[2] : "", dptr);
+  // The own kernel applies the epilogue itself when it is written in place of the output (the
+  // epilogue step after it then runs only after cuDNN without a fused epilogue) and is not
+  // exactly cuDNN's fused call, or is a lone ReLU (a runtime without ConvDesc.own_epilogue
+  // refuses the first and applies the second twice, to the same result).
+  Type et = g.getType().cast<RankedTensorType>().getElementType();
+  const bool library = et.isF32() || et.isF16() || et.isBF16();
+  LibraryEpilogue le;
+  if (library && epilogue && dptr != "gtmp")
+    le = libraryEpilogue(parts->ops, g, parts->result, cast<tg::FusedOp>(rootOp).getBody().front(),
+                         inPtr);
+  const bool ownEpilogue =
+      library && epilogue && dptr != "gtmp" &&
+      (!le.ok || (le.act == plan::GemmDesc::RELU && le.zArg < 0)) &&
+      llvm::all_of(parts->leaves, [](const auto &l) { return l.second.gather.idx.empty(); });
+  ConvStore store = [&](const std::string &idx, const std::string &acc) {
+    c.line(dptr + "[" + idx + "] = " + gt->st(acc) + ";");
+  };
+  std::vector<std::pair<Value, Leaf>> inKernel;
+  llvm::Error epilogueError = llvm::Error::success();
+  if (ownEpilogue) {
+    inKernel = parts->leaves;
+    inKernel.push_back({g, Leaf{shapeOf(g), *gt, "gv", ""}});
+    if (auto e = checkElementwise(parts->ops, inKernel, parts->result))
+      return e;
+    const Shape os = shapeOf(out);
+    store = [&, os](const std::string &idx, const std::string &acc) {
+      // The sum rounded to the output type first, as the epilogue kernel reads it.
+      c.line("const " + gt->name + " gv = " + gt->st(acc) + ";");
+      std::string r = elementLines(
+          c, parts->ops, inKernel, parts->result,
+          [&](size_t k) {
+            const Leaf &l = inKernel[k].second;
+            if (k + 1 == inKernel.size())
+              return l.ct.ld("gv");
+            return l.ct.ld(l.ptr + "[" + broadcastIndex(idx, os, l.shape) + "]");
+          },
+          epilogueError);
+      c.line(dptr + "[" + idx + "] = " + r + ";");
+    };
+  }
+  {
+    // Each store its own scope (the epilogue's names repeat per output of a strip).
+    ConvStore scoped = [&](const std::string &idx, const std::string &acc) {
+      c.open("");
+      store(idx, acc);
+      c.close();
+    };
+    emitConvLoop(conv, *gt, ptrs[0], ptrs[1], conv.getBias() ? ptrs[2] : "",
+                 ownEpilogue ? scoped : store);
+  }
+  if (epilogueError)
+    return epilogueError;
   const std::string base = symbolBase;
   if (epilogue)
     symbolBase += "_conv";
@@ -242,12 +295,6 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
   symbolBase = base;
 
   // A float convolution becomes a CONV step the runtime may run through cuDNN.
-  Type et = g.getType().cast<RankedTensorType>().getElementType();
-  const bool library = et.isF32() || et.isF16() || et.isBF16();
-  LibraryEpilogue le;
-  if (library && epilogue && dptr != "gtmp")
-    le = libraryEpilogue(parts->ops, g, parts->result, cast<tg::FusedOp>(rootOp).getBody().front(),
-                         inPtr);
   if (library) {
     EmittedStep &s = steps.back();
     plan::ConvDesc &d = s.conv;
@@ -274,6 +321,7 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
       d.set_bias(true);
       d.set_bias_arg(argIndex(s.args, operands[2]));
     }
+    d.set_own_epilogue(ownEpilogue);
     if (le.ok) {
       d.set_activation((plan::GemmDesc::Activation)le.act);
       if (le.zArg >= 0) {
@@ -301,7 +349,7 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
   if (auto e = elementwise(parts->ops, leaves, parts->result, outPtr[0]))
     return e;
   endKernel(code, gridFor(product(shapeOf(out)) / vecWidth), kBlock);
-  steps.back().skipIfGemmFused = le.ok;
+  steps.back().skipIfGemmFused = le.ok || ownEpilogue;
   return llvm::Error::success();
 }
 

@@ -3,7 +3,8 @@
 //
 // Kernels are formed greedily in program order (see Passes.td for the rule). Every kernel has a
 // single result, so codegen emits one loop nest per kernel and the buffer planner sees one
-// output per step. Chains across multi-use values stay separate kernels: recomputing shared
+// output per step. Chains across multi-use values stay separate kernels, except a convolution's
+// output read only by elementwise ops that all join its kernel (hardswish): recomputing shared
 // producers is a later, measured decision.
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -75,41 +76,85 @@ void materialize(Group &g) {
     op->erase();
 }
 
+/// True when every reader of `v` is an elementwise op of `v`'s shape: candidates to join the
+/// kernel `v` is the output of, all of them.
+bool readersAllPointwise(mlir::Value v) {
+  return llvm::all_of(v.getUsers(), [&](mlir::Operation *u) {
+    return isPointwiseOp(u) && resultType(u).cast<mlir::ShapedType>().getShape() ==
+                                   v.getType().cast<mlir::ShapedType>().getShape();
+  });
+}
+
+/// The kernels of `block`, in program order. The output of a convolution's kernel read by
+/// several elementwise ops (hardswish reads x twice: x * min(max(x / 6 + 1/2, 0), 1)) lets
+/// the first of them join, unless `noShared` holds the convolution: the others must then join
+/// too, which the caller checks.
+std::vector<Group> formGroups(mlir::Block &block,
+                              const llvm::SmallPtrSetImpl<mlir::Operation *> &noShared) {
+  std::vector<Group> groups;
+  llvm::DenseMap<mlir::Operation *, size_t> groupOf; // current output op → group index
+  for (mlir::Operation &opRef : block) {
+    mlir::Operation *op = &opRef;
+    if (llvm::isa<tg::LinearOp, tg::MatmulOp, tg::ConvOp>(op)) {
+      groups.push_back({{op}, llvm::isa<tg::ConvOp>(op) ? "conv" : "gemm"});
+      groupOf[op] = groups.size() - 1;
+      continue;
+    }
+    if (!isPointwiseOp(op))
+      continue;
+    // Join the group whose output feeds this op, if the rule allows.
+    std::optional<size_t> joined;
+    for (mlir::Value v : op->getOperands()) {
+      mlir::Operation *def = v.getDefiningOp();
+      auto it = def ? groupOf.find(def) : groupOf.end();
+      if (it == groupOf.end() ||
+          resultType(def).cast<mlir::ShapedType>().getShape() !=
+              resultType(op).cast<mlir::ShapedType>().getShape())
+        continue;
+      const Group &g = groups[it->second];
+      const bool shared = !def->getResult(0).hasOneUse();
+      if (shared && !(llvm::StringRef(g.kind) == "conv" && g.ops.size() == 1 &&
+                      !noShared.contains(def) && readersAllPointwise(v)))
+        continue;
+      joined = it->second;
+      groupOf.erase(it);
+      break;
+    }
+    if (!joined) {
+      groups.push_back({{}, "pointwise"});
+      joined = groups.size() - 1;
+    }
+    groups[*joined].ops.push_back(op);
+    groupOf[op] = *joined;
+  }
+  return groups;
+}
+
+/// The first op of a group whose value, other than the group's output, is read outside it.
+mlir::Operation *leaksValue(const Group &g) {
+  llvm::SmallPtrSet<mlir::Operation *, 8> members(g.ops.begin(), g.ops.end());
+  for (mlir::Operation *op : g.ops)
+    if (op != g.ops.back() &&
+        llvm::any_of(op->getUsers(), [&](mlir::Operation *u) { return !members.contains(u); }))
+      return g.ops.front();
+  return nullptr;
+}
+
 struct FormKernelsPass : public FormKernelsBase<FormKernelsPass> {
   void runOnOperation() override {
+    mlir::Block &block = getOperation().getBody().front();
+    // A convolution whose shared output's readers did not all join its kernel is grouped
+    // again without sharing (each round adds one, so this ends).
+    llvm::SmallPtrSet<mlir::Operation *, 8> noShared;
     std::vector<Group> groups;
-    llvm::DenseMap<mlir::Operation *, size_t> groupOf; // current output op → group index
-
-    for (mlir::Operation &opRef : getOperation().getBody().front()) {
-      mlir::Operation *op = &opRef;
-      if (llvm::isa<tg::LinearOp, tg::MatmulOp, tg::ConvOp>(op)) {
-        groups.push_back({{op}, llvm::isa<tg::ConvOp>(op) ? "conv" : "gemm"});
-        groupOf[op] = groups.size() - 1;
-        continue;
-      }
-      if (!isPointwiseOp(op))
-        continue;
-      // Join the group whose output feeds this op, if the rule allows.
-      std::optional<size_t> joined;
-      for (mlir::Value v : op->getOperands()) {
-        mlir::Operation *def = v.getDefiningOp();
-        auto it = def ? groupOf.find(def) : groupOf.end();
-        if (it == groupOf.end() || !def->getResult(0).hasOneUse() ||
-            resultType(def).cast<mlir::ShapedType>().getShape() !=
-                resultType(op).cast<mlir::ShapedType>().getShape())
-          continue;
-        joined = it->second;
-        groupOf.erase(it);
-        break;
-      }
-      if (!joined) {
-        groups.push_back({{}, "pointwise"});
-        joined = groups.size() - 1;
-      }
-      groups[*joined].ops.push_back(op);
-      groupOf[op] = *joined;
+    for (bool again = true; again;) {
+      again = false;
+      groups = formGroups(block, noShared);
+      for (const Group &g : groups)
+        if (g.ops.size() >= 2)
+          if (mlir::Operation *seed = leaksValue(g); seed && noShared.insert(seed).second)
+            again = true;
     }
-
     for (Group &g : groups)
       if (g.ops.size() >= 2)
         materialize(g);

@@ -10,7 +10,9 @@ def FormKernels : Pass<"tgc-form-kernels", "mlir::func::FuncOp"> {
     Vertical fusion. Walking the function in order, an elementwise op joins the kernel that
     produces one of its operands when that producer is the kernel's current output, has no other
     use, and has the same shape as the op's result (so the kernel still iterates over one output
-    space). A kernel seeded by `tg.linear` or `tg.matmul` is a "gemm" kernel: the elementwise ops
+    space). A convolution's result read by several elementwise ops of its shape (hardswish reads
+    x twice) lets them join its kernel when all of them do; where one would not, the convolution
+    is grouped again without that exception. A kernel seeded by `tg.linear` or `tg.matmul` is a "gemm" kernel: the elementwise ops
     it absorbs run as the GEMM's epilogue; one seeded by `tg.conv` is a "conv" kernel (the
     convolution's epilogue: bias, activation, residual add, which a library may apply). Splat constants are cloned into the kernel as
     literals. Every kernel has exactly one result; single-op pointwise groups and GEMMs without an

@@ -291,16 +291,21 @@ Status CudaSession::tuneConvs() {
       continue;
     }
     double own = timeIt([&] { return launchKernel(steps_[i]); });
-    // The epilogue kernel cuDNN would save runs after the own kernel.
+    // The epilogue kernel one path saves runs after the other: after the own kernel unless it
+    // applies the epilogue itself, after cuDNN unless its call fuses it.
+    const plan::ConvDesc &cd = plan_.steps((int)i).conv();
+    const bool dnnFuses = cd.activation() != plan::GemmDesc::NONE || cd.residual();
+    double epi = 0;
     if (own >= 0 && i + 1 < steps_.size() && steps_[i + 1].skipIfFused) {
-      const double epi = timeIt([&] { return launchKernel(steps_[i + 1]); });
-      own = epi >= 0 ? own + epi : own;
+      epi = std::max(0.0, timeIt([&] { return launchKernel(steps_[i + 1]); }));
+      own += cd.own_epilogue() ? 0 : epi;
     }
     double best = -1;
     size_t bestJ = 0;
     for (size_t j = 0; j < r.cands.size(); ++j) {
       std::tie(r.algo, r.ws) = r.cands[j];
-      const double t = timeIt([&] { return launchConv(i); });
+      double t = timeIt([&] { return launchConv(i); });
+      t = t >= 0 && !dnnFuses ? t + epi : t;
       if (t >= 0 && (best < 0 || t < best))
         best = t, bestJ = j;
     }

@@ -151,13 +151,14 @@ Status CudaSession::validatePlan() {
           return st;
       } else if (s.skip_if_gemm_fused() && !(i > 0 && [&](const plan::Step &p) {
                    if (p.kind() == plan::Step::CONV)
-                     return p.conv().activation() != plan::GemmDesc::NONE || p.conv().residual();
+                     return p.conv().activation() != plan::GemmDesc::NONE || p.conv().residual() ||
+                            p.conv().own_epilogue();
                    return p.kind() == plan::Step::GEMM &&
                           p.gemm().activation() != plan::GemmDesc::NONE;
                  }(plan_.steps(i - 1)))) {
         return Status::error(where + ": skip_if_gemm_fused needs a GEMM step with an "
-                                     "activation (or a CONV step with an activation or a "
-                                     "residual) right before it");
+                                     "activation (or a CONV step with an activation, a "
+                                     "residual or its own epilogue) right before it");
       }
     } else if (s.kind() == plan::Step::LOOP) {
       LoopLayout layout;
@@ -187,6 +188,12 @@ Status CudaSession::checkConv(int i, const std::string &where) const {
     return bad("dtype " + std::to_string(c.dtype()) + " is not supported");
   if (c.activation() != plan::GemmDesc::NONE && c.activation() != plan::GemmDesc::RELU)
     return bad("activation must be NONE or RELU");
+  // An own kernel applying its epilogue needs the epilogue step after it to be skippable, or the
+  // epilogue would be applied twice.
+  if (c.own_epilogue() &&
+      !(i + 1 < plan_.steps_size() && plan_.steps(i + 1).kind() == plan::Step::KERNEL &&
+        plan_.steps(i + 1).skip_if_gemm_fused()))
+    return bad("own_epilogue needs a kernel step marked skip_if_gemm_fused right after it");
   // Every dimension and attribute below 2^31, every tensor below 2^40 elements: the arithmetic
   // below cannot overflow, and cuDNN's int descriptors hold them.
   const int64_t lim = (int64_t(1) << 31) - 1;

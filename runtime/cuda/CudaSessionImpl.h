@@ -195,12 +195,19 @@ private:
   bool skipped(size_t i) const {
     if (i == 0 || !steps_[i].skipIfFused)
       return false;
-    if (steps_[i - 1].conv) // cuDNN applied the activation and the residual
-      return i - 1 < convs_.size() && convs_[i - 1] && convs_[i - 1]->useCudnn;
+    if (steps_[i - 1].conv) // cuDNN applied the activation and the residual, or the own kernel
+      return convEpilogueApplied(i - 1);
     const GemmRt &g = steps_[i - 1].g;
     if (steps_[i].norm)
       return g.cut >= 0 && g.cutCands[(size_t)g.cut].norm;
     return g.mma >= 0 || g.cut >= 0 || !g.useLt || g.ltAct;
+  }
+  /// Whether CONV step i applies the epilogue of the step after it: cuDNN when it runs with the
+  /// step's activation or residual, the own kernel when the plan says so (ConvDesc.own_epilogue).
+  bool convEpilogueApplied(size_t i) const {
+    const plan::ConvDesc &d = plan_.steps((int)i).conv();
+    const bool dnn = i < convs_.size() && convs_[i] && convs_[i]->useCudnn;
+    return dnn ? d.activation() != plan::GemmDesc::NONE || d.residual() : d.own_epilogue();
   }
   CUdeviceptr ptrOf(const BufferArg &a) const;
   std::string ck(CUresult r, const char *call) const { return check(*d_, r, call); }

@@ -141,9 +141,11 @@ std::string formatPlan(const Plan &p) {
   for (int i = 0; i < p.steps_size(); ++i) {
     const Step &s = p.steps(i);
     os << "  " << i << ": " << (s.kind() == Step::COPY ? "copy" : s.symbol())
-       << (!s.skip_if_gemm_fused()                                      ? ""
-           : i > 0 && p.steps(i - 1).kind() == Step::CONV ? "[unless cuDNN applied it]"
-                                                          : "[unless the GEMM applied it]");
+       << (!s.skip_if_gemm_fused() ? ""
+           : i > 0 && p.steps(i - 1).kind() == Step::CONV
+               ? (p.steps(i - 1).conv().own_epilogue() ? "[only after cuDNN, unless it applied it]"
+                                                       : "[unless cuDNN applied it]")
+               : "[unless the GEMM applied it]");
     if (s.kind() == Step::GEMM)
       os << "[" << s.gemm().m() << "x" << s.gemm().n() << "x" << s.gemm().k()
          << (s.gemm().batch() > 1 ? ", batch " + std::to_string(s.gemm().batch()) : "")
@@ -160,7 +162,7 @@ std::string formatPlan(const Plan &p) {
          << (c.group() > 1 ? ", group " + std::to_string(c.group()) : "")
          << (c.bias() ? ", +bias" : "") << (c.residual() ? ", +residual" : "")
          << (c.activation() ? ", +" + GemmDesc::Activation_Name(c.activation()) : "")
-         << "; cuDNN or the kernel]";
+         << "; cuDNN or the kernel" << (c.own_epilogue() ? " with its epilogue" : "") << "]";
     }
     if ((s.kind() == Step::KERNEL || s.kind() == Step::CONV) && s.grid_size() == 3 &&
         s.block_size() == 3)

@@ -788,7 +788,12 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
     EXPECT_EQ(c.w_size(), 4);
     const bool epilogue = c.activation() != plan::GemmDesc::NONE || c.residual();
     ASSERT_LT(i + 1, p.steps_size());
-    EXPECT_EQ(p.steps(i + 1).skip_if_gemm_fused(), epilogue) << "step " << i + 1;
+    // The epilogue step is skippable when cuDNN can apply it or the own kernel does (a lone
+    // ReLU: ConvDesc.own_epilogue; never with a residual, which applied twice would differ).
+    EXPECT_EQ(p.steps(i + 1).skip_if_gemm_fused(), epilogue || c.own_epilogue())
+        << "step " << i + 1;
+    if (c.residual())
+      EXPECT_FALSE(c.own_epilogue()) << "step " << i;
     if (c.residual() && c.activation() == plan::GemmDesc::RELU)
       residual = i;
     else if (c.activation() == plan::GemmDesc::RELU && relu < 0)
@@ -812,6 +817,7 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
   EXPECT_EQ(std::vector<int64_t>(stem.y().begin(), stem.y().end()),
             (std::vector<int64_t>{1, 32, 32, 16}));
   EXPECT_TRUE(stem.bias());
+  EXPECT_TRUE(stem.own_epilogue()); // its ReLU is in the own kernel too
   const plan::Plan good = p;
   auto refused = [&](int step, const std::function<void(plan::ConvDesc &)> &spoil,
                      const std::string &why) {
@@ -830,9 +836,14 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
   refused(relu, [](plan::ConvDesc &c) { c.clear_pads(); }, "do not agree in rank");
   refused(residual, [](plan::ConvDesc &c) { c.set_residual_arg(c.bias_arg()); },
           "residual needs");
+  // An own kernel applying the epilogue needs the epilogue step after it to be skippable.
+  p = good;
+  p.mutable_steps(relu + 1)->set_skip_if_gemm_fused(false);
+  expectPlanRefused(pkg, p, relu, "own_epilogue needs a kernel step marked skip_if_gemm_fused");
   // The skip flag after a CONV step that carries no epilogue.
   p = good;
   p.mutable_steps(relu)->mutable_conv()->set_activation(plan::GemmDesc::NONE);
+  p.mutable_steps(relu)->mutable_conv()->set_own_epilogue(false);
   ASSERT_EQ(p.steps(relu + 1).kind(), plan::Step::KERNEL);
   ASSERT_TRUE(p.steps(relu + 1).skip_if_gemm_fused());
   expectPlanRefused(pkg, p, relu + 1, "skip_if_gemm_fused needs a GEMM step");
@@ -840,6 +851,34 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
   p = good;
   p.mutable_steps(relu)->set_skip_if_gemm_fused(true);
   expectPlanRefused(pkg, p, relu, "skip_if_gemm_fused and norm are for kernel steps");
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// An epilogue cuDNN cannot apply (mobilenet_v3_tiny's hardswish after its depthwise
+// convolutions) runs inside the own kernel: the CONV step says so and its epilogue step, which
+// runs only after cuDNN, is marked skippable; the own kernel's source computes the hardswish.
+TEST(CudaRuntimeNoGpu, ConvOwnKernelAppliesEpilogue) {
+  std::string dir = tempDir("owne");
+  std::string pkg = dir + "/pkg";
+  plan::Plan p;
+  ASSERT_TRUE(compilePlan("mobilenet_v3_tiny", "fp16", pkg, p));
+  const std::string src = readFile(pkg + "/kernels.cu");
+  int own = 0;
+  for (int i = 0; i + 1 < p.steps_size(); ++i) {
+    const plan::Step &s = p.steps(i);
+    if (s.kind() != plan::Step::CONV || !s.conv().own_epilogue() ||
+        s.conv().activation() != plan::GemmDesc::NONE)
+      continue;
+    ++own;
+    EXPECT_TRUE(p.steps(i + 1).skip_if_gemm_fused()) << "step " << i + 1;
+    // The own kernel: its body computes the epilogue (hardswish's min) before it stores.
+    const size_t at = src.find("void __launch_bounds__(256) " + s.symbol() + "(");
+    ASSERT_NE(at, std::string::npos) << s.symbol();
+    const std::string body = src.substr(at, src.find("\n}\n", at) - at);
+    EXPECT_NE(body.find("gv"), std::string::npos) << s.symbol();
+    EXPECT_NE(body.find("tg_min<float>"), std::string::npos) << body;
+  }
+  EXPECT_GE(own, 5);
   llvm::sys::fs::remove_directories(dir);
 }
 

@@ -124,3 +124,49 @@ func.func @conv_no_epilogue(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) ->
   %4 = tg.pool %3 {count_include_pad = false, dilations = [1, 1], kernel = [2, 2], kind = "max", pads = [0, 0, 0, 0], strides = [2, 2]} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   return %1, %2, %4 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A convolution's output read twice by its hardswish (x * clamp(x / 6 + 1/2, 0, 1)): every
+// reader is elementwise and joins, so the convolution and the hardswish are one kernel.
+// CHECK-LABEL: func.func @conv_hardswish
+// CHECK: %[[K:.+]] = tg.fused "conv"
+// CHECK:   tg.conv
+// CHECK:   tg.mul
+// CHECK:   tg.add
+// CHECK:   tg.min
+// CHECK:   tg.max
+// CHECK:   tg.mul
+// CHECK:   tg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[K]]
+func.func @conv_hardswish(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %s = tg.constant dense<0.1666666> : tensor<f32>
+  %h = tg.constant dense<0.5> : tensor<f32>
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %zero = tg.constant dense<0.0> : tensor<f32>
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 4 : i64} : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.mul %0, %s : tensor<1x4x8x8xf32>, tensor<f32> -> tensor<1x4x8x8xf32>
+  %2 = tg.add %1, %h : tensor<1x4x8x8xf32>, tensor<f32> -> tensor<1x4x8x8xf32>
+  %3 = tg.min %2, %one : tensor<1x4x8x8xf32>, tensor<f32> -> tensor<1x4x8x8xf32>
+  %4 = tg.max %3, %zero : tensor<1x4x8x8xf32>, tensor<f32> -> tensor<1x4x8x8xf32>
+  %5 = tg.mul %0, %4 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  return %5 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Negative: the convolution's output feeds two branches that end apart (a relu and a sigmoid,
+// both returned): they cannot both join, so the convolution stays alone and each branch keeps
+// its own op.
+// CHECK-LABEL: func.func @conv_two_branches
+// CHECK-NOT: tg.fused
+// CHECK: %[[C:.+]] = tg.conv
+// CHECK: tg.relu %[[C]]
+// CHECK: tg.sigmoid %[[C]]
+func.func @conv_two_branches(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %0 = tg.conv %x, %w {strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 4 : i64} : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x8x8xf32>
+  %1 = tg.relu %0 : tensor<1x4x8x8xf32>
+  %2 = tg.sigmoid %0 : tensor<1x4x8x8xf32>
+  return %1, %2 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
