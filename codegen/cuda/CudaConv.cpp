@@ -3,8 +3,10 @@
 // and otherwise launches the step's own kernel, written here (one thread per output, the sum in
 // float). The epilogue of a "conv" tg.fused (bias, activation, residual add) is a second kernel,
 // in place on the output; when it is exactly what cuDNN's fused call applies (a ReLU, a residual
-// add, or the add then the ReLU), the CONV step carries it and the epilogue kernel is marked
-// skip_if_gemm_fused: it runs only after tgc's own kernel.
+// add, or the add then the ReLU), the CONV step carries it. The own kernel applies the epilogue
+// itself (ConvDesc.own_epilogue) unless the step carries a residual; the epilogue kernel, marked
+// skip_if_gemm_fused, then runs only after cuDNN without a fused call. Otherwise it runs after
+// the own kernel and after cuDNN's unfused call.
 #include "codegen/cuda/CudaBuilder.h"
 
 using namespace mlir;
@@ -251,12 +253,17 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
     c.line(dptr + "[" + idx + "] = " + gt->st(acc) + ";");
   };
   std::vector<std::pair<Value, Leaf>> inKernel;
-  llvm::Error epilogueError = llvm::Error::success();
   if (ownEpilogue) {
     inKernel = parts->leaves;
     inKernel.push_back({g, Leaf{shapeOf(g), *gt, "gv", ""}});
     if (auto e = checkElementwise(parts->ops, inKernel, parts->result))
       return e;
+    // The epilogue's constant arrays are declared before the convolution's kernel, which reads
+    // them now; the epilogue kernel after it reads the same declarations.
+    globals = epilogueGlobals;
+  }
+  llvm::Error epilogueError = llvm::Error::success();
+  if (ownEpilogue) {
     const Shape os = shapeOf(out);
     store = [&, os](const std::string &idx, const std::string &acc) {
       // The sum rounded to the output type first, as the epilogue kernel reads it.
@@ -274,7 +281,7 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
     };
   }
   {
-    // Each store its own scope (the epilogue's names repeat per output of a strip).
+    // Each store in a scope of its own (its `gv` and the epilogue's names stay local).
     ConvStore scoped = [&](const std::string &idx, const std::string &acc) {
       c.open("");
       store(idx, acc);
@@ -340,7 +347,7 @@ llvm::Error KernelBuilder::emitConv(Operation *rootOp, tg::ConvOp conv, FusedPar
   std::vector<std::pair<Value, Leaf>> leaves = parts->leaves;
   if (auto e = beginKernel())
     return e;
-  globals = epilogueGlobals;
+  globals = ownEpilogue ? "" : epilogueGlobals;
   if (dptr == "gtmp")
     addParam("const " + gt->name + " *gtmp", dst);
   c.line(sourceComment("epilogue: " + std::to_string(parts->ops.size()) +

@@ -3,9 +3,11 @@
 //
 // cuDNN's call is cudnnConvolutionBiasActivationForward: y = act(conv(x, w) + bias + z), so one
 // call also applies the ReLU and the residual add the step carries, and the epilogue kernel after
-// the step (marked skip_if_gemm_fused) is skipped. At setup every algorithm cuDNN's heuristics
-// offer (workspace ≤ kConvWorkspaceLimit; not FFT or Winograd, which lose precision) and the
-// step's own kernel (with the epilogue kernel cuDNN would save) are timed inside a CUDA graph
+// the step (marked skip_if_gemm_fused) is skipped; with ConvDesc.own_epilogue the own kernel
+// applies the epilogue and that kernel is skipped after it instead. At setup every algorithm
+// cuDNN's heuristics offer (workspace ≤ kConvWorkspaceLimit; not FFT or Winograd, which lose
+// precision) and the step's own kernel (each with the epilogue kernel where it runs after that
+// path) are timed inside a CUDA graph
 // and the fastest kept; an identity activation allows only the implicit precomputed GEMM
 // (cuDNN's rule for this call). fp32 convolutions use FMA math (no TF32: the
 // results stay within fp32's tolerance), f16/bf16 tensor cores with fp32 accumulation.

@@ -224,10 +224,14 @@ std::string CudaSession::describe() const {
     cfg += (cfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
   for (const auto &[c, n] : tiles)
     tileCfg += (tileCfg.empty() ? ": " : ", ") + std::to_string(n) + " × " + c;
-  int fusedActs = 0, fusedNorms = 0, byCudnn = 0;
-  for (size_t i = 0; i < steps_.size(); ++i)
-    (steps_[i].norm ? fusedNorms : i > 0 && steps_[i - 1].conv ? byCudnn : fusedActs) +=
-        skipped(i);
+  int fusedActs = 0, fusedNorms = 0, byCudnn = 0, byOwnConv = 0;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const bool afterConv = i > 0 && steps_[i - 1].conv;
+    const bool dnn = afterConv && i - 1 < convs_.size() && convs_[i - 1] && convs_[i - 1]->useCudnn;
+    (steps_[i].norm ? fusedNorms
+     : afterConv    ? (dnn ? byCudnn : byOwnConv)
+                    : fusedActs) += skipped(i);
+  }
   std::string fused;
   if (fusedActs)
     fused = std::to_string(fusedActs) + " activation steps";
@@ -253,6 +257,9 @@ std::string CudaSession::describe() const {
                   (fused.empty() ? "" : " (" + fused + " fused into GEMMs)") +
                   (byCudnn ? " (" + std::to_string(byCudnn) + " epilogue steps applied by cuDNN)"
                            : "") +
+                  (byOwnConv ? " (" + std::to_string(byOwnConv) +
+                                   " epilogue steps applied by tgc's convolution kernels)"
+                             : "") +
                   (useGraph_ ? " (one CUDA graph" : " (no graph") +
                   (pdl_ ? ", programmatic dependent launch)\n" : ")\n");
   return s + plan::formatPlan(plan_);

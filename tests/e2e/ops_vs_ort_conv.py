@@ -25,7 +25,8 @@ def conv_case(x_shape, w_shape, bias=True, seed=0, **attrs):
 
 def conv_epilogue(x_shape, w_shape, ops, bias=True, seed=0, **attrs):
     """Conv then `ops` (ONNX op types; "Add" adds a second input z of the output's shape,
-    "Mul" multiplies by a per-channel input s), one model."""
+    "Mul" multiplies by a per-channel input s, "PRelu" takes a per-channel constant slope, "MulConst" is x + x * c with c a per-channel
+    constant), one model."""
     rng = np.random.default_rng(seed)
     f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
     inits = [numpy_helper.from_array(f32(*w_shape), "W")]
@@ -49,6 +50,14 @@ def conv_epilogue(x_shape, w_shape, ops, bias=True, seed=0, **attrs):
             nodes.append(helper.make_node("Add", [a, "z"], [b]))
             inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, y_shape))
             feeds["z"] = f32(*y_shape)
+        elif op == "PRelu":  # a per-channel slope, a small constant written into the kernel
+            inits.append(numpy_helper.from_array(
+                (0.1 * f32(w_shape[0], *([1] * sp))).astype(np.float32), "slope"))
+            nodes.append(helper.make_node("PRelu", [a, "slope"], [b]))
+        elif op == "MulConst":  # x + x * c, c a per-channel constant (an array in the kernel)
+            inits.append(numpy_helper.from_array(f32(w_shape[0], *([1] * sp)), "c"))
+            nodes.append(helper.make_node("Mul", [a, "c"], [a + "m"]))
+            nodes.append(helper.make_node("Add", [a, a + "m"], [b]))
         elif op == "Mul":
             s_shape = [1, w_shape[0]] + [1] * sp
             nodes.append(helper.make_node("Mul", [a, "s"], [b]))
@@ -126,4 +135,11 @@ def convolutions():
                                              pads=[0, 1, 1, 0])
     c["conv_1d_add_relu"] = conv_epilogue([1, 8, 40], [8, 8, 3], ["Add", "Relu"], seed=29,
                                           pads=[1, 1])
+    # PRelu reads x three times (where(x < 0, x * slope, x)) and its slope is a constant array
+    # of the kernel: on CUDA both the own kernel (which applies it) and the epilogue kernel read it.
+    c["conv_prelu"] = conv_epilogue([1, 8, 9, 9], [12, 8, 3, 3], ["PRelu"], seed=32, **p1)
+    c["conv_const_scale_residual"] = conv_epilogue([1, 8, 9, 9], [12, 8, 3, 3], ["MulConst"],
+                                                   seed=34, **p1)
+    c["conv_dw_prelu"] = conv_epilogue([1, 16, 12, 12], [16, 1, 3, 3], ["PRelu"], seed=33,
+                                       group=16, **p1)
     return c
