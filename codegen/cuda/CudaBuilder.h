@@ -230,6 +230,21 @@ struct KernelBuilder : codegen::CKernel {
   /// partials (CudaColumnReduce.cpp). The kernel is begun by emitOp.
   llvm::Error emitColumnReduce(mlir::Operation *op, const ColumnReduce &cr, const CType &ct,
                                std::string &code);
+  /// A matrix-vector product in dot form (a matmul [.., M, K] · [.., K, 1], or a linear of one
+  /// row) whose "gemm" kernel has an epilogue of the GEMM's shape: one kernel computes both
+  /// (CudaGemv.cpp). `matrix`, `vector`, `bias`: GEMM operand numbers (bias -1: none); strides
+  /// per batch in elements (0: the operand repeats); `lanes` per output, `vec` elements a load.
+  struct Gemv {
+    int64_t rows = 0, K = 0, batch = 1, matrixStride = 0, vectorStride = 0, lanes = 1, vec = 1;
+    int matrix = 0, vector = 1, bias = -1;
+  };
+  /// Matrices beyond this many bytes stay GEMM steps: streaming them is what the library's
+  /// kernels are tuned for, and the launch an epilogue kernel adds no longer matters.
+  static constexpr int64_t kGemvMaxMatrixBytes = 1 << 20;
+  std::optional<Gemv> gemv(mlir::Operation *gemm, const FusedParts &parts, mlir::Value out);
+  /// Its kernel (begun by emitFused): G lanes an output, the epilogue on the float sum.
+  llvm::Error emitGemv(mlir::Operation *root, mlir::Operation *gemm, FusedParts &parts,
+                       const Gemv &gv, std::string &code);
   /// Row kernels (CudaRowKernels.cpp); `handled` is false when `op` is none of them.
   llvm::Error emitRowKernel(mlir::Operation *op, const CType &ct, std::string &code,
                             bool &handled);

@@ -346,6 +346,8 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
     return emitConv(op, conv, &*parts, code);
   if (!libraryGemm(gemm))
     return emitLoopGemmKernels(gemm, &*parts, code);
+  if (auto gv = gemv(gemm, *parts, out))
+    return emitGemv(op, gemm, *parts, *gv, code);
   std::vector<StepArg> gargs;
   for (unsigned a : parts->gemmArgs)
     gargs.push_back(StepArg{op->getOperand(a)});

@@ -1,5 +1,5 @@
 // SinkLayoutOps.cpp — `tgc-sink-layout-ops`: move reshapes and transposes below the elementwise
-// ops and layer norms that read them, and drop the reshapes around a linear that only flatten
+// ops (unary, or binary with a scalar) and layer norms that read them, and drop the reshapes around a linear that only flatten
 // and restore its leading dims.
 //
 // Batching rewrites (horizontal fusion) wrap each batched op in layout ops: transpose into the
@@ -64,6 +64,51 @@ struct SinkTransposeBelowUnary : SinkLayoutBelowUnary<tg::TransposeOp, UnaryOp> 
 template <typename... UnaryOps>
 void addUnarySinks(mlir::RewritePatternSet &patterns, mlir::MLIRContext *ctx) {
   (patterns.add<SinkReshapeBelowUnary<UnaryOps>, SinkTransposeBelowUnary<UnaryOps>>(ctx), ...);
+}
+
+// f(layout(x), c) -> layout(f(x, c)), f an elementwise binary op, c one element of rank at most
+// x's (so it broadcasts to either shape alike; either operand order). The scalar halves of a
+// hardsigmoid on a squeeze-excitation vector (MobileNetV3: reshape, then x·(1/6) + 1/2 clipped)
+// thus sink below its reshape and join the GEMM before it in one kernel.
+template <typename LayoutOp, typename BinaryOp> struct SinkLayoutBelowScalarBinary : Rule<BinaryOp> {
+  SinkLayoutBelowScalarBinary(mlir::MLIRContext *ctx, llvm::StringRef name)
+      : Rule<BinaryOp>(ctx, name) {}
+  mlir::LogicalResult apply(BinaryOp op, mlir::PatternRewriter &rewriter) const override {
+    auto type = [](mlir::Value v) { return v.getType().cast<mlir::RankedTensorType>(); };
+    for (unsigned side = 0; side < 2; ++side) {
+      auto layout = op->getOperand(side).template getDefiningOp<LayoutOp>();
+      mlir::Value other = op->getOperand(1 - side);
+      if (!layout || !layout->hasOneUse() || other == op->getOperand(side))
+        continue;
+      mlir::Value x = layout->getOperand(0);
+      if (type(other).getNumElements() != 1 || type(other).getRank() > type(x).getRank() ||
+          type(op.getResult()).getShape() != type(layout->getResult(0)).getShape())
+        continue;
+      mlir::OperationState state(op->getLoc(), op->getName());
+      state.addOperands(side == 0 ? mlir::ValueRange{x, other} : mlir::ValueRange{other, x});
+      state.addTypes(mlir::RankedTensorType::get(type(x).getShape(),
+                                                 type(op.getResult()).getElementType()));
+      state.addAttributes(op->getAttrs());
+      mlir::Value inner = rewriter.create(state)->getResult(0);
+      mlir::Operation *moved = rewriter.clone(*layout);
+      moved->setOperand(0, inner);
+      moved->getResult(0).setType(op.getResult().getType());
+      rewriter.replaceOp(op, moved->getResults());
+      return mlir::success();
+    }
+    return rewriter.notifyMatchFailure(op, "no single-use layout operand beside a scalar");
+  }
+};
+
+/// Adds both sinking rules for each elementwise binary op kind.
+template <typename... BinaryOps>
+void addScalarBinarySinks(mlir::RewritePatternSet &patterns, mlir::MLIRContext *ctx) {
+  (patterns.add<SinkLayoutBelowScalarBinary<tg::ReshapeOp, BinaryOps>>(
+       ctx, "SinkReshapeBelowScalarBinary"),
+   ...);
+  (patterns.add<SinkLayoutBelowScalarBinary<tg::TransposeOp, BinaryOps>>(
+       ctx, "SinkTransposeBelowScalarBinary"),
+   ...);
 }
 
 // layer_norm(transpose(x, p), axis a) -> transpose(layer_norm(x, axis a), p)  when p keeps the
@@ -133,6 +178,10 @@ struct SinkLayoutOpsPass : public SinkLayoutOpsBase<SinkLayoutOpsPass> {
                   tg::ReciprocalOp, tg::TanhOp, tg::SigmoidOp, tg::ErfOp, tg::ReluOp, tg::SiluOp,
                   tg::SinOp, tg::CosOp, tg::FloorOp, tg::CeilOp, tg::RoundOp, tg::NotOp,
                   tg::GeluOp, tg::MathOp>(patterns, ctx);
+    addScalarBinarySinks<tg::AddOp, tg::SubOp, tg::MulOp, tg::DivOp, tg::PowOp, tg::MaxOp,
+                         tg::MinOp, tg::ModOp, tg::EqualOp, tg::LessOp, tg::LessEqualOp,
+                         tg::GreaterOp, tg::GreaterEqualOp, tg::AndOp, tg::OrOp, tg::XorOp>(
+        patterns, ctx);
     patterns.add<SinkTransposeBelowLayerNorm, FoldReshapesAroundLinear>(ctx);
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();

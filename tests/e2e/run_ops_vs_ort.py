@@ -27,6 +27,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ops_vs_ort_conv import convolutions
 from ops_vs_ort_convtranspose import conv_transposes
+from ops_vs_ort_gemv import gemvs
 from ops_vs_ort_reduce import large_reductions
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -380,6 +381,7 @@ def cases():
     c.update(convolutions())
     c.update(conv_transposes())
     c.update(large_reductions())
+    c.update(gemvs())
     c["lstm_bidirectional_seq_lens"] = recurrent(
         "LSTM", 5, 3, 3, 6, "bidirectional", seq_lens=[6, 2, 4], peep=True, seed=1)
     c["lstm_reverse_seq_lens"] = recurrent("LSTM", 4, 3, 3, 5, "reverse", seq_lens=[1, 5, 3],

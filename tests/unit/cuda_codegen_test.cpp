@@ -882,6 +882,44 @@ TEST(CudaRuntimeNoGpu, ConvOwnKernelAppliesEpilogue) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+// MobileNetV3's squeeze-excitation: the channels-last pool is the column reduction (rows split
+// over blocks, the last block of a tile combining them through its `_done` count), and each of
+// its two 1x1 convolutions on the pooled vector is one kernel, the GEMV with its epilogue
+// (codegen/cuda/CudaGemv.cpp): no GEMM step, the hardsigmoid's clip inside fc2's kernel.
+TEST(CudaRuntimeNoGpu, SqueezeExcitationGemvsAreOneKernelEach) {
+  std::string dir = tempDir("segv");
+  std::string pkg = dir + "/pkg";
+  plan::Plan p;
+  ASSERT_TRUE(compilePlan("mobilenet_v3_tiny", "fp16", pkg, p));
+  const std::string src = readFile(pkg + "/kernels.cu");
+  auto body = [&](const std::string &symbol) {
+    const size_t at = src.find("void __launch_bounds__(256) " + symbol + "(");
+    return at == std::string::npos ? std::string()
+                                   : src.substr(at, src.find("\n}\n", at) - at);
+  };
+  int fc1 = 0, fc2 = 0, pools = 0;
+  for (const plan::Step &s : p.steps()) {
+    const bool first = s.label().find("/fc1/Conv") != std::string::npos;
+    const bool second = s.label().find("/fc2/Conv") != std::string::npos;
+    if (s.label().find("/avgpool/") != std::string::npos) {
+      pools += body(s.symbol()).find(s.symbol() + "_done[tile] = 0") != std::string::npos;
+      continue;
+    }
+    if (!first && !second)
+      continue;
+    ASSERT_EQ(s.kind(), plan::Step::KERNEL) << s.label();
+    const std::string b = body(s.symbol());
+    EXPECT_NE(b.find("// GEMV: "), std::string::npos) << s.symbol();
+    if (second)
+      EXPECT_NE(b.find("tg_min<float>"), std::string::npos) << b;
+    fc1 += first, fc2 += second;
+  }
+  EXPECT_GE(fc1, 3);
+  EXPECT_EQ(fc1, fc2);
+  EXPECT_GE(pools, 1);
+  llvm::sys::fs::remove_directories(dir);
+}
+
 // A 1x1 convolution at f16 on a channels-first input (outside a channels-last region: no
 // convolution with a window before it) is a matmul whose GEMM writes float (GemmDesc.out_f32) for
 // the epilogue that adds the bias before the one rounding; its C range holds 4 bytes per

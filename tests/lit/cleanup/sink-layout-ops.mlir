@@ -104,3 +104,45 @@ func.func @no_fold_reshapes_around_linear(%x: tensor<1x8x4xf32>, %w: tensor<6x4x
   %2 = tg.reshape %1 : tensor<8x6xf32> -> tensor<8x2x3xf32>
   return %2 : tensor<8x2x3xf32>
 }
+
+// -----
+
+// Binary ops with a one-element operand sink a reshape (either operand order) and a transpose:
+// the hardsigmoid of a squeeze-excitation vector, x·c + d
+// clipped, thus follows its GEMM directly.
+// CHECK-LABEL: func.func @sink_layout_below_scalar_binary
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x1xf16>, %[[C:.+]]: tensor<f16>, %[[D:.+]]: tensor<1xf16>, %[[Y:.+]]: tensor<2x3xf32>, %[[E:.+]]: tensor<1x1xf32>)
+func.func @sink_layout_below_scalar_binary(%x: tensor<1x8x1xf16>, %c: tensor<f16>, %d: tensor<1xf16>, %y: tensor<2x3xf32>, %e: tensor<1x1xf32>) -> (tensor<1x8x1x1xf16>, tensor<3x2xi1>) {
+  // CHECK: %[[M:.+]] = tg.mul %[[X]], %[[C]] : tensor<1x8x1xf16>, tensor<f16> -> tensor<1x8x1xf16>
+  // CHECK: %[[A:.+]] = tg.add %[[D]], %[[M]] : tensor<1xf16>, tensor<1x8x1xf16> -> tensor<1x8x1xf16>
+  // CHECK: %[[R:.+]] = tg.reshape %[[A]] : tensor<1x8x1xf16> -> tensor<1x8x1x1xf16>
+  // CHECK: %[[L:.+]] = tg.less %[[Y]], %[[E]] : tensor<2x3xf32>, tensor<1x1xf32> -> tensor<2x3xi1>
+  // CHECK: %[[T:.+]] = tg.transpose %[[L]] {perm = [1, 0]} : tensor<2x3xi1> -> tensor<3x2xi1>
+  // CHECK: return %[[R]], %[[T]]
+  %0 = tg.reshape %x : tensor<1x8x1xf16> -> tensor<1x8x1x1xf16>
+  %1 = tg.mul %0, %c : tensor<1x8x1x1xf16>, tensor<f16> -> tensor<1x8x1x1xf16>
+  %2 = tg.add %d, %1 : tensor<1xf16>, tensor<1x8x1x1xf16> -> tensor<1x8x1x1xf16>
+  %3 = tg.transpose %y {perm = [1, 0]} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %4 = tg.less %3, %e : tensor<3x2xf32>, tensor<1x1xf32> -> tensor<3x2xi1>
+  return %2, %4 : tensor<1x8x1x1xf16>, tensor<3x2xi1>
+}
+
+// -----
+
+// Negative: an operand of more than one element, a one-element operand of higher rank than the
+// reshape's input (the result would change rank), and a reshape with another reader all stay.
+// CHECK-LABEL: func.func @no_sink_below_binary
+func.func @no_sink_below_binary(%x: tensor<8xf32>, %v: tensor<2xf32>, %s: tensor<1x1x1xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
+  // CHECK: %[[R:.+]] = tg.reshape
+  // CHECK-NEXT: tg.mul %[[R]]
+  // CHECK-NEXT: tg.add %[[R]]
+  // CHECK: %[[R2:.+]] = tg.reshape
+  // CHECK-NEXT: tg.sub %[[R2]]
+  %0 = tg.reshape %x : tensor<8xf32> -> tensor<4x2xf32>
+  %1 = tg.mul %0, %v : tensor<4x2xf32>, tensor<2xf32> -> tensor<4x2xf32>
+  %2 = tg.add %0, %1 : tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x2xf32>
+  %3 = tg.reshape %x : tensor<8xf32> -> tensor<4x2xf32>
+  %4 = tg.sub %3, %s : tensor<4x2xf32>, tensor<1x1x1xf32> -> tensor<1x4x2xf32>
+  %5 = tg.reshape %4 : tensor<1x4x2xf32> -> tensor<4x2xf32>
+  return %1, %2, %5 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+}
