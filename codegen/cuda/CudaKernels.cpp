@@ -442,9 +442,10 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
       steps.resize(before); // one GEMM per batch: the usual path below
     }
   }
-  // linear (+ bias) + one activation, f16/bf16, on a shape tgc's tensor-core GEMM takes: the
-  // GEMM step carries the activation, and the epilogue kernel below is marked to be skipped when
-  // the runtime runs that GEMM on a kernel that applies it (cuBLASLt does not: then it runs).
+  // linear (+ bias) + one activation, f16/bf16, on a shape tgc's tensor-core GEMM or the CUTLASS
+  // plug-in takes (its TMA loads need rows of whole 16-byte units): the GEMM step carries the
+  // activation, and the epilogue kernel below is marked to be skipped when the runtime runs that
+  // GEMM on a kernel that applies it (cuBLASLt only for ReLU and tanh-GELU: else it runs).
   int fusedAct = 0;
   if (auto lin = dyn_cast<tg::LinearOp>(gemm);
       lin && ops.size() == 1 && ops[0]->getResult(0) == result && ops[0]->getOperand(0) == g &&
@@ -454,7 +455,9 @@ llvm::Error KernelBuilder::emitFused(Operation *rootOp, std::string &code) {
       act = ge.getTanhApprox() ? 3 : 2;
     Type et = g.getType().cast<RankedTensorType>().getElementType();
     const int64_t K = shapeOf(lin.getInput()).back(), N = shapeOf(lin.getWeight())[0];
-    if (act && mmaGemmShapeFits(et.isF16() ? 10 : (et.isBF16() ? 16 : 1), N, K, K, K, N, 0, 0, 0))
+    const int dtype = et.isF16() ? 10 : (et.isBF16() ? 16 : 1);
+    if (act && (mmaGemmShapeFits(dtype, N, K, K, K, N, 0, 0, 0) ||
+                (dtype != 1 && N % 8 == 0 && K % 8 == 0)))
       fusedAct = act;
   }
   auto gt = ctypeOf(g, gemm);

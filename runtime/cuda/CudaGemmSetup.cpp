@@ -178,7 +178,7 @@ void CudaSession::setupMma(size_t i) {
 }
 
 // A linear (B is n×k) at f16/bf16 whose B and bias are weights, batched or not, with no
-// activation, erf- or tanh-GELU, and not both an activation and a residual: what the plug-in's
+// activation, ReLU, erf- or tanh-GELU or SiLU, and not both an activation and a residual: what the plug-in's
 // kernels implement (it checks the rest: alignment, split-K's limits). B and the bias must be
 // weights because the kernels read them before they wait for the kernel ahead (programmatic
 // dependent launch): one computed by that kernel would be read stale. Every configuration the

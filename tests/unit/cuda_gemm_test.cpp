@@ -60,7 +60,7 @@ struct GemmCase {
   const char *name;
   int64_t batch, m, k, n;
   bool bias, residual, twoInputs;
-  const char *act; // "", "Gelu", "GeluTanh" (Gelu, approximate="tanh"), "Relu"
+  const char *act; // "", "Gelu", "GeluTanh" (Gelu, approximate="tanh"), "Relu", "Silu"
   std::vector<std::string> fittingConfigs; ///< $TGC_GEMM_MMA values that must take effect
   int cutlassGemms; ///< GEMMs of the model (of 2) the CUTLASS plug-in runs when forced
   /// Split the result into 3 equal column blocks q, k, v and go on with q·k + v (the QKV GEMM
@@ -106,10 +106,14 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       // k = 1024: split-K in 2 and 4 fit.
       {"linear_bias_residual", 1, 128, 1024, 128, true, true, false, "",
        {"64x32x1", "64x32x16", "64x64x8", "128x64x1", "128x64x8"}, 2},
-      // Not on CUTLASS: a batched MatMul (B is k×n), ReLU (cuBLASLt applies it).
+      // Not on CUTLASS: a batched MatMul (B is k×n).
       {"batched_matmul_nn", 4, 64, 96, 128, false, false, true, "", {"64x32x1", "64x32x3"}, 1},
+      // ReLU: cuBLASLt, tgc's kernels and CUTLASS all apply it.
       {"linear_relu", 1, 64, 128, 256, false, false, false, "Relu", {"64x32x4", "64x64x2", "128x64x2"},
-       1},
+       2},
+      // SiLU (x·sigmoid(x)) on 200 outputs: tgc's kernels need multiples of 64, so CUTLASS applies
+      // it or cuBLASLt leaves it to the epilogue kernel after the GEMM.
+      {"linear_bias_silu_n200", 1, 197, 256, 200, true, false, false, "Silu", {}, 2},
       {"qkv_split_bias", 1, 197, 256, 192, true, false, false, "", {"64x32x1", "64x64x4", "128x64x2"},
        2, true},
       // n = 200: a last tile of 8 weight rows, with its bias.
@@ -182,6 +186,10 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
     if (std::string(c.act) == "GeluTanh") {
       test::attrString(m.node("Gelu", {y}, {"activated"}), "approximate", "tanh");
       y = "activated";
+    } else if (std::string(c.act) == "Silu") {
+      m.node("Sigmoid", {y}, {"gate"});
+      m.node("Mul", {y, "gate"}, {"activated"});
+      y = "activated";
     } else if (*c.act) {
       m.node(c.act, {y}, {"activated"});
       y = "activated";
@@ -226,6 +234,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
             acc = geluTanh(acc);
           if (std::string(c.act) == "Relu")
             acc = std::max(acc, 0.0);
+          if (std::string(c.act) == "Silu")
+            acc = acc / (1.0 + std::exp(-acc));
           const size_t o = (size_t)((bb * c.m + i) * c.n + j);
           if (c.residual)
             acc += r[o];

@@ -82,6 +82,12 @@ TEST(CutlassPlugin, AcceptsTheLinearsItImplements) {
   TgcCutlassGemmDesc g = ffn1(); // GPT-2's FFN: tanh-GELU
   g.activation = 3;
   EXPECT_EQ(refusal(g), "");
+  for (int act : {1, 4}) // ReLU (ResNet's 1x1 convolutions), SiLU (EfficientNet's), every tile
+    for (int tile = 0; tile < TGC_CUTLASS_TILES; ++tile) {
+      TgcCutlassGemmDesc a = ffn1();
+      a.activation = act, a.tile = tile;
+      EXPECT_EQ(refusal(a), "") << "activation " << act << ", tile " << tile;
+    }
   TgcCutlassGemmDesc f2 = ffn1(); // the FFN down-projection in 4 slices of 768, with a residual
   f2.activation = 0, f2.n = 768, f2.k = 3072, f2.lda = 3072, f2.ldb = 3072, f2.ldc = 768;
   f2.splits = 4, f2.residual = reinterpret_cast<const void *>(0x50000);
@@ -172,7 +178,8 @@ TEST(CutlassPlugin, RefusesWithAReason) {
   expectRefusals(ffn1, {
       {"ABI", [](TgcCutlassGemmDesc &d) { d.abi = TGC_CUTLASS_ABI + 1; }},
       {"element type 1", [](TgcCutlassGemmDesc &d) { d.dtype = 1; }},
-      {"activation 1", [](TgcCutlassGemmDesc &d) { d.activation = 1; }},
+      {"activation 5", [](TgcCutlassGemmDesc &d) { d.activation = 5; }},
+      {"activation -1", [](TgcCutlassGemmDesc &d) { d.activation = -1; }},
       {"activation with a residual",
        [](TgcCutlassGemmDesc &d) { d.residual = reinterpret_cast<const void *>(0x50000); }},
       {"extent", [](TgcCutlassGemmDesc &d) { d.k = 0; }},

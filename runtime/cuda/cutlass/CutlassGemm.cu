@@ -4,9 +4,9 @@
 // Three tiles on that kernel (64 weight rows × 64, 128 or 32 tokens) for few tokens, and two on
 // CUTLASS's persistent ping-pong kernel (128 or 64 weight rows × 128 tokens, bias and activation
 // in the epilogue) for many, where two warp groups take turns on the tensor cores and one's
-// epilogue runs under the other's mainloop; f16 and bf16, no activation, erf-GELU or tanh-GELU
-// (CUTLASS's GELU_taylor, tanh.approx inside); split-K's sum kernel also applies a layer or RMS
-// norm (splitReduceNorm): thirty instantiations, about four minutes of nvcc on two cores.
+// epilogue runs under the other's mainloop; f16 and bf16, no activation, ReLU, erf-GELU, tanh-GELU
+// (CUTLASS's GELU_taylor, tanh.approx inside) or SiLU; split-K's sum kernel also applies a layer
+// or RMS norm (splitReduceNorm): fifty instantiations, about seven minutes of nvcc on two cores.
 #include "runtime/cuda/cutlass/CutlassGemm.h"
 
 #include <cstdio>
@@ -35,6 +35,10 @@
 namespace tgc_cutlass {
 
 __device__ inline float activate(float x, int act) {
+  if (act == 1)
+    return x > 0.f ? x : 0.f;
+  if (act == 4)
+    return x / (1.f + expf(-x));
   if (act == 2)
     return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
   if (act == 3)
@@ -187,8 +191,21 @@ using WithAct = cutlass::epilogue::fusion::LinCombEltAct<Act, T, float, T, float
 template <class T, template <class> class Act>
 using RowBiasAct = cutlass::epilogue::fusion::LinCombPerRowBiasEltAct<Act, T, float, T, T, float>;
 
-/// Act: 0 none, 2 erf-GELU, 3 tanh-GELU (plan.proto's codes). Partial: the split-K form, which
-/// writes float partial sums of k-slices (no C, bias or activation; splitReduce applies them).
+/// CUTLASS's elementwise activation for plan.proto's code `Act`.
+template <int Act> struct ActOf {
+  template <class T>
+  using Fn = std::conditional_t<
+      Act == 1, cutlass::epilogue::thread::ReLu<T>,
+      std::conditional_t<
+          Act == 2, cutlass::epilogue::thread::GELU<T>,
+          std::conditional_t<Act == 3, cutlass::epilogue::thread::GELU_taylor<T>,
+                             std::conditional_t<Act == 4, cutlass::epilogue::thread::SiLu<T>,
+                                                cutlass::epilogue::thread::Identity<T>>>>>;
+};
+
+/// Act: 0 none, 1 ReLU, 2 erf-GELU, 3 tanh-GELU, 4 SiLU (plan.proto's codes). Partial: the
+/// split-K form, which writes float partial sums of k-slices (no C, bias or activation;
+/// splitReduce applies them).
 /// Tiles 0-2 run example 63's kernel (its mainloop adds the bias: kExample63); tiles 3 and 4
 /// CUTLASS's ping-pong kernel, whose epilogue adds the per-row bias (a weight row's) and
 /// applies the activation.
@@ -208,13 +225,9 @@ template <class T, int Act, int TileId, bool Partial = false> struct Config {
   using Fusion63 = std::conditional_t<
       Partial, cutlass::epilogue::fusion::LinearCombination<float, float, void, float>,
       std::conditional_t<
-          Act == 2, WithAct<T, cutlass::epilogue::thread::GELU>,
-          std::conditional_t<Act == 3, WithAct<T, cutlass::epilogue::thread::GELU_taylor>,
-                             cutlass::epilogue::fusion::LinearCombination<T, float, T, float>>>>;
-  using FusionPp = std::conditional_t<
-      Act == 2, RowBiasAct<T, cutlass::epilogue::thread::GELU>,
-      std::conditional_t<Act == 3, RowBiasAct<T, cutlass::epilogue::thread::GELU_taylor>,
-                         RowBiasAct<T, cutlass::epilogue::thread::Identity>>>;
+          Act == 0, cutlass::epilogue::fusion::LinearCombination<T, float, T, float>,
+          WithAct<T, ActOf<Act>::template Fn>>>;
+  using FusionPp = RowBiasAct<T, ActOf<Act>::template Fn>;
   using Fusion = std::conditional_t<kExample63, Fusion63, FusionPp>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster,
@@ -374,8 +387,9 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
     return "ABI " + std::to_string(d.abi) + " (this library: " + std::to_string(TGC_CUTLASS_ABI) + ")";
   if (d.dtype != 10 && d.dtype != 16)
     return "element type " + std::to_string(d.dtype) + " (f16 and bf16 only)";
-  if (d.activation != 0 && d.activation != 2 && d.activation != 3)
-    return "activation " + std::to_string(d.activation) + " (none, erf-GELU and tanh-GELU only)";
+  if (d.activation < 0 || d.activation > 4)
+    return "activation " + std::to_string(d.activation) +
+           " (none, ReLU, erf-GELU, tanh-GELU and SiLU only)";
   if (d.activation && d.residual)
     return "an activation with a residual";
   if (d.tile < 0 || d.tile >= TGC_CUTLASS_TILES)
@@ -484,9 +498,13 @@ template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *
 /// activation and tile.
 template <template <class> class F, class T, int Tile, class... A>
 int dispatchAct(const TgcCutlassGemmDesc &d, A... a) {
-  return d.activation == 2   ? F<Config<T, 2, Tile>>::call(d, a...)
-         : d.activation == 3 ? F<Config<T, 3, Tile>>::call(d, a...)
-                             : F<Config<T, 0, Tile>>::call(d, a...);
+  switch (d.activation) {
+  case 1: return F<Config<T, 1, Tile>>::call(d, a...);
+  case 2: return F<Config<T, 2, Tile>>::call(d, a...);
+  case 3: return F<Config<T, 3, Tile>>::call(d, a...);
+  case 4: return F<Config<T, 4, Tile>>::call(d, a...);
+  default: return F<Config<T, 0, Tile>>::call(d, a...);
+  }
 }
 template <template <class> class F, int Tile, class... A>
 int dispatchTile(const TgcCutlassGemmDesc &d, A... a) {

@@ -6,8 +6,8 @@
 // do; tiles 3-4: CUTLASS's persistent ping-pong kernel, for many tokens. A per-output bias
 // (added to the accumulators by example 63's kernel, as tools/setup patches it; by the ping-pong
 // kernel's epilogue), then a residual
-// (C = A·Bᵀ + bias + R) or GELU (C = gelu(A·Bᵀ + bias); erf form, which cuBLASLt cannot apply,
-// or tanh form) in the epilogue; with split-K also a layer or RMS norm of each row of the
+// (C = A·Bᵀ + bias + R) or an activation (C = act(A·Bᵀ + bias): ReLU, GELU in erf form, which
+// cuBLASLt cannot apply, or tanh form, SiLU, which cuBLASLt cannot apply either) in the epilogue; with split-K also a layer or RMS norm of each row of the
 // result (the sum kernel then does the norm kernel's work). Plain C types only: the runtime and
 // the plug-in share no C++ ABI.
 #ifndef TGC_RUNTIME_CUDA_CUTLASS_CUTLASSGEMM_H
@@ -32,7 +32,8 @@ extern "C" {
 typedef struct TgcCutlassGemmDesc {
   int abi;        /* TGC_CUTLASS_ABI */
   int dtype;      /* ONNX element type of A, B, C, bias and R: 10 (f16) or 16 (bf16) */
-  int activation; /* 0: none, 2: GELU (erf form), 3: GELU (tanh form); plan.proto's codes */
+  int activation; /* 0: none, 1: ReLU, 2: GELU (erf form), 3: GELU (tanh form), 4: SiLU;
+                     plan.proto's codes */
   int tile;       /* 0: 64 weight rows × 64 tokens × 128 deep; 1: 64 × 128 × 64; 2: 64 × 32 ×
                      128 (example 63's kernel, weights prefetched into L2); 3: 128 × 128 × 64;
                      4: 64 × 128 × 64 (CUTLASS's persistent ping-pong kernel, for many
