@@ -854,6 +854,12 @@ TEST(CudaRuntimeNoGpu, ConvStepsCarryTheirEpilogueAndAreChecked) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+/// The text of kernel `symbol` (256 threads a block) in a package's kernels.cu; empty if absent.
+std::string kernelBody(const std::string &src, const std::string &symbol) {
+  const size_t at = src.find("void __launch_bounds__(256) " + symbol + "(");
+  return at == std::string::npos ? std::string() : src.substr(at, src.find("\n}\n", at) - at);
+}
+
 // An epilogue cuDNN cannot apply (mobilenet_v3_tiny's hardswish after its depthwise
 // convolutions) runs inside the own kernel: the CONV step says so and its epilogue step, which
 // runs only after cuDNN, is marked skippable; the own kernel's source computes the hardswish.
@@ -872,9 +878,8 @@ TEST(CudaRuntimeNoGpu, ConvOwnKernelAppliesEpilogue) {
     ++own;
     EXPECT_TRUE(p.steps(i + 1).skip_if_gemm_fused()) << "step " << i + 1;
     // The own kernel: its body computes the epilogue (hardswish's min) before it stores.
-    const size_t at = src.find("void __launch_bounds__(256) " + s.symbol() + "(");
-    ASSERT_NE(at, std::string::npos) << s.symbol();
-    const std::string body = src.substr(at, src.find("\n}\n", at) - at);
+    const std::string body = kernelBody(src, s.symbol());
+    ASSERT_FALSE(body.empty()) << s.symbol();
     EXPECT_NE(body.find("gv"), std::string::npos) << s.symbol();
     EXPECT_NE(body.find("tg_min<float>"), std::string::npos) << body;
   }
@@ -892,23 +897,19 @@ TEST(CudaRuntimeNoGpu, SqueezeExcitationGemvsAreOneKernelEach) {
   plan::Plan p;
   ASSERT_TRUE(compilePlan("mobilenet_v3_tiny", "fp16", pkg, p));
   const std::string src = readFile(pkg + "/kernels.cu");
-  auto body = [&](const std::string &symbol) {
-    const size_t at = src.find("void __launch_bounds__(256) " + symbol + "(");
-    return at == std::string::npos ? std::string()
-                                   : src.substr(at, src.find("\n}\n", at) - at);
-  };
   int fc1 = 0, fc2 = 0, pools = 0;
   for (const plan::Step &s : p.steps()) {
     const bool first = s.label().find("/fc1/Conv") != std::string::npos;
     const bool second = s.label().find("/fc2/Conv") != std::string::npos;
     if (s.label().find("/avgpool/") != std::string::npos) {
-      pools += body(s.symbol()).find(s.symbol() + "_done[tile] = 0") != std::string::npos;
+      pools += kernelBody(src, s.symbol()).find(s.symbol() + "_done[tile] = 0") !=
+               std::string::npos;
       continue;
     }
     if (!first && !second)
       continue;
     ASSERT_EQ(s.kind(), plan::Step::KERNEL) << s.label();
-    const std::string b = body(s.symbol());
+    const std::string b = kernelBody(src, s.symbol());
     EXPECT_NE(b.find("// GEMV: "), std::string::npos) << s.symbol();
     if (second)
       EXPECT_NE(b.find("tg_min<float>"), std::string::npos) << b;
