@@ -5,8 +5,12 @@
 #include "codegen/cuda/CudaBuilder.h"
 
 #include "compiler/dialect/TgDialect.h"
+#include "runtime/Env.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
 
 using namespace mlir;
 
@@ -214,20 +218,33 @@ struct AttentionTiling {
 /// warps share every K/V tile (a quarter of the K/V reads of 16-row blocks), in key groups when
 /// there are enough tiles to split (4+ a group): up to 2 groups of 64-key tiles, or when causal
 /// (diagonal tiles are partly wasted; the last rows walk every key) up to 4 of 32-key tiles;
-/// not causal over 1,024+ keys, 32-row blocks (2 query warps) in 4 groups of 32-key tiles.
-/// Measured on an H200 (perf-log, twenty-seventh session): whisper's 6 heads × 1500 48 → 35 µs,
-/// gpt2's 12 × 512 causal 9.8 → 8.2 µs, 96 heads × 128 13.4 → 4.9 µs an attention.
+/// not causal over 1,024+ keys, 32-row blocks (2 query warps) in 2 groups of 64-key tiles.
+/// Measured on an H200 (perf-log, twenty-seventh and thirty-second sessions): whisper's 6 heads ×
+/// 1500 48 → 29 µs, gpt2's 12 × 512 causal 9.8 → 8.2 µs, 96 heads × 128 13.4 → 4.9 µs an
+/// attention. TGC_ATTN_TILE=QW,KG,KT forces a tiling (tests and tuning sweeps; docs/cuda.md).
 AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal) {
+  if (const char *e = tgc::envValue(tgc::Env::AttnTile); e && *e) {
+    AttentionTiling t;
+    if (std::sscanf(e, "%" SCNd64 ",%" SCNd64 ",%" SCNd64, &t.queryWarps, &t.keyGroups,
+                    &t.keyTile) == 3 &&
+        (t.queryWarps == 1 || t.queryWarps == 2 || t.queryWarps == 4 || t.queryWarps == 8) &&
+        t.keyGroups >= 1 && t.keyGroups <= 8 && (t.keyTile == 16 || t.keyTile == 32 || t.keyTile == 64))
+      return t;
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+      llvm::errs() << "tgc: TGC_ATTN_TILE=" << e
+                   << " ignored (expected QW,KG,KT: QW 1, 2, 4 or 8; KG 1-8; KT 16, 32 or 64)\n";
+  }
   if (rows < 4096 || S < 64)
     // Key tiles of 16 when that gives every warp (at most 8) a single tile: twice the warps of
     // 32-key tiles, each with half the dependent work (attention at batch 1 is latency-bound at
     // about one warp per scheduler).
     return {1, 8, (L + 15) / 16 <= 8 ? 16 : 32};
-  // Long keys without causality (whisper's 1,500): 2 query warps × 4 groups of 32-key tiles,
-  // measured on the model 133.7 µs for its four attentions against 148.3 for 4 × 2 × 64
-  // (perf-log, twenty-seventh and twenty-eighth sessions).
+  // Long keys without causality (whisper's 1,500): 2 query warps × 2 groups of 64-key tiles,
+  // 29.0 µs an attention against 32.6 for 2 × 4 × 32 and 30.6 for 4 × 2 × 64 (perf-log,
+  // thirty-second session).
   if (!causal && L >= 1024)
-    return {2, 4, 32};
+    return {2, 2, 64};
   const int64_t KT = causal ? 32 : 64, tiles = (L + KT - 1) / KT;
   return {4, std::clamp<int64_t>(tiles / 4, 1, causal ? 4 : 2), KT};
 }
@@ -382,19 +399,54 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   }
   c.line("const int nT = (int)((" + tEnd + " + " + str(KT - 1) + ") / " + str(KT) + ");");
   // K/V tiles (16-byte-aligned bases) stream in with cp.async, every load of a tile in flight at
-  // once, zero-filled past L.
+  // once, zero-filled past L. When the group's threads split a tile's 16-byte chunks evenly, in
+  // whole rows, each thread's chunks are a fixed number of rows apart: one global and one shared
+  // base per tile, the chunks at constant offsets from them, and no per-chunk test on a tile
+  // inside the keys (all but the last); else each chunk computes its row and column.
+  c.line("auto cp16 = [](unsigned d, const void *s, int n) { asm volatile(\"cp.async.cg.shared."
+         "global [%0], [%1], 16, %2;\" :: \"r\"(d), \"l\"(s), \"r\"(n)); };");
+  auto evenChunks = [&](int64_t DD) { return (KT * DD / 8) % GN == 0 && GN % (DD / 8) == 0; };
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t DD = pass ? Dv : D;
+    const std::string x = pass ? "v" : "k";
+    if (evenChunks(DD))
+      c.line("const int " + x + "tb = " + glS + " / " + str(DD / 8) + ", " + x + "db = " + glS +
+             " % " + str(DD / 8) + " * 8;");
+  }
   c.line("auto loadKV = [&](int st, " + it + " t0) {");
   c.ind++;
   for (int pass = 0; pass < 2; ++pass) {
-    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS;
-    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks";
+    const int64_t DD = pass ? Dv : D, RS = pass ? VS : KS, PAD = pass ? VP : KP;
+    const std::string src = pass ? "vr16" : "kr16", dst = pass ? "Vs" : "Ks", x = pass ? "v" : "k";
+    if (evenChunks(DD)) {
+      // Chunk i of this thread: row xtb + i·step, dims xdb .. xdb + 7.
+      const int64_t n = KT * DD / 8 / GN, step = GN / (DD / 8);
+      const std::string sOff = "i * " + str(step * PAD * 2), gOff = "i * " + str(step * RS);
+      c.open("");
+      c.line("const unsigned short *gp = " + src + " + (t0 + " + x + "tb) * " + str(RS) + " + " +
+             x + "db;");
+      c.line("const unsigned sp = (unsigned)__cvta_generic_to_shared(&" + dst + "[st][" + x +
+             "tb][" + x + "db]);");
+      c.open("if (t0 + " + str(KT) + " <= " + sL + ")");
+      c.line("#pragma unroll");
+      c.line("for (int i = 0; i < " + str(n) + "; ++i) cp16(sp + " + sOff + ", gp + " + gOff +
+             ", 16);");
+      c.close();
+      c.open("else");
+      c.line("#pragma unroll");
+      c.line("for (int i = 0; i < " + str(n) + "; ++i) { const bool in = t0 + " + x + "tb + i * " +
+             str(step) + " < " + sL + "; cp16(sp + " + sOff + ", in ? gp + " + gOff + " : " + src +
+             ", in ? 16 : 0); }");
+      c.close();
+      c.close();
+      continue;
+    }
     c.line("#pragma unroll");
     c.open("for (int e = " + glS + "; e < " + str(KT * DD / 8) + "; e += " + str(GN) + ")");
     c.line("const int t = e / " + str(DD / 8) + ", d = e % " + str(DD / 8) + " * 8;");
     c.line("const bool in = t0 + t < " + sL + ";");
-    c.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)"
-           "__cvta_generic_to_shared(&" + dst + "[st][t][d])), \"l\"(" + src + " + (in ? t0 + t : 0) * " +
-           str(RS) + " + d), \"r\"(in ? 16 : 0));");
+    c.line("cp16((unsigned)__cvta_generic_to_shared(&" + dst + "[st][t][d]), " + src +
+           " + (in ? t0 + t : 0) * " + str(RS) + " + d, in ? 16 : 0);");
     c.close();
   }
   c.ind--;
@@ -462,114 +514,130 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
          ";\" ::: \"memory\");");
   c.line(gsync);
   c.line("const int st = " + std::string(STG == 2 ? "al ? (kti & 1) : 0" : "0") + ";");
-  // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}. One ldmatrix.x4 gives the
-  // B fragments of key groups j, j + 1 for one 16-dim step.
-  c.line("float sc[" + str(KT / 8) + "][4];");
-  c.line("#pragma unroll");
-  c.line("for (int j = 0; j < " + str(KT / 8) +
-         "; ++j) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.f;");
-  c.line("#pragma unroll");
-  c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
-  c.line("#pragma unroll");
-  c.open("for (int j = 0; j < " + str(KT / 8) + "; j += 2)");
-  c.line("unsigned r[4];");
-  c.line("ldsm4(r, &Ks[st][j * 8 + (lane >> 4) * 8 + (lane & 7)][kk * 16 + ((lane >> 3) & 1) * 8], "
-         "false);");
-  c.line("mma(sc[j], qa[kk], r[0], r[1]);");
-  c.line("mma(sc[j + 1], qa[kk], r[2], r[3]);");
-  c.close();
-  c.close();
-  // Online softmax, rows g (rh = 0) and g + 8 (rh = 1). A tile wholly inside the keys (and, when
-  // causal, below the diagonal for every row of this warp) needs no per-score checks: rows past S
-  // score against q = 0 and are never stored. A NaN or +inf score is not looked for per score:
-  // it makes its p, so the row sum l, NaN (ex2(NaN) and ex2(+inf - +inf) are NaN; fmaxf skips
-  // NaN), and a NaN l marks the row undefined at the end. Without a mask, at f16 and with a
-  // positive scale below 1e20 the max runs over the raw scores and one FFMA scales and
-  // subtracts: an f16 score (at most D · 65504²) times such a scale cannot overflow, so a
-  // finite score never becomes +inf there (at bf16 it could: the row max would be +inf with
-  // every p 0, l 0, not NaN; the scaled path makes that score +inf, so p and l NaN).
+  // The tile's scores, softmax and P·V, emitted twice: without per-score checks for a tile
+  // wholly inside the keys (and, when causal, below the diagonal for every row of this warp), and
+  // with them for the others. The warp branches as one; a single copy would pay the checks,
+  // predicated, on every tile.
   const bool fused = maskIdx.empty() && !bf && scale > 0 && scale < 1e20;
+  auto emitTileMath = [&](bool checked) {
+    // Scores: sc[j][r] = q_{g + 8(r>>1)} · k_{t0 + 8j + 2tq + (r&1)}. One ldmatrix.x4 gives the
+    // B fragments of key groups j, j + 1 for one 16-dim step.
+    c.line("float sc[" + str(KT / 8) + "][4];");
+    c.line("#pragma unroll");
+    c.line("for (int j = 0; j < " + str(KT / 8) +
+           "; ++j) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.f;");
+    c.line("#pragma unroll");
+    c.open("for (int kk = 0; kk < " + str(NK) + "; ++kk)");
+    c.line("#pragma unroll");
+    c.open("for (int j = 0; j < " + str(KT / 8) + "; j += 2)");
+    c.line("unsigned r[4];");
+    c.line("ldsm4(r, &Ks[st][j * 8 + (lane >> 4) * 8 + (lane & 7)][kk * 16 + ((lane >> 3) & 1) * 8], "
+           "false);");
+    c.line("mma(sc[j], qa[kk], r[0], r[1]);");
+    c.line("mma(sc[j + 1], qa[kk], r[2], r[3]);");
+    c.close();
+    c.close();
+    // Online softmax, rows g (rh = 0) and g + 8 (rh = 1). In the unchecked copy, rows past S score
+    // against q = 0 and are never stored. A NaN or +inf score is not looked for per score:
+    // it makes its p, so the row sum l, NaN (ex2(NaN) and ex2(+inf - +inf) are NaN; fmaxf skips
+    // NaN), and a NaN l marks the row undefined at the end. Without a mask, at f16 and with a
+    // positive scale below 1e20 the max runs over the raw scores and one FFMA scales and
+    // subtracts: an f16 score (at most D · 65504²) times such a scale cannot overflow, so a
+    // finite score never becomes +inf there (at bf16 it could: the row max would be +inf with
+    // every p 0, l 0, not NaN; the scaled path makes that score +inf, so p and l NaN).
+    c.line("float cr[2];");
+    c.line("#pragma unroll");
+    c.open("for (int rh = 0; rh < 2; ++rh)");
+    c.line("const " + it + " s = s0 + g + 8 * rh;");
+    c.line("(void)s;");
+    c.line("float mx = -tg_inf_f();");
+    c.line("#pragma unroll");
+    c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+    c.line("#pragma unroll");
+    c.open("for (int cc = 0; cc < 2; ++cc)");
+    if (fused) {
+      c.line("float xv = sc[j][2 * rh + cc];");
+    } else if (maskIdx.empty()) {
+      c.line("float xv = sc[j][2 * rh + cc] * scale;");
+    } else {
+      // A finite score stays finite in the log2 domain (a mask of float's lowest, as Hugging Face
+      // exports, must not become -inf: a row masked only so is uniform, as in the float kernel).
+      c.line("const float xn = sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc];");
+      c.line("float xv = xn * " + floatLiteral(M_LOG2E, true) + ";");
+      c.line("if (fabsf(xn) < tg_inf_f()) xv = fminf(fmaxf(xv, -0x1.fffffep+127f), 0x1.fffffep+127f);");
+    }
+    if (checked) {
+      c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
+      c.line("if (!(" + vis + ")) xv = -tg_inf_f();");
+    }
+    c.line("sc[j][2 * rh + cc] = xv;");
+    c.line("mx = fmaxf(mx, xv);");
+    c.close();
+    c.close();
+    c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
+    c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+    if (fused)
+      c.line("mx *= scale;");
+    c.line("const float mn = mx > m[rh] ? mx : m[rh];");
+    // With no finite score yet (mn = -inf) every p and the correction are 0 (ex2(-inf) = 0; l and
+    // o are still 0 then), so the exponentials need no guards: subtract 0 instead of -inf.
+    c.line("const float ms = mn == -tg_inf_f() ? 0.f : mn;");
+    c.line("const float corr = ex2(m[rh] - ms);");
+    c.line("float ps = 0.f;");
+    c.line("#pragma unroll");
+    c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
+    c.line("#pragma unroll");
+    c.open("for (int cc = 0; cc < 2; ++cc)");
+    c.line("const float x = sc[j][2 * rh + cc];");
+    c.line(fused ? "const float p = ex2(fmaf(x, scale, -ms));" : "const float p = ex2(x - ms);");
+    c.line("ps += p;");
+    c.line("sc[j][2 * rh + cc] = p;");
+    c.close();
+    c.close();
+    c.line("l[rh] = l[rh] * corr + ps;");
+    c.line("m[rh] = mn;");
+    c.line("cr[rh] = corr;");
+    c.close();
+    // o is rescaled only when a row max of the warp moved: after the first tiles it mostly stays,
+    // and corr is then exactly 1. (o is still 0 on the warp's first tile.)
+    c.open("if (kti && __any_sync(0xffffffffu, cr[0] != 1.f || cr[1] != 1.f))");
+    c.line("#pragma unroll");
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) { o[u][0] *= cr[0]; o[u][1] *= cr[0]; o[u][2] "
+           "*= cr[1]; o[u][3] *= cr[1]; }");
+    c.close();
+    // o += P · V: P's C fragments of key groups 2kk, 2kk+1 form the A fragment of k-step kk; one
+    // ldmatrix.x4.trans gives the B fragments of output groups u, u + 1.
+    c.line("#pragma unroll");
+    c.open("for (int kk = 0; kk < " + str(KT / 16) + "; ++kk)");
+    c.line("const unsigned pa[4] = {pack(sc[2 * kk][0], sc[2 * kk][1]), pack(sc[2 * kk][2], "
+           "sc[2 * kk][3]), pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]), pack(sc[2 * kk + 1][2], "
+           "sc[2 * kk + 1][3])};");
+    c.line("#pragma unroll");
+    c.open("for (int u = 0; u + 1 < " + str(NO) + "; u += 2)");
+    c.line("unsigned r[4];");
+    c.line("ldsm4(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][(u + (lane >> 4)) * 8], "
+           "true);");
+    c.line("mma(o[u], pa, r[0], r[1]);");
+    c.line("mma(o[u + 1], pa, r[2], r[3]);");
+    c.close();
+    if (NO % 2) {
+      c.open("");
+      c.line("unsigned r[2];");
+      c.line("ldsm2t(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][" + str(NO - 1) +
+             " * 8]);");
+      c.line("mma(o[" + str(NO - 1) + "], pa, r[0], r[1]);");
+      c.close();
+    }
+    c.close();
+  };
   std::string full = "t0 + " + str(KT) + " <= " + sL;
   if (at.getCausal())
     full += " && t0 + " + str(KT) + " <= s0 + " + str(L - S + 1);
-  c.line("const bool full = " + full + ";");
-  c.line("#pragma unroll");
-  c.open("for (int rh = 0; rh < 2; ++rh)");
-  c.line("const " + it + " s = s0 + g + 8 * rh;");
-  c.line("(void)s;");
-  c.line("float mx = -tg_inf_f();");
-  c.line("#pragma unroll");
-  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
-  c.line("#pragma unroll");
-  c.open("for (int cc = 0; cc < 2; ++cc)");
-  if (fused) {
-    c.line("float xv = sc[j][2 * rh + cc];");
-  } else if (maskIdx.empty()) {
-    c.line("float xv = sc[j][2 * rh + cc] * scale;");
-  } else {
-    // A finite score stays finite in the log2 domain (a mask of float's lowest, as Hugging Face
-    // exports, must not become -inf: a row masked only so is uniform, as in the float kernel).
-    c.line("const float xn = sc[j][2 * rh + cc] * scale + mk[j][2 * rh + cc];");
-    c.line("float xv = xn * " + floatLiteral(M_LOG2E, true) + ";");
-    c.line("if (fabsf(xn) < tg_inf_f()) xv = fminf(fmaxf(xv, -0x1.fffffep+127f), 0x1.fffffep+127f);");
-  }
-  c.open("if (!full)");
-  c.line("const " + it + " t = t0 + j * 8 + 2 * tq + cc;");
-  c.line("if (!(" + vis + ")) xv = -tg_inf_f();");
+  c.open("if (" + full + ")");
+  emitTileMath(false);
   c.close();
-  c.line("sc[j][2 * rh + cc] = xv;");
-  c.line("mx = fmaxf(mx, xv);");
-  c.close();
-  c.close();
-  c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
-  c.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
-  if (fused)
-    c.line("mx *= scale;");
-  c.line("const float mn = mx > m[rh] ? mx : m[rh];");
-  // With no finite score yet (mn = -inf) every p and the correction are 0 (ex2(-inf) = 0; l and
-  // o are still 0 then), so the exponentials need no guards: subtract 0 instead of -inf.
-  c.line("const float ms = mn == -tg_inf_f() ? 0.f : mn;");
-  c.line("const float corr = ex2(m[rh] - ms);");
-  c.line("float ps = 0.f;");
-  c.line("#pragma unroll");
-  c.open("for (int j = 0; j < " + str(KT / 8) + "; ++j)");
-  c.line("#pragma unroll");
-  c.open("for (int cc = 0; cc < 2; ++cc)");
-  c.line("const float x = sc[j][2 * rh + cc];");
-  c.line(fused ? "const float p = ex2(fmaf(x, scale, -ms));" : "const float p = ex2(x - ms);");
-  c.line("ps += p;");
-  c.line("sc[j][2 * rh + cc] = p;");
-  c.close();
-  c.close();
-  c.line("l[rh] = l[rh] * corr + ps;");
-  c.line("m[rh] = mn;");
-  c.line("#pragma unroll"); // o is still 0 on a warp's first tile
-  c.line("for (int u = 0; u < " + str(NO) +
-         "; ++u) if (kti) { o[u][2 * rh] *= corr; o[u][2 * rh + 1] *= corr; }");
-  c.close();
-  // o += P · V: P's C fragments of key groups 2kk, 2kk+1 form the A fragment of k-step kk; one
-  // ldmatrix.x4.trans gives the B fragments of output groups u, u + 1.
-  c.line("#pragma unroll");
-  c.open("for (int kk = 0; kk < " + str(KT / 16) + "; ++kk)");
-  c.line("const unsigned pa[4] = {pack(sc[2 * kk][0], sc[2 * kk][1]), pack(sc[2 * kk][2], "
-         "sc[2 * kk][3]), pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]), pack(sc[2 * kk + 1][2], "
-         "sc[2 * kk + 1][3])};");
-  c.line("#pragma unroll");
-  c.open("for (int u = 0; u + 1 < " + str(NO) + "; u += 2)");
-  c.line("unsigned r[4];");
-  c.line("ldsm4(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][(u + (lane >> 4)) * 8], "
-         "true);");
-  c.line("mma(o[u], pa, r[0], r[1]);");
-  c.line("mma(o[u + 1], pa, r[2], r[3]);");
-  c.close();
-  if (NO % 2) {
-    c.open("");
-    c.line("unsigned r[2];");
-    c.line("ldsm2t(r, &Vs[st][kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)][" + str(NO - 1) +
-           " * 8]);");
-    c.line("mma(o[" + str(NO - 1) + "], pa, r[0], r[1]);");
-    c.close();
-  }
+  c.open("else");
+  emitTileMath(true);
   c.close();
   c.close(); // key tiles
   if (STG == 2)

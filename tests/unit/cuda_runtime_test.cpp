@@ -275,12 +275,26 @@ void expectMatchesInterpreter(
 // tg.attention cases no test model reaches (tests/unit/attention_edge_cases.h),
 // compiled with writeCudaPackage for this GPU at f32 and f16 (q/k/v/mask args
 // typed f16), run through a Session, against tgc::interpret on the same IR and
-// inputs.
+// inputs: with the tiling each shape gets, then at f16 with each many-row tensor-core
+// tiling forced (TGC_ATTN_TILE; the chooser gives them only to large shapes), so that each
+// meets every edge case: partial key tiles, causal diagonals, masks, undefined rows.
 TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
-  for (const char *elem : {"f32", "f16"}) {
+  struct Run {
+    const char *elem, *tile;
+  };
+  std::vector<Run> runs = {{"f32", nullptr}, {"f16", nullptr}};
+  for (const char *tile : {"2,2,64", "2,4,32", "4,1,64", "4,2,64", "4,4,32"})
+    runs.push_back({"f16", tile});
+  for (const Run &run : runs) {
+    const char *elem = run.elem;
     const double tol = std::string(elem) == "f32" ? 1e-5 : 1e-2;
+    if (run.tile)
+      setenv("TGC_ATTN_TILE", run.tile, 1);
+    else
+      unsetenv("TGC_ATTN_TILE");
     for (const attn_cases::AttentionEdgeCase &c : attn_cases::attentionEdgeCases()) {
-      SCOPED_TRACE(std::string(c.name) + " at " + elem);
+      SCOPED_TRACE(std::string(c.name) + " at " + elem + ", tiling " +
+                   (run.tile ? run.tile : "chosen"));
       std::vector<HostTensor> got, want;
       expectMatchesInterpreter(
           attn_cases::instantiate(c.ir, elem), arch_, tol,
@@ -346,6 +360,7 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
       }
     }
   }
+  unsetenv("TGC_ATTN_TILE");
 }
 
 // Rotaries applied in one kernel with their split (splitRotaries): a split kernel writing
