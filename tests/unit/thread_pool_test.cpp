@@ -1,0 +1,91 @@
+// thread_pool_test.cpp — the generated kernels' thread pool (codegen/cpu/CpuPrelude.cpp, tg_pool)
+// on Linux: with two threads and at least two usable CPUs, its worker is pinned to one CPU (never
+// the caller's, so a sleeping worker cannot be woken onto the caller's CPU and spin there while
+// the caller waits; docs/decisions.md, "CPU pool workers pinned off the caller"), and the
+// calling thread's own affinity is left as it was.
+#include "codegen/cpu/CpuBackend.h"
+#include "compiler/dialect/TgDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "runtime/Session.h"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace {
+
+std::string tmpRoot() {
+  const char *t = std::getenv("TEST_TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+/// Cpus_allowed_list of every thread of this process, by thread id.
+std::vector<std::pair<std::string, std::string>> threadMasks() {
+  std::vector<std::pair<std::string, std::string>> out;
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return out;
+  while (dirent *e = readdir(d)) {
+    if (e->d_name[0] == '.')
+      continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/status");
+    for (std::string line; std::getline(f, line);)
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+        const size_t v = line.find_first_not_of(" \t", 18);
+        out.emplace_back(e->d_name, v == std::string::npos ? "" : line.substr(v));
+      }
+  }
+  closedir(d);
+  return out;
+}
+
+} // namespace
+
+TEST(ThreadPool, WorkerPinnedOffTheCallerAndCallerLeftAlone) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  if (CPU_COUNT(&before) < 2)
+    GTEST_SKIP() << "one usable CPU: the pool's worker has nowhere to be pinned";
+  // One elementwise kernel over 512K floats: its loop runs on the pool at two threads.
+  mlir::MLIRContext ctx;
+  ctx.disableMultithreading();
+  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+func.func @main(%x: tensor<512x1024xf32> {tg.name = "x"}) -> (tensor<512x1024xf32> {tg.name = "y"}) {
+  %0 = tg.tanh %x : tensor<512x1024xf32>
+  return %0 : tensor<512x1024xf32>
+}
+)",
+                                                        &ctx);
+  ASSERT_TRUE(module);
+  const std::string dir = tmpRoot() + "/thread_pool.tgpkg";
+  tgc::PackageInfo info;
+  info.tgcVersion = "test";
+  info.modelName = "thread_pool";
+  auto stats = tgc::writeCpuPackage(*module, dir, info, tmpRoot() + "/thread_pool_kcache");
+  ASSERT_TRUE((bool)stats) << llvm::toString(stats.takeError());
+  tgc::Status st;
+  auto s = tgc::Session::load(dir, st, 2);
+  ASSERT_TRUE(s) << st.message;
+  tgc::HostTensor x = tgc::HostTensor::zeros(tgc::DType::F32, {512, 1024}, "x");
+  std::vector<tgc::HostTensor> out;
+  for (int i = 0; i < 3; ++i) {
+    st = s->run({x}, out);
+    ASSERT_TRUE(st.ok) << st.message;
+  }
+  // The worker: a thread allowed exactly one CPU (a single number, no range or list).
+  int pinned = 0;
+  for (const auto &[tid, mask] : threadMasks())
+    pinned += !mask.empty() && mask.find_first_not_of("0123456789") == std::string::npos;
+  EXPECT_GE(pinned, 1) << "no thread of the process is pinned to one CPU";
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the calling thread's affinity changed";
+}
