@@ -21,6 +21,7 @@
 #include <set>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -178,8 +179,14 @@ struct KernelBuilder : codegen::CKernel {
   llvm::Error emitAttention(Operation *op, const CType *ct);
   llvm::Error emitMovement(Operation *op, const CType *ct);
   llvm::Error emitFused(tg::FusedOp op);
+  /// The GEMM of `op` into `out`; with `bias` (f32 matmuls), plus bias[b * biasStride + j] per
+  /// column j of batch b, added as the GEMM starts.
   llvm::Error emitGemmInto(Operation *op, const std::vector<std::string> &ptrs,
-                           const std::string &out);
+                           const std::string &out, const std::string &bias = "",
+                           int64_t biasStride = 0);
+  /// When a "gemm" kernel is an f32 matmul whose only epilogue adds a bias per column (the same
+  /// for every batch, or one per batch), that bias's pointer and batch stride.
+  std::optional<std::pair<std::string, int64_t>> matmulBias(const FusedParts &parts);
 };
 
 } // namespace tgc::cpu

@@ -63,7 +63,8 @@ llvm::Error KernelBuilder::elementwise(llvm::ArrayRef<Operation *> ops,
 
 /// Linear or matmul writing `out`; `ptrs` are the op's operand pointers.
 llvm::Error KernelBuilder::emitGemmInto(Operation *op, const std::vector<std::string> &ptrs,
-                                        const std::string &out) {
+                                        const std::string &out, const std::string &bias,
+                                        int64_t biasStride) {
   auto ct = ctypeOf(op->getResult(0), op);
   if (!ct)
     return ct.takeError();
@@ -83,8 +84,14 @@ llvm::Error KernelBuilder::emitGemmInto(Operation *op, const std::vector<std::st
     c.line("// empty batch: nothing to do");
     return llvm::Error::success();
   }
-  if (product(bb) == 1 && product(ab) == NB) {
+  if (product(bb) == 1 && product(ab) == NB && (bias.empty() || biasStride == 0)) {
     // One GEMM: the batch dims of the lhs fold into M.
+    if (!bias.empty()) {
+      c.line("static const int64_t aoff[1] = {0}, boff[1] = {0};");
+      c.line("tg_matmul_bias(" + ptrs[0] + ", " + ptrs[1] + ", " + out + ", 1, aoff, boff, " +
+             str(NB * M) + ", " + str(N) + ", " + str(K) + ", " + bias + ", 0);");
+      return llvm::Error::success();
+    }
     c.line("tg_gemm<" + T + ">(false, " + str(NB * M) + ", " + str(N) + ", " + str(K) + ", " +
            ptrs[0] + ", " + str(K) + ", " + ptrs[1] + ", " + str(N) + ", " + out + ", " + str(N) +
            ");");
@@ -108,9 +115,58 @@ llvm::Error KernelBuilder::emitGemmInto(Operation *op, const std::vector<std::st
   }
   c.line("static const int64_t aoff[" + str(NB) + "] = " + intArray(aoff) + ";");
   c.line("static const int64_t boff[" + str(NB) + "] = " + intArray(boff) + ";");
+  if (!bias.empty()) {
+    c.line("tg_matmul_bias(" + ptrs[0] + ", " + ptrs[1] + ", " + out + ", " + str(NB) +
+           ", aoff, boff, " + str(M) + ", " + str(N) + ", " + str(K) + ", " + bias + ", " +
+           str(biasStride) + ");");
+    return llvm::Error::success();
+  }
   c.line("tg_matmul<" + T + ">(" + ptrs[0] + ", " + ptrs[1] + ", " + out + ", " + str(NB) +
          ", aoff, boff, " + str(M) + ", " + str(N) + ", " + str(K) + ");");
   return llvm::Error::success();
+}
+
+std::optional<std::pair<std::string, int64_t>>
+KernelBuilder::matmulBias(const FusedParts &parts) {
+  auto mm = dyn_cast_or_null<tg::MatmulOp>(parts.gemm);
+  if (!mm || parts.ops.size() != 1 || !isa<tg::AddOp>(parts.ops[0]))
+    return std::nullopt;
+  Value g = mm.getResult(), sum = parts.ops[0]->getResult(0);
+  Value lhs = parts.ops[0]->getOperand(0), rhs = parts.ops[0]->getOperand(1);
+  Value other = lhs == g ? rhs : rhs == g ? lhs : Value();
+  if (!other || other == g || parts.result != sum || sum.getType() != g.getType() ||
+      !g.getType().cast<mlir::ShapedType>().getElementType().isF32())
+    return std::nullopt;
+  const Leaf *leaf = nullptr;
+  for (const auto &[v, l] : parts.leaves)
+    if (v == other)
+      leaf = &l;
+  if (!leaf || leaf->ptr.empty() || !leaf->gather.idx.empty() || leaf->ct.name != "float")
+    return std::nullopt;
+  auto dims = gemmOf(mm.getOperation());
+  if (!dims) {
+    llvm::consumeError(dims.takeError());
+    return std::nullopt;
+  }
+  if (dims->M <= 0 || dims->N <= 0 || dims->K <= 0 || dims->NB <= 0)
+    return std::nullopt;
+  // g is [batch..., M, N]; the bias, aligned right, must be [1..., 1, N] (every batch) or
+  // [batch..., 1, N] (one per batch).
+  const Shape gs = shapeOf(g), &bs = leaf->shape;
+  if (gs.size() < 2 || bs.empty() || bs.size() > gs.size() || bs.back() != dims->N)
+    return std::nullopt;
+  Shape b(gs.size() - bs.size(), 1);
+  b.insert(b.end(), bs.begin(), bs.end());
+  if (b[b.size() - 2] != 1 && dims->M != 1)
+    return std::nullopt;
+  bool ones = true, same = true;
+  for (size_t d = 0; d + 2 < gs.size(); ++d) {
+    ones = ones && b[d] == 1;
+    same = same && b[d] == gs[d];
+  }
+  if (!ones && !same)
+    return std::nullopt;
+  return std::make_pair(leaf->ptr, ones ? int64_t(0) : dims->N);
 }
 
 llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
@@ -169,6 +225,13 @@ llvm::Error KernelBuilder::emitFused(tg::FusedOp op) {
     c.line("};");
     return emitConv(gemm, &*gt, ptrs, dst, "epi");
   }
+  // An f32 matmul whose epilogue only adds a bias per column: added as the GEMM starts (the
+  // tiles' initial accumulators) instead of in a pass over the output of its own.
+  if (dst == outPtr[0])
+    if (auto mb = matmulBias(*parts)) {
+      c.line(sourceComment("epilogue: the bias, added as the GEMM starts"));
+      return emitGemmInto(gemm, ptrs, dst, mb->first, mb->second);
+    }
   if (auto e = contract(dst))
     return e;
   c.line(sourceComment("epilogue: " + std::to_string(parts->ops.size()) +

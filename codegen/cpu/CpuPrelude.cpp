@@ -452,10 +452,11 @@ inline tg_v16 tg_ldv(const float *p) { tg_v16 v; std::memcpy(&v, p, sizeof v); r
 inline void tg_stv(float *p, tg_v16 v) { std::memcpy(p, &v, sizeof v); }
 template <int R>
 inline void tg_tile_f32(int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                        float *C, int64_t ldc, bool accumulate) {
+                        float *C, int64_t ldc, bool accumulate, const float *bias) {
   tg_v16 c[R][2];
   for (int i = 0; i < R; ++i)
-    for (int v = 0; v < 2; ++v) c[i][v] = accumulate ? tg_ldv(C + i * ldc + v * 16) : tg_v16{};
+    for (int v = 0; v < 2; ++v)
+      c[i][v] = accumulate ? tg_ldv(C + i * ldc + v * 16) : bias ? tg_ldv(bias + v * 16) : tg_v16{};
   for (int64_t k = 0; k < K; ++k) {
     const tg_v16 b0 = tg_ldv(B + k * ldb), b1 = tg_ldv(B + k * ldb + 16);
     for (int i = 0; i < R; ++i) {
@@ -472,8 +473,11 @@ inline void tg_tile_f32(int64_t K, const float *A, int64_t lda, const float *B, 
 /// first copied into a contiguous K x 32 buffer: read in place, its rows ldb apart fall on a few
 /// L1 sets (a 1 KiB stride: 8 sets of an Intel core's 64) and were refetched from L2 for every
 /// row tile (parallel_mlp's 256 x 256 x 128 GEMMs: 1,220 -> 1,015 us for eight, min of 7 runs).
+/// `bias` (per column, when given and not accumulating) is the accumulators' initial value.
 inline void tg_tiled_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                           const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate) {
+                           const float *B, int64_t ldb, float *C, int64_t ldc, bool accumulate,
+                           const float *bias = nullptr) {
+  if (accumulate) bias = nullptr;
   const int64_t full = N / kTgTileCols * kTgTileCols;
   const bool pack = M >= 2 * kTgTileRows && ldb != kTgTileCols;
   static thread_local std::vector<float> packed;
@@ -490,24 +494,29 @@ inline void tg_tiled_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int6
       b = p, bs = kTgTileCols;
     }
     int64_t i = 0;
+    const float *bj = bias ? bias + j : nullptr;
     for (; i + kTgTileRows <= M; i += kTgTileRows)
-      tg_tile_f32<kTgTileRows>(K, A + i * lda, lda, b, bs, C + i * ldc + j, ldc, accumulate);
+      tg_tile_f32<kTgTileRows>(K, A + i * lda, lda, b, bs, C + i * ldc + j, ldc, accumulate, bj);
     const float *a = A + i * lda;
     float *c = C + i * ldc + j;
     switch (M - i) {
-    case 7: tg_tile_f32<7>(K, a, lda, b, bs, c, ldc, accumulate); break;
-    case 6: tg_tile_f32<6>(K, a, lda, b, bs, c, ldc, accumulate); break;
-    case 5: tg_tile_f32<5>(K, a, lda, b, bs, c, ldc, accumulate); break;
-    case 4: tg_tile_f32<4>(K, a, lda, b, bs, c, ldc, accumulate); break;
-    case 3: tg_tile_f32<3>(K, a, lda, b, bs, c, ldc, accumulate); break;
-    case 2: tg_tile_f32<2>(K, a, lda, b, bs, c, ldc, accumulate); break;
-    case 1: tg_tile_f32<1>(K, a, lda, b, bs, c, ldc, accumulate); break;
+    case 7: tg_tile_f32<7>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
+    case 6: tg_tile_f32<6>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
+    case 5: tg_tile_f32<5>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
+    case 4: tg_tile_f32<4>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
+    case 3: tg_tile_f32<3>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
+    case 2: tg_tile_f32<2>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
+    case 1: tg_tile_f32<1>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
     default: break;
     }
   }
-  if (full < N)
+  if (full < N) {
+    if (bias)
+      for (int64_t i = 0; i < M; ++i) std::copy(bias + full, bias + N, C + i * ldc + full);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)(N - full), (int)K, 1.0f,
-                A, (int)lda, B + full, (int)ldb, accumulate ? 1.0f : 0.0f, C + full, (int)ldc);
+                A, (int)lda, B + full, (int)ldb, accumulate || bias ? 1.0f : 0.0f, C + full,
+                (int)ldc);
+  }
 }
 /// Where the tiles beat OpenBLAS: B not transposed, at least one full strip, and A (re-read
 /// once per strip) within 1 MiB, so it stays in L2.
@@ -516,17 +525,22 @@ inline bool tg_use_tiles(bool transB, int64_t M, int64_t N, int64_t K) {
 }
 #endif
 
-/// One cblas_sgemm/dgemm call: C = A * op(B) + beta * C (row-major). M, N, K > 0.
+/// One cblas_sgemm/dgemm call: C = A * op(B) + beta * C (row-major), or with `bias` (beta 0)
+/// C = A * op(B) + bias[j] per column. M, N, K > 0.
 template <class T>
 void tg_blas_gemm1(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
-                   const T *B, int64_t ldb, T *C, int64_t ldc, T beta) {
+                   const T *B, int64_t ldb, T *C, int64_t ldc, T beta, const T *bias = nullptr) {
 #if defined(__AVX512F__)
   if constexpr (std::is_same<T, float>::value)
     if (tg_use_tiles(transB, M, N, K) && (beta == 0.0f || beta == 1.0f)) {
-      tg_tiled_sgemm(M, N, K, A, lda, B, ldb, C, ldc, beta == 1.0f);
+      tg_tiled_sgemm(M, N, K, A, lda, B, ldb, C, ldc, beta == 1.0f, bias);
       return;
     }
 #endif
+  if (bias) { // the library adds to C: C starts as the bias
+    for (int64_t i = 0; i < M; ++i) std::copy(bias, bias + N, C + i * ldc);
+    beta = T(1);
+  }
   if constexpr (std::is_same<T, float>::value)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M, (int)N,
                 (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
@@ -545,7 +559,7 @@ constexpr int64_t kGemmSplitWork = 1 << 18;
 /// of op(B) and C), tgk_nt() of them, one cblas call each.
 template <class T>
 void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
-                  const T *B, int64_t ldb, T *C, int64_t ldc, T beta) {
+                  const T *B, int64_t ldb, T *C, int64_t ldc, T beta, const T *bias = nullptr) {
   const int64_t nt = tgk_nt();
   const bool byRows = M >= N;
   const int64_t len = byRows ? M : N;
@@ -559,15 +573,16 @@ void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int6
         const int64_t lo = p * step, n = std::min(len, lo + step) - lo;
         if (n <= 0) continue;
         if (byRows)
-          tg_blas_gemm1<T>(transB, n, N, K, A + lo * lda, lda, B, ldb, C + lo * ldc, ldc, beta);
+          tg_blas_gemm1<T>(transB, n, N, K, A + lo * lda, lda, B, ldb, C + lo * ldc, ldc, beta,
+                           bias);
         else
           tg_blas_gemm1<T>(transB, M, n, K, A, lda, transB ? B + lo * ldb : B + lo, ldb, C + lo,
-                           ldc, beta);
+                           ldc, beta, bias ? bias + lo : nullptr);
       }
     });
     return;
   }
-  tg_blas_gemm1<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, beta);
+  tg_blas_gemm1<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, beta, bias);
 }
 
 /// f16/bf16 GEMM: sgemm on float copies of A and B; each result, plus its bias (bias[i] per row
@@ -657,6 +672,17 @@ void tg_matmul(const T *A, const T *B, T *C, int64_t batches, const int64_t *aof
                const int64_t *boff, int64_t M, int64_t N, int64_t K) {
   for (int64_t b = 0; b < batches; ++b)
     tg_gemm<T>(false, M, N, K, A + aoff[b], K, B + boff[b], N, C + b * M * N, N);
+}
+
+/// tg_matmul in f32 (M, N, K > 0) plus a bias per column added as the GEMM starts (the tiles'
+/// initial accumulators, or C's initial value for the library) instead of in a pass of its own:
+/// batch b adds bias[b * biasStride + j] (biasStride 0: one bias for every batch).
+inline void tg_matmul_bias(const float *A, const float *B, float *C, int64_t batches,
+                           const int64_t *aoff, const int64_t *boff, int64_t M, int64_t N,
+                           int64_t K, const float *bias, int64_t biasStride) {
+  for (int64_t b = 0; b < batches; ++b)
+    tg_blas_gemm<float>(false, M, N, K, A + aoff[b], K, B + boff[b], N, C + b * M * N, N, 0.0f,
+                        bias + b * biasStride);
 }
 
 )PRELUDE";

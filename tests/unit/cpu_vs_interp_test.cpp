@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -246,6 +248,65 @@ func.func @main(%a1: tensor<1x70xf32>, %b1: tensor<70x45xf32>, %a7: tensor<7x3xf
 }
 )",
                          "gemm_tiles.tgpkg", 1, "cpu:" + tgc::hostCpuLevel());
+}
+
+// A "gemm" kernel whose only epilogue adds a bias per column is emitted as tg_matmul_bias (the
+// bias is the tiles' initial accumulators, or C's initial value for OpenBLAS) with no pass of its
+// own: one bias for every batch ([N], [1, N]), one per batch ([B, 1, N]), the lhs batch folded
+// into M, N = 45 (a 32-column strip and a 13-column OpenBLAS tail), the bias as the add's lhs.
+// A bias per row ([M, 1]) keeps its epilogue pass. Each against the interpreter.
+TEST(CpuVsInterp, MatmulBiasEpilogues) {
+  const std::string ir = R"(
+func.func @main(%a: tensor<2x29x64xf32>, %b: tensor<2x64x200xf32>, %w: tensor<64x200xf32>, %c: tensor<200xf32>, %cb: tensor<2x1x200xf32>, %c1: tensor<1x200xf32>, %r: tensor<29x1xf32>, %a2: tensor<40x64xf32>, %w2: tensor<64x45xf32>, %c2: tensor<45xf32>) -> (tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<40x45xf32>, tensor<40x45xf32>) {
+  %0 = tg.fused "gemm" (%a, %b, %c) : (tensor<2x29x64xf32>, tensor<2x64x200xf32>, tensor<200xf32>) -> tensor<2x29x200xf32> {
+  ^bb0(%p: tensor<2x29x64xf32>, %q: tensor<2x64x200xf32>, %e: tensor<200xf32>):
+    %t0 = tg.matmul %p, %q : tensor<2x29x64xf32>, tensor<2x64x200xf32> -> tensor<2x29x200xf32>
+    %t1 = tg.add %t0, %e : tensor<2x29x200xf32>, tensor<200xf32> -> tensor<2x29x200xf32>
+    tg.yield %t1 : tensor<2x29x200xf32>
+  }
+  %1 = tg.fused "gemm" (%a, %b, %cb) : (tensor<2x29x64xf32>, tensor<2x64x200xf32>, tensor<2x1x200xf32>) -> tensor<2x29x200xf32> {
+  ^bb0(%p: tensor<2x29x64xf32>, %q: tensor<2x64x200xf32>, %e: tensor<2x1x200xf32>):
+    %t0 = tg.matmul %p, %q : tensor<2x29x64xf32>, tensor<2x64x200xf32> -> tensor<2x29x200xf32>
+    %t1 = tg.add %t0, %e : tensor<2x29x200xf32>, tensor<2x1x200xf32> -> tensor<2x29x200xf32>
+    tg.yield %t1 : tensor<2x29x200xf32>
+  }
+  %2 = tg.fused "gemm" (%a, %w, %c1) : (tensor<2x29x64xf32>, tensor<64x200xf32>, tensor<1x200xf32>) -> tensor<2x29x200xf32> {
+  ^bb0(%p: tensor<2x29x64xf32>, %q: tensor<64x200xf32>, %e: tensor<1x200xf32>):
+    %t0 = tg.matmul %p, %q : tensor<2x29x64xf32>, tensor<64x200xf32> -> tensor<2x29x200xf32>
+    %t1 = tg.add %t0, %e : tensor<2x29x200xf32>, tensor<1x200xf32> -> tensor<2x29x200xf32>
+    tg.yield %t1 : tensor<2x29x200xf32>
+  }
+  %3 = tg.fused "gemm" (%a, %w, %r) : (tensor<2x29x64xf32>, tensor<64x200xf32>, tensor<29x1xf32>) -> tensor<2x29x200xf32> {
+  ^bb0(%p: tensor<2x29x64xf32>, %q: tensor<64x200xf32>, %e: tensor<29x1xf32>):
+    %t0 = tg.matmul %p, %q : tensor<2x29x64xf32>, tensor<64x200xf32> -> tensor<2x29x200xf32>
+    %t1 = tg.add %t0, %e : tensor<2x29x200xf32>, tensor<29x1xf32> -> tensor<2x29x200xf32>
+    tg.yield %t1 : tensor<2x29x200xf32>
+  }
+  %4 = tg.fused "gemm" (%a2, %w2, %c2) : (tensor<40x64xf32>, tensor<64x45xf32>, tensor<45xf32>) -> tensor<40x45xf32> {
+  ^bb0(%p: tensor<40x64xf32>, %q: tensor<64x45xf32>, %e: tensor<45xf32>):
+    %t0 = tg.matmul %p, %q : tensor<40x64xf32>, tensor<64x45xf32> -> tensor<40x45xf32>
+    %t1 = tg.add %t0, %e : tensor<40x45xf32>, tensor<45xf32> -> tensor<40x45xf32>
+    tg.yield %t1 : tensor<40x45xf32>
+  }
+  %5 = tg.fused "gemm" (%a2, %w2, %c2) : (tensor<40x64xf32>, tensor<64x45xf32>, tensor<45xf32>) -> tensor<40x45xf32> {
+  ^bb0(%p: tensor<40x64xf32>, %q: tensor<64x45xf32>, %e: tensor<45xf32>):
+    %t0 = tg.matmul %p, %q : tensor<40x64xf32>, tensor<64x45xf32> -> tensor<40x45xf32>
+    %t1 = tg.add %e, %t0 : tensor<45xf32>, tensor<40x45xf32> -> tensor<40x45xf32>
+    tg.yield %t1 : tensor<40x45xf32>
+  }
+  return %0, %1, %2, %3, %4, %5 : tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<40x45xf32>, tensor<40x45xf32>
+}
+)";
+  compareWithInterpreter(ir, "matmul_bias.tgpkg", 2, "cpu:" + tgc::hostCpuLevel());
+  // Kernels 0, 1, 2, 4, 5 call tg_matmul_bias; kernel 3 (a bias per row) keeps its pass.
+  std::ifstream f(tmpDir() + "/matmul_bias.tgpkg/kernels.cpp");
+  int calls = 0, passes = 0;
+  for (std::string line; std::getline(f, line);) {
+    calls += line.rfind("  tg_matmul_bias(", 0) == 0;
+    passes += line.find("// epilogue: 1 elementwise op(s) per output element") != std::string::npos;
+  }
+  EXPECT_EQ(calls, 5);
+  EXPECT_EQ(passes, 1);
 }
 
 // Convolutions with weights blocked by 16 output channels (tg.conv's weight_block, the lanes
