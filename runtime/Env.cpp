@@ -27,7 +27,7 @@ const EnvInfo kTable[] = {
      "faster, timed at load"},
     {Env::AttnTile, "TGC_ATTN_TILE",
      "QW,KG,KT: compile every f16/bf16 attention with that tiling (query warps 1/2/4/8, key "
-     "groups 1-8, keys a tile 16/32/64); for tests and sweeps"},
+     "groups with QW*KG <= 16, keys a tile 16/32/64); for tests and sweeps"},
     {Env::Cutlass, "TGC_CUTLASS",
      "path of libtgc_cutlass_sm90.so; default beside the executable"},
     {Env::GemmCutlass, "TGC_GEMM_CUTLASS",

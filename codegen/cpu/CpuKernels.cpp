@@ -150,14 +150,17 @@ KernelBuilder::matmulBias(const FusedParts &parts) {
   }
   if (dims->M <= 0 || dims->N <= 0 || dims->K <= 0 || dims->NB <= 0)
     return std::nullopt;
-  // g is [batch..., M, N]; the bias, aligned right, must be [1..., 1, N] (every batch) or
-  // [batch..., 1, N] (one per batch).
+  // With both operands of rank 2 or more, g is [batch..., M, N]; the bias, aligned right, must
+  // be [1..., 1, N] (every batch) or [batch..., 1, N] (one per batch). (A 1-D operand drops M or
+  // N from g, whose last two dims are then not M and N.)
   const Shape gs = shapeOf(g), &bs = leaf->shape;
-  if (gs.size() < 2 || bs.empty() || bs.size() > gs.size() || bs.back() != dims->N)
+  if (shapeOf(mm.getLhs()).size() < 2 || shapeOf(mm.getRhs()).size() < 2 || gs.size() < 2 ||
+      gs[gs.size() - 2] != dims->M || gs.back() != dims->N || bs.empty() ||
+      bs.size() > gs.size() || bs.back() != dims->N)
     return std::nullopt;
   Shape b(gs.size() - bs.size(), 1);
   b.insert(b.end(), bs.begin(), bs.end());
-  if (b[b.size() - 2] != 1 && dims->M != 1)
+  if (b[b.size() - 2] != 1)
     return std::nullopt;
   bool ones = true, same = true;
   for (size_t d = 0; d + 2 < gs.size(); ++d) {

@@ -75,22 +75,33 @@ struct tg_pool {
   uint64_t job = 0;  // guarded by busy
   int started = 0;   // workers started, guarded by busy
 #if defined(__linux__)
+  static constexpr int kMaxPinned = 256;
   cpu_set_t allowed; // the first caller's CPUs, read before the first worker starts
   bool haveAllowed = false;
+  std::atomic<int> pinned[kMaxPinned]; // worker w's CPU (-1: none yet)
   static int tg_cpu() { return sched_getcpu(); }
-  /// Pins worker w to the w-th CPU (cyclically) of `allowed` other than the caller's last one;
-  /// false when there is none.
+  /// Pins worker w to a CPU of `allowed` that is neither the caller's last one nor another
+  /// worker's (the w-th such, cyclically; else any but the caller's); false when there is none.
   bool pinAway(int w) {
     if (!haveAllowed) return false;
     const int avoid = callerCpu.load(std::memory_order_relaxed);
-    int cpus[CPU_SETSIZE], n = 0;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &allowed) && c != avoid) cpus[n++] = c;
-    if (n == 0) return false;
+    int freeCpus[CPU_SETSIZE], nf = 0, anyCpus[CPU_SETSIZE], na = 0;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (!CPU_ISSET(c, &allowed) || c == avoid) continue;
+      anyCpus[na++] = c;
+      bool taken = false;
+      for (int o = 0; o < kMaxPinned; ++o)
+        taken = taken || (o != w && pinned[o].load(std::memory_order_relaxed) == c);
+      if (!taken) freeCpus[nf++] = c;
+    }
+    if (na == 0) return false;
+    const int c = nf > 0 ? freeCpus[w % nf] : anyCpus[w % na];
     cpu_set_t one;
     CPU_ZERO(&one);
-    CPU_SET(cpus[w % n], &one);
-    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+    CPU_SET(c, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) return false;
+    if (w < kMaxPinned) pinned[w].store(c, std::memory_order_relaxed);
+    return true;
   }
 #else
   static int tg_cpu() { return -1; }
@@ -158,8 +169,10 @@ struct tg_pool {
     if (busy.exchange(true, std::memory_order_acquire)) return false;
     callerCpu.store(tg_cpu(), std::memory_order_relaxed);
 #if defined(__linux__)
-    if (!haveAllowed && started < nt - 1)
+    if (started == 0 && nt > 1) { // once, before any worker exists to read it
       haveAllowed = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+      for (int i = 0; i < kMaxPinned; ++i) pinned[i].store(-1, std::memory_order_relaxed);
+    }
 #endif
     for (; started < nt - 1; ++started) std::thread([this, w = started] { worker(w); }).detach();
     fn.store(f, std::memory_order_relaxed);
@@ -525,8 +538,8 @@ inline bool tg_use_tiles(bool transB, int64_t M, int64_t N, int64_t K) {
 }
 #endif
 
-/// One cblas_sgemm/dgemm call: C = A * op(B) + beta * C (row-major), or with `bias` (beta 0)
-/// C = A * op(B) + bias[j] per column. M, N, K > 0.
+/// One cblas_sgemm/dgemm call: C = A * op(B) + beta * C (row-major), or with `bias` and beta 0
+/// C = A * op(B) + bias[j] per column (a bias with beta != 0 is ignored). M, N, K > 0.
 template <class T>
 void tg_blas_gemm1(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
                    const T *B, int64_t ldb, T *C, int64_t ldc, T beta, const T *bias = nullptr) {
@@ -537,7 +550,7 @@ void tg_blas_gemm1(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int
       return;
     }
 #endif
-  if (bias) { // the library adds to C: C starts as the bias
+  if (bias && beta == T(0)) { // the library adds to C: C starts as the bias
     for (int64_t i = 0; i < M; ++i) std::copy(bias, bias + N, C + i * ldc);
     beta = T(1);
   }

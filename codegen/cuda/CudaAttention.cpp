@@ -225,15 +225,19 @@ struct AttentionTiling {
 AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal) {
   if (const char *e = tgc::envValue(tgc::Env::AttnTile); e && *e) {
     AttentionTiling t;
-    if (std::sscanf(e, "%" SCNd64 ",%" SCNd64 ",%" SCNd64, &t.queryWarps, &t.keyGroups,
-                    &t.keyTile) == 3 &&
+    int used = 0;
+    if (std::sscanf(e, "%" SCNd64 ",%" SCNd64 ",%" SCNd64 "%n", &t.queryWarps, &t.keyGroups,
+                    &t.keyTile, &used) == 3 &&
+        e[used] == '\0' &&
         (t.queryWarps == 1 || t.queryWarps == 2 || t.queryWarps == 4 || t.queryWarps == 8) &&
-        t.keyGroups >= 1 && t.keyGroups <= 8 && (t.keyTile == 16 || t.keyTile == 32 || t.keyTile == 64))
+        t.keyGroups >= 1 && t.queryWarps * t.keyGroups <= 16 &&
+        (t.keyTile == 16 || t.keyTile == 32 || t.keyTile == 64))
       return t;
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true))
       llvm::errs() << "tgc: TGC_ATTN_TILE=" << e
-                   << " ignored (expected QW,KG,KT: QW 1, 2, 4 or 8; KG 1-8; KT 16, 32 or 64)\n";
+                   << " ignored (expected QW,KG,KT: QW 1, 2, 4 or 8; KG >= 1 with QW * KG <= 16;"
+                      " KT 16, 32 or 64)\n";
   }
   if (rows < 4096 || S < 64)
     // Key tiles of 16 when that gives every warp (at most 8) a single tile: twice the warps of

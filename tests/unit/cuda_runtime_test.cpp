@@ -285,6 +285,8 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
   std::vector<Run> runs = {{"f32", nullptr}, {"f16", nullptr}};
   for (const char *tile : {"2,2,64", "2,4,32", "4,1,64", "4,2,64", "4,4,32"})
     runs.push_back({"f16", tile});
+  const char *prior = std::getenv("TGC_ATTN_TILE");
+  const std::string priorTile = prior ? prior : "";
   for (const Run &run : runs) {
     const char *elem = run.elem;
     const double tol = std::string(elem) == "f32" ? 1e-5 : 1e-2;
@@ -360,7 +362,10 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
       }
     }
   }
-  unsetenv("TGC_ATTN_TILE");
+  if (prior)
+    setenv("TGC_ATTN_TILE", priorTile.c_str(), 1);
+  else
+    unsetenv("TGC_ATTN_TILE");
 }
 
 // Rotaries applied in one kernel with their split (splitRotaries): a split kernel writing
