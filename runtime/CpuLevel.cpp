@@ -121,6 +121,16 @@ std::string cpuSignature() {
 #endif
 }
 
+const char *openblasCoreType() {
+  if (cpuSignature().rfind("GenuineIntel ", 0) != 0)
+    return nullptr;
+  if (missingCpuFeatures("x86-64-v4").empty())
+    return "SkylakeX";
+  if (missingCpuFeatures("x86-64-v3").empty())
+    return "Haswell";
+  return nullptr;
+}
+
 std::string cpuTargetMismatch(const std::string &target, const std::string &signature) {
   std::string level = "x86-64-v2"; // "cpu": plans from before levels were recorded
   if (target.rfind("cpu:", 0) == 0)

@@ -27,6 +27,12 @@ std::string hostCpuLevel();
 std::vector<std::string> missingCpuFeatures(const std::string &level);
 /// "GenuineIntel family 6 model 143 stepping 8": what a cpu:native package is tied to.
 std::string cpuSignature();
+/// The OpenBLAS core type for this CPU's kernels when OpenBLAS's own CPUID table may not know
+/// the model (it falls back to Prescott, SSE3, for one it does not: an Emerald Rapids VM, family
+/// 6 model 207, with OpenBLAS 0.3.21): "SkylakeX" on an Intel CPU with AVX-512 (F, BW, CD, DQ,
+/// VL), "Haswell" on one with AVX2 and FMA; nullptr otherwise (AMD and others: OpenBLAS's
+/// detection goes by family there).
+const char *openblasCoreType();
 
 /// Checks a plan's CPU target (`cpu`, `cpu:<level>`, `cpu:native` with the signature it was
 /// compiled on) against this CPU: "" when it can run here, else why not.

@@ -222,9 +222,16 @@ Status CpuSession::setup(const std::string &pre, int numThreads) {
   // OpenMP worker threads must sleep, not spin, between kernels: a spinning team starves
   // OpenBLAS's threads and any other process on a loaded machine (measured: 30x slower runs on
   // 2 busy cores). The user's own setting wins.
+  // OpenBLAS (loaded with the first kernels.so) picks its kernels from CPUID and takes SSE3 ones
+  // for an Intel model it does not know: name the core for it (openblasCoreType; kws_gru's
+  // GEMVs at 1 thread: p50 211-283 -> 163-248 us on such a VM). The user's own setting wins.
   // setenv is not thread-safe: once per process, even when sessions load on several threads.
   static std::once_flag ompPolicyOnce;
-  std::call_once(ompPolicyOnce, [] { setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0); });
+  std::call_once(ompPolicyOnce, [] {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+    if (const char *core = openblasCoreType())
+      setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/0);
+  });
   if (kpath.front() != '/' && kpath.rfind("./", 0) != 0)
     kpath = "./" + kpath; // never let dlopen search the library path
   dlerror();

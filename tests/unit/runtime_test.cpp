@@ -215,6 +215,22 @@ TEST_F(BigPackage, Interface) {
   EXPECT_TRUE(fs::exists(*dir_ + "/kernels.cpp"));
 }
 
+/// Whether the environment named OpenBLAS's core before any session loaded (read at start-up).
+const bool kCoreTypePreset = std::getenv("OPENBLAS_CORETYPE") != nullptr;
+
+// Loading a CPU session names OpenBLAS's core where OpenBLAS's CPUID table may not know this
+// CPU's model (runtime/CpuLevel.h, openblasCoreType: SSE3 kernels otherwise), and leaves a core
+// the environment already named alone.
+TEST_F(BigPackage, OpenblasCoreNamedForIntelModels) {
+  const char *want = tgc::openblasCoreType();
+  if (!want)
+    GTEST_SKIP() << "not an Intel CPU with AVX2 or AVX-512: OpenBLAS's own detection stands";
+  const char *got = std::getenv("OPENBLAS_CORETYPE");
+  ASSERT_NE(got, nullptr) << "the session did not name OpenBLAS's core";
+  if (!kCoreTypePreset)
+    EXPECT_STREQ(got, want);
+}
+
 TEST_F(BigPackage, PointwiseChainWithBroadcast) {
   std::vector<double> want;
   for (int i = 0; i < 2; ++i)
