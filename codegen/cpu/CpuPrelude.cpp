@@ -663,10 +663,9 @@ void tg_linear(const T *x, const T *w, const T *bias, T *y, int64_t M, int64_t N
       return;
     }
   }
-  if constexpr (kFloat<T>) { // y starts as the bias: one pass over it
+  if constexpr (kFloat<T>) { // y starts as the bias (tg_blas_gemm1): one pass over it
     if (bias && M > 0 && N > 0 && K > 0) {
-      for (int64_t i = 0; i < M; ++i) std::copy(bias, bias + N, y + i * N);
-      tg_blas_gemm<T>(true, M, N, K, x, K, w, K, y, N, T(1));
+      tg_blas_gemm<T>(true, M, N, K, x, K, w, K, y, N, T(0), bias);
       return;
     }
   }
