@@ -561,7 +561,7 @@ llvm::Error KernelBuilder::emitOp(Operation *op, std::string &code) {
     total = product(shapeOf(op->getResult(0)));
   if (total == 0)
     return llvm::Error::success();
-  endKernel(code, gridFor(total), kBlock);
+  endKernel(code, gridFor(total / vecWidth), kBlock); // (vecWidth: a pad or gather by vectors)
   return llvm::Error::success();
 }
 

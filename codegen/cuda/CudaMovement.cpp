@@ -180,7 +180,11 @@ llvm::Error KernelBuilder::emitSplitRotary(tg::SplitOp sp, const std::vector<tg:
   return llvm::Error::success();
 }
 
-/// Data movement: one thread per output element (per input element for split).
+/// Elements per 16-byte vector of type `ct` (f16/bf16 8, f32 4), 0 where movement stays scalar.
+static int64_t vectorWidth(const CType &ct) { return ct.lowp ? 8 : (ct.name == "float" ? 4 : 0); }
+
+/// Data movement: one thread per output element (per input element for split), or per 16-byte
+/// vector of them where a pad or gather moves whole rows.
 llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
   const std::string &T = ct.name;
   if (auto tr = dyn_cast<tg::TransposeOp>(op)) {
@@ -214,6 +218,39 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     const Shape &x = l.x, &y = l.y, &p = l.pads;
     const std::string &lit = l.value;
     Shape xs = contiguousStrides(x);
+    // The last dim unpadded and a multiple of 16 bytes (aligned buffers): 16-byte vectors, each
+    // inside or outside the input as a whole (a 1-D convolution's padded rows: perf-log,
+    // thirty-third session).
+    const int64_t V = vectorWidth(ct);
+    if (V > 0 && !y.empty() && p[y.size() - 1] == 0 && y.back() == x.back() && y.back() % V == 0 &&
+        product(y) > 0 && argsAligned16()) {
+      vecWidth = V;
+      c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
+             str(product(y) / V) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+      c.line(it + " rem = i * " + str(V) + ", src = 0;");
+      c.line("bool inside = true;");
+      for (int64_t d = (int64_t)y.size() - 1; d >= 0; --d) {
+        c.open("");
+        c.line("const " + it + " ic = rem % " + str(y[d]) + " - " + str(p[d]) + ";");
+        c.line("rem /= " + str(y[d]) + ";");
+        c.line("inside = inside && ic >= 0 && ic < " + str(x[d]) + ";");
+        c.line("src += ic * " + str(xs[d]) + ";");
+        c.close();
+      }
+      c.open("if (inside)");
+      c.line("reinterpret_cast<uint4 *>(out0)[i] = *reinterpret_cast<const uint4 *>(in0 + src);");
+      c.close();
+      c.open("else");
+      c.line(T + " v = " + (ct.lowp ? ct.st(lit) : "(" + T + ")" + lit) + ";");
+      c.line("uint4 w;");
+      c.line(T + " *wp = reinterpret_cast<" + T + " *>(&w);");
+      c.line("#pragma unroll");
+      c.line("for (int u = 0; u < " + str(V) + "; ++u) wp[u] = v;");
+      c.line("reinterpret_cast<uint4 *>(out0)[i] = w;");
+      c.close();
+      c.close();
+      return llvm::Error::success();
+    }
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
            str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
     c.line(it + " rem = i, src = 0;");
@@ -258,15 +295,26 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     int64_t total = product(shapeOf(g.getResult()));
     c.line(sourceComment("indices are wrapped (negative + " + str(A) + ") and clamped to [0, " +
            str(std::max<int64_t>(A - 1, 0)) + "]: an out-of-range index never reads out of bounds"));
+    // Rows a multiple of 16 bytes (aligned buffers): each thread moves a 16-byte vector of one
+    // row (embedding rows; a 1-D convolution's columns: perf-log, thirty-third session).
+    const int64_t V = vectorWidth(ct);
+    const bool vec = A > 0 && V > 0 && inner % V == 0 && argsAligned16();
+    if (vec)
+      vecWidth = V;
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-           str(total) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+           str(total / vecWidth) + "; i += (" + it + ")gridDim.x * blockDim.x)");
     if (A == 0) {
       c.line("out0[i] = " + ct.st("0") + ";");
     } else {
-      c.line("const " + it + " j = i % " + str(inner) + ", r = i / " + str(inner) + ";");
+      const std::string e = vec ? "i * " + str(V) : "i";
+      c.line("const " + it + " j = " + e + " % " + str(inner) + ", r = " + e + " / " + str(inner) +
+             ";");
       c.line("const " + it + " o = r / " + str(NI) + ", k = r % " + str(NI) + ";");
       codegen::clampedIndexLines(c, "x", "in1[k]", A);
-      c.line("out0[i] = in0[(o * " + str(A) + " + (" + it + ")x) * " + str(inner) + " + j];");
+      const std::string src = "(o * " + str(A) + " + (" + it + ")x) * " + str(inner) + " + j";
+      c.line(vec ? "reinterpret_cast<uint4 *>(out0)[i] = *reinterpret_cast<const uint4 *>(in0 + " +
+                       src + ");"
+                 : "out0[i] = in0[" + src + "];");
     }
     c.close();
     return llvm::Error::success();

@@ -258,6 +258,38 @@ struct FoldQueryScaleIntoAttention : Rule<tg::AttentionOp> {
   }
 };
 
+// attention(V(x * c), k, v) {scale = s} -> attention(V(x), k, v) {scale = s * c}, V a chain of
+// reshapes and transposes, each read only by the next: the scalar commutes with them. (Whisper's
+// `q_proj(x) * scaling` before the heads are split: a kernel per layer; perf-log, thirty-third
+// session.)
+struct FoldViewedQueryScaleIntoAttention : Rule<tg::AttentionOp> {
+  using Rule::Rule;
+  LogicalResult apply(tg::AttentionOp op, PatternRewriter &rw) const override {
+    llvm::SmallVector<mlir::Operation *> views; // from the attention's q up
+    Value q = op.getQ();
+    while (mlir::Operation *d = q.getDefiningOp()) {
+      if (!llvm::isa<tg::ReshapeOp, tg::TransposeOp>(d) || !q.hasOneUse())
+        break;
+      views.push_back(d);
+      q = d->getOperand(0);
+    }
+    if (views.empty())
+      return rw.notifyMatchFailure(op, "q is no reshape or transpose (FoldQueryScaleIntoAttention's)");
+    auto s = q.hasOneUse() ? matchScalarScale(q) : std::nullopt;
+    if (!s)
+      return rw.notifyMatchFailure(op, "the viewed q is not scaled by a scalar constant alone");
+    Value x = s->x;
+    for (mlir::Operation *v : llvm::reverse(views)) {
+      mlir::Operation *c = rw.clone(*v);
+      c->setOperand(0, x);
+      x = c->getResult(0);
+    }
+    rebuild(rw, op, x, op.getK(), op.getV(), op.getMask(), scaleOf(op) * s->factor,
+            op.getCausal());
+    return success();
+  }
+};
+
 // attention(q, [transpose](x * c), v) {scale = s} -> attention(q, [transpose](x), v) {scale = s * c}
 struct FoldKeyScaleIntoAttention : Rule<tg::AttentionOp> {
   using Rule::Rule;
@@ -491,6 +523,7 @@ struct RecognizeAttentionPass : public RecognizeAttentionBase<RecognizeAttention
     mlir::RewritePatternSet patterns(ctx);
     patterns.add<RecognizeScaledDotProductAttention>(ctx, "RecognizeScaledDotProductAttention");
     patterns.add<FoldQueryScaleIntoAttention>(ctx, "FoldQueryScaleIntoAttention");
+    patterns.add<FoldViewedQueryScaleIntoAttention>(ctx, "FoldViewedQueryScaleIntoAttention");
     patterns.add<FoldKeyScaleIntoAttention>(ctx, "FoldKeyScaleIntoAttention");
     patterns.add<FoldKeyTransposeIntoAttention>(ctx, "FoldKeyTransposeIntoAttention");
     patterns.add<FoldBatchedKeyTransposeIntoAttention>(ctx,

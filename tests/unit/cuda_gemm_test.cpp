@@ -134,7 +134,8 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       "off",     "",        "64x32x1", "64x32x2",  "64x32x3",  "64x32x4",  "64x32x16", "64x64x1",
       "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8",
       "cutlass64x64x128", "cutlass64x128x64", "cutlass64x32x128", "cutlass64x64x128/s2",
-      "cutlass64x64x128/s4", "cutlass128x128x64pp", "cutlass64x128x64pp"};
+      "cutlass64x64x128/s4", "cutlass128x128x64pp", "cutlass64x128x64pp", "cutlass192x128x64co",
+      "cutlass192x64x64pp", "cutlass96x64x64pp"};
   for (const GemmCase &c : cases) {
     OnnxModel m(20);
     std::vector<int64_t> xs = {c.batch, c.m, c.k}, ws = {c.batch, c.k, c.n}, ys = {c.batch, c.m, c.n};

@@ -37,7 +37,8 @@ typedef struct TgcCutlassGemmDesc {
   int tile;       /* 0: 64 weight rows × 64 tokens × 128 deep; 1: 64 × 128 × 64; 2: 64 × 32 ×
                      128 (example 63's kernel, weights prefetched into L2); 3: 128 × 128 × 64;
                      4: 64 × 128 × 64 (CUTLASS's persistent ping-pong kernel, for many
-                     tokens) */
+                     tokens); 5: 192 × 128 × 64 (the cooperative kernel); 6: 192 × 64 × 64;
+                     7: 96 × 64 × 64 (ping-pong) */
   int splits;     /* split-K: > 1 runs k/splits-deep slices into float partials, then a second
                      kernel sums them and applies bias, activation and residual (tile 0, one
                      batch); 1: none */
@@ -58,7 +59,7 @@ typedef struct TgcCutlassGemmDesc {
 } TgcCutlassGemmDesc;
 
 /// Number of tile configurations (TgcCutlassGemmDesc.tile < this).
-#define TGC_CUTLASS_TILES 5
+#define TGC_CUTLASS_TILES 8
 
 /// TGC_CUTLASS_ABI of the library.
 int tgc_cutlass_abi(void);

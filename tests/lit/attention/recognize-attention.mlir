@@ -127,6 +127,49 @@ func.func @fold_key_transpose_identity(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x
 
 // -----
 
+// FoldViewedQueryScaleIntoAttention: whisper's q_proj(x) · scaling before the heads are split
+// (reshape, transpose) folds into the op's scale; the views apply to the unscaled q.
+// CHECK-LABEL: func.func @fold_viewed_query_scale
+// CHECK-SAME: (%[[X:.+]]: tensor<1x8x32xf32>, %[[K:.+]]: tensor<1x2x8x16xf32>, %[[V:.+]]: tensor<1x2x8x16xf32>)
+func.func @fold_viewed_query_scale(%x: tensor<1x8x32xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // CHECK-NOT: tg.mul
+  // CHECK: %[[R:.+]] = tg.reshape %[[X]] : tensor<1x8x32xf32> -> tensor<1x8x2x16xf32>
+  // CHECK: tg.attention %{{.+}}, %[[K]], %[[V]] {{{.*}}scale = 2.500000e-01 : f32}
+  // CHECK-NOT: tg.mul
+  %c = tg.constant dense<0.5> : tensor<f32>
+  %xs = tg.mul %x, %c : tensor<1x8x32xf32>, tensor<f32> -> tensor<1x8x32xf32>
+  %r = tg.reshape %xs : tensor<1x8x32xf32> -> tensor<1x8x2x16xf32>
+  %q = tg.transpose %r {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %kt = tg.transpose %k {perm = [0, 1, 3, 2]} : tensor<1x2x8x16xf32> -> tensor<1x2x16x8xf32>
+  %s = tg.matmul %q, %kt : tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x8x8xf32>
+  %s2 = tg.mul %s, %c : tensor<1x2x8x8xf32>, tensor<f32> -> tensor<1x2x8x8xf32>
+  %p = tg.softmax %s2 {axis = 3 : i64} : tensor<1x2x8x8xf32>
+  %o = tg.matmul %p, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Negative (FoldViewedQueryScaleIntoAttention): the scaled q is also returned, so the mul stays
+// and the scale with it.
+// CHECK-LABEL: func.func @viewed_query_scale_shared
+func.func @viewed_query_scale_shared(%x: tensor<1x8x32xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x8x32xf32>) {
+  // CHECK: %[[XS:.+]] = tg.mul
+  // CHECK: %[[R:.+]] = tg.reshape %[[XS]]
+  // CHECK: tg.attention %{{.+}} {{{.*}}scale = 1.000000e+00 : f32}
+  %c = tg.constant dense<0.5> : tensor<f32>
+  %xs = tg.mul %x, %c : tensor<1x8x32xf32>, tensor<f32> -> tensor<1x8x32xf32>
+  %r = tg.reshape %xs : tensor<1x8x32xf32> -> tensor<1x8x2x16xf32>
+  %q = tg.transpose %r {perm = [0, 2, 1, 3]} : tensor<1x8x2x16xf32> -> tensor<1x2x8x16xf32>
+  %kt = tg.transpose %k {perm = [0, 1, 3, 2]} : tensor<1x2x8x16xf32> -> tensor<1x2x16x8xf32>
+  %s = tg.matmul %q, %kt : tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x8x8xf32>
+  %p = tg.softmax %s {axis = 3 : i64} : tensor<1x2x8x8xf32>
+  %o = tg.matmul %p, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o, %xs : tensor<1x2x8x16xf32>, tensor<1x8x32xf32>
+}
+
+// -----
+
 // Negative (FoldQueryScaleIntoAttention, FoldKeyScaleIntoAttention): a runtime factor stays.
 // CHECK-LABEL: func.func @no_fuse_nonconstant_scale
 // CHECK-SAME: (%[[Q:.+]]: tensor<1x2x8x16xf32>, %[[K:.+]]: tensor<1x2x8x16xf32>, %[[V:.+]]: tensor<1x2x8x16xf32>, %[[C:.+]]: tensor<f32>)

@@ -162,17 +162,63 @@ func.func @strided_pointwise(%x: tensor<1x4x8x8xf32>) -> tensor<1x6x4x4xf32> {
 
 // -----
 
-// A 1-D convolution (an audio front end): [N, L, C], the GELU below it channels last too.
+// A 1-D convolution (an audio front end): [N, L, C], the GELU below it channels last too. The
+// convolution becomes one GEMM over its columns (LowerChannelsLastConv1dToLinear): the padded
+// input's rows t·2 + j gathered for output t and window row j, side by side in the filter's
+// [M, k, C] order.
 // CHECK-LABEL: func.func @conv1d
-// CHECK: %[[X:.+]] = tg.transpose %arg0 {perm = [0, 2, 1]} : tensor<1x3x16xf32> -> tensor<1x16x3xf32>
-// CHECK: %[[C:.+]] = tg.conv %[[X]], %{{.+}} {{{.*}}nhwc{{.*}}} : tensor<1x16x3xf32>, tensor<8x3x3xf32> -> tensor<1x8x8xf32>
-// CHECK: %[[G:.+]] = tg.gelu %[[C]]
-// CHECK: tg.transpose %[[G]] {perm = [0, 2, 1]}
+// CHECK-DAG: %[[I:.+]] = tg.constant dense<{{\[}}[0, 1, 2], [2, 3, 4], [4, 5, 6], [6, 7, 8], [8, 9, 10], [10, 11, 12], [12, 13, 14], [14, 15, 16]]> : tensor<8x3xi64>
+// CHECK-DAG: %[[X:.+]] = tg.transpose %arg0 {perm = [0, 2, 1]} : tensor<1x3x16xf32> -> tensor<1x16x3xf32>
+// CHECK-DAG: %[[W:.+]] = tg.transpose %{{.+}} {perm = [0, 2, 1]} : tensor<8x3x3xf32> -> tensor<8x3x3xf32>
+// CHECK: %[[P:.+]] = tg.pad %[[X]] {pads = [0, 1, 0, 0, 1, 0], value = 0.000000e+00 : f64} : tensor<1x16x3xf32> -> tensor<1x18x3xf32>
+// CHECK: %[[G:.+]] = tg.gather %[[P]], %[[I]] {axis = 1 : i64} : tensor<1x18x3xf32>, tensor<8x3xi64> -> tensor<1x8x3x3xf32>
+// CHECK: %[[COLS:.+]] = tg.reshape %[[G]] : tensor<1x8x3x3xf32> -> tensor<1x8x9xf32>
+// CHECK: %[[WR:.+]] = tg.reshape %[[W]] : tensor<8x3x3xf32> -> tensor<8x9xf32>
+// CHECK: %[[L:.+]] = tg.linear %[[COLS]], %[[WR]] : tensor<1x8x9xf32>, tensor<8x9xf32> -> tensor<1x8x8xf32>
+// CHECK: %[[A:.+]] = tg.gelu %[[L]]
+// CHECK: tg.transpose %[[A]] {perm = [0, 2, 1]}
+// CHECK-NOT: tg.conv
 func.func @conv1d(%x: tensor<1x3x16xf32>) -> tensor<1x8x8xf32> {
   %w = tg.constant dense<0.5> : tensor<8x3x3xf32>
   %0 = tg.conv %x, %w {strides = [2], pads = [1, 1], dilations = [1], group = 1 : i64} : tensor<1x3x16xf32>, tensor<8x3x3xf32> -> tensor<1x8x8xf32>
   %1 = tg.gelu %0 : tensor<1x8x8xf32>
   return %1 : tensor<1x8x8xf32>
+}
+
+// -----
+
+// An unpadded 1-D convolution with its bias: no pad, the bias in the linear.
+// CHECK-LABEL: func.func @conv1d_unpadded
+// CHECK-NOT: tg.pad
+// CHECK: %[[G:.+]] = tg.gather %{{.+}}, %{{.+}} {axis = 1 : i64} : tensor<2x16x4xf32>, tensor<14x3xi64> -> tensor<2x14x3x4xf32>
+// CHECK: %[[COLS:.+]] = tg.reshape %[[G]] : tensor<2x14x3x4xf32> -> tensor<2x14x12xf32>
+// CHECK: tg.linear %[[COLS]], %{{.+}}, %{{.+}} : tensor<2x14x12xf32>, tensor<6x12xf32>, tensor<6xf32> -> tensor<2x14x6xf32>
+// CHECK-NOT: tg.conv
+func.func @conv1d_unpadded(%x: tensor<2x4x16xf32>) -> tensor<2x6x14xf32> {
+  %w = tg.constant dense<0.5> : tensor<6x4x3xf32>
+  %b = tg.constant dense<1.0> : tensor<6xf32>
+  %0 = tg.conv %x, %w, %b {strides = [1], pads = [0, 0], dilations = [1], group = 1 : i64} : tensor<2x4x16xf32>, tensor<6x4x3xf32>, tensor<6xf32> -> tensor<2x6x14xf32>
+  return %0 : tensor<2x6x14xf32>
+}
+
+// -----
+
+// Negative: 1-D convolutions that stay convolutions: dilated, grouped (depthwise), and a window
+// of 9 over stride 2 (columns 4.5 times the input).
+// CHECK-LABEL: func.func @conv1d_stays
+// CHECK-NOT: tg.gather
+// CHECK: tg.conv {{.*}}dilations = [2]{{.*}}nhwc
+// CHECK: tg.conv {{.*}}group = 4 : i64, nhwc
+// CHECK: tg.conv {{.*}}nhwc{{.*}}strides = [2]
+// CHECK-NOT: tg.linear
+func.func @conv1d_stays(%x: tensor<1x4x32xf32>) -> (tensor<1x4x28xf32>, tensor<1x4x32xf32>, tensor<1x4x12xf32>) {
+  %w = tg.constant dense<0.5> : tensor<4x4x3xf32>
+  %wd = tg.constant dense<0.5> : tensor<4x1x3xf32>
+  %w9 = tg.constant dense<0.5> : tensor<4x4x9xf32>
+  %0 = tg.conv %x, %w {strides = [1], pads = [0, 0], dilations = [2], group = 1 : i64} : tensor<1x4x32xf32>, tensor<4x4x3xf32> -> tensor<1x4x28xf32>
+  %1 = tg.conv %x, %wd {strides = [1], pads = [1, 1], dilations = [1], group = 4 : i64} : tensor<1x4x32xf32>, tensor<4x1x3xf32> -> tensor<1x4x32xf32>
+  %2 = tg.conv %x, %w9 {strides = [2], pads = [0, 0], dilations = [1], group = 1 : i64} : tensor<1x4x32xf32>, tensor<4x4x9xf32> -> tensor<1x4x12xf32>
+  return %0, %1, %2 : tensor<1x4x28xf32>, tensor<1x4x32xf32>, tensor<1x4x12xf32>
 }
 
 // -----
