@@ -26,8 +26,9 @@ const EnvInfo kTable[] = {
      "cudnn: every convolution cuDNN takes runs on it; own: tgc's kernels only; default: the "
      "faster, timed at load"},
     {Env::AttnTile, "TGC_ATTN_TILE",
-     "QW,KG,KT: compile every f16/bf16 attention with that tiling (query warps 1/2/4/8, key "
-     "groups with QW*KG <= 16, keys a tile 16/32/64); for tests and sweeps"},
+     "QW,KG,KT[,CL]: compile every f16/bf16 attention with that tiling (query warps 1/2/4/8, "
+     "key groups with QW*KG <= 16, keys a tile 16/32/64; CL 2 or 4: blocks of a cluster that "
+     "split the keys, QW > 1, sm_90+); for tests and sweeps"},
     {Env::Cutlass, "TGC_CUTLASS",
      "path of libtgc_cutlass_sm90.so; default beside the executable"},
     {Env::GemmCutlass, "TGC_GEMM_CUTLASS",

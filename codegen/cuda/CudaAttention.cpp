@@ -210,6 +210,10 @@ namespace {
 /// per tile.
 struct AttentionTiling {
   int64_t queryWarps, keyGroups, keyTile;
+  /// Blocks of one thread-block cluster that split the keys of the same query rows (sm_90+):
+  /// block r of the cluster walks key tiles r·KG + g, r·KG + g + CL·KG, ...; the CL·KG groups'
+  /// states merge through distributed shared memory. 1: no cluster.
+  int64_t clusterSplit = 1;
 };
 
 /// Few query rows (batch-1 transformers: B·H·S < 4096, e.g. 12 heads × 128): one query warp per
@@ -222,22 +226,31 @@ struct AttentionTiling {
 /// Measured on an H200 (perf-log, twenty-seventh and thirty-second sessions): whisper's 6 heads ×
 /// 1500 48 → 29 µs, gpt2's 12 × 512 causal 9.8 → 8.2 µs, 96 heads × 128 13.4 → 4.9 µs an
 /// attention. TGC_ATTN_TILE=QW,KG,KT forces a tiling (tests and tuning sweeps; docs/cuda.md).
-AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal) {
+AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal, int sm) {
   if (const char *e = tgc::envValue(tgc::Env::AttnTile); e && *e) {
     AttentionTiling t;
     int used = 0;
-    if (std::sscanf(e, "%" SCNd64 ",%" SCNd64 ",%" SCNd64 "%n", &t.queryWarps, &t.keyGroups,
-                    &t.keyTile, &used) == 3 &&
-        e[used] == '\0' &&
+    const int n = std::sscanf(e, "%" SCNd64 ",%" SCNd64 ",%" SCNd64 "%n", &t.queryWarps,
+                              &t.keyGroups, &t.keyTile, &used);
+    if (n == 3 && e[used] == ',') { // the optional cluster split
+      int more = 0;
+      if (std::sscanf(e + used + 1, "%" SCNd64 "%n", &t.clusterSplit, &more) == 1)
+        used += 1 + more;
+      else
+        used = 0;
+    }
+    if (n == 3 && used > 0 && e[used] == '\0' &&
         (t.queryWarps == 1 || t.queryWarps == 2 || t.queryWarps == 4 || t.queryWarps == 8) &&
         t.keyGroups >= 1 && t.queryWarps * t.keyGroups <= 16 &&
-        (t.keyTile == 16 || t.keyTile == 32 || t.keyTile == 64))
+        (t.keyTile == 16 || t.keyTile == 32 || t.keyTile == 64) &&
+        (t.clusterSplit == 1 ||
+         ((t.clusterSplit == 2 || t.clusterSplit == 4) && t.queryWarps > 1 && sm >= 90)))
       return t;
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true))
       llvm::errs() << "tgc: TGC_ATTN_TILE=" << e
-                   << " ignored (expected QW,KG,KT: QW 1, 2, 4 or 8; KG >= 1 with QW * KG <= 16;"
-                      " KT 16, 32 or 64)\n";
+                   << " ignored (expected QW,KG,KT[,CL]: QW 1, 2, 4 or 8; KG >= 1 with QW * KG <= "
+                      "16; KT 16, 32 or 64; CL 1, or 2 or 4 with QW > 1 on sm_90 and later)\n";
   }
   if (rows < 4096 || S < 64)
     // Key tiles of 16 when that gives every warp (at most 8) a single tile: twice the warps of
@@ -246,9 +259,11 @@ AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal)
     return {1, 8, (L + 15) / 16 <= 8 ? 16 : 32};
   // Long keys without causality (whisper's 1,500): 2 query warps × 2 groups of 64-key tiles,
   // 29.0 µs an attention against 32.6 for 2 × 4 × 32 and 30.6 for 4 × 2 × 64 (perf-log,
-  // thirty-second session).
+  // thirty-second session); on sm_90, 64-row blocks of one key group in clusters of 2 that split
+  // the keys: 288 blocks where 2 × 2 × 64 has 282 in 1.07 waves, 25.9 µs against 29.2 (2 × 2 ×
+  // 64 split in 2: 30.7; 4 × 2 × 64 split in 2: 29.9; perf-log, thirty-third session).
   if (!causal && L >= 1024)
-    return {2, 2, 64};
+    return sm >= 90 ? AttentionTiling{4, 1, 64, 2} : AttentionTiling{2, 2, 64};
   const int64_t KT = causal ? 32 : 64, tiles = (L + KT - 1) / KT;
   return {4, std::clamp<int64_t>(tiles / 4, 1, causal ? 4 : 2), KT};
 }
@@ -282,7 +297,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2;
   Shape q = shapeOf(at.getQ()), k = shapeOf(at.getK()), v = shapeOf(at.getV());
   const int64_t B = q[0], Hq = q[hd], S = q[sd], D = q[3], Hkv = k[hd], L = k[sd], Dv = v[3];
-  const AttentionTiling tl = attentionTiling(B * Hq * S, S, L, at.getCausal());
+  const AttentionTiling tl = attentionTiling(B * Hq * S, S, L, at.getCausal(), kb.em.sm);
   const int64_t QW = tl.queryWarps, KT = tl.keyTile, QT = 16 * QW, GN = 32 * QW;
   const int64_t KP = D + 8, VP = Dv + 8, NK = D / 16, NO = Dv / 8;
   const int64_t nQT = (S + QT - 1) / QT, nKT = (L + KT - 1) / KT;
@@ -295,7 +310,8 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   int64_t KG = std::min<int64_t>(tl.keyGroups, std::max<int64_t>(1, nKT));
   while (KG > 1 && (KG * stageBytes > kSmemMax || (QW > 1 && QW * KG * stateFloats * 4 > kSmemMax)))
     --KG;
-  const int64_t STG = nKT > KG && 2 * KG * stageBytes <= kSmemMax ? 2 : 1;
+  const int64_t CL = tl.clusterSplit, CKG = CL * KG; // blocks per cluster; key groups in all
+  const int64_t STG = nKT > CKG && 2 * KG * stageBytes <= kSmemMax ? 2 : 1;
   const int64_t W = QW * KG, NT = 32 * W, kvBytes = KG * STG * stageBytes;
   // Each warp's partial state for the merge (o [16][Dv], then m, l, z and its weight f per row)
   // goes, with one query warp, in the warp's own stage area when it fits there (no other warp
@@ -304,7 +320,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   // block barrier. One key group merges nothing.
   const bool ownArea = QW == 1 && stateFloats * 4 <= STG * stageBytes;
   const int64_t XS = ownArea ? STG * stageBytes / 4 : stateFloats; // floats between warps' states
-  const int64_t mergeBytes = KG > 1 && !ownArea ? W * stateFloats * 4 : 0;
+  const int64_t mergeBytes = (KG > 1 || CL > 1) && !ownArea ? W * stateFloats * 4 : 0;
   const int64_t QS = bshd ? Hq * D : D, KS = bshd ? Hkv * D : D, VS = bshd ? Hkv * Dv : Dv;
   const std::string sS = str(S), sL = str(L), sKG = str(KG);
   // With one query warp a key group is one warp ("w", its lanes, __syncwarp); with more, the
@@ -316,6 +332,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   // it, two blocks would share one multiprocessor for good while others free up; each block is
   // a latency-bound chain (perf-log, tenth session: gpt2 −16 µs).
   kb.oneBlockPerSm = QW == 1;
+  kb.clusterX = CL;
   // Query-split blocks: aim at 16 warps per multiprocessor (at most 128 registers a thread;
   // head dims up to 64 only: at 128 the fragments alone fill that, and shared memory would not
   // hold the blocks anyway).
@@ -339,8 +356,13 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("unsigned short (*Vs)[" + str(KT) + "][" + str(VP) + "] = (unsigned short (*)[" +
          str(KT) + "][" + str(VP) + "])(sm + " + kgS + " * " + str(STG * stageBytes) + " + " +
          str(STG * KT * KP * 2) + ");");
-  c.line("const " + it + " qt = (" + it + ")blockIdx.x % " + str(nQT) + ", bh = (" + it +
-         ")blockIdx.x / " + str(nQT) + ";");
+  // With a cluster split, the CL blocks of cluster blockIdx.x / CL share their query rows; the
+  // block's rank in it picks its key tiles.
+  const std::string bx = CL > 1 ? "(blockIdx.x / " + str(CL) + ")" : "blockIdx.x";
+  if (CL > 1)
+    c.line("const int crank = (int)(blockIdx.x % " + str(CL) + ");");
+  c.line("const " + it + " qt = (" + it + ")" + bx + " % " + str(nQT) + ", bh = (" + it + ")" +
+         bx + " / " + str(nQT) + ";");
   c.line("const " + it + " h = bh % " + str(Hq) + ", b = bh / " + str(Hq) + ";");
   c.line("(void)h; (void)b;");
   if (bshd) {
@@ -455,9 +477,11 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   }
   c.ind--;
   c.line("};");
+  // This group's first key tile: its index among the cluster's CL·KG groups.
+  const std::string firstTile = CL > 1 ? "(crank * " + sKG + " + " + kgS + ")" : kgS;
   if (STG == 2)
-    c.line("if (al && " + kgS + " < nT) { loadKV(0, (" + it + ")" + kgS + " * " + str(KT) +
-           "); asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }");
+    c.line("if (al && " + firstTile + " < nT) { loadKV(0, (" + it + ")" + firstTile + " * " +
+           str(KT) + "); asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }");
   // q as A fragments: a[r] holds rows g (+8 for odd r), dims 2tq, 2tq+1 (+8 for r >= 2).
   c.line("unsigned qa[" + str(NK) + "][4];");
   c.line("#pragma unroll");
@@ -474,13 +498,13 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   c.line("for (int u = 0; u < " + str(NO) + "; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;");
   c.line("m[0] = m[1] = -tg_inf_f(); l[0] = l[1] = 0.f;");
   c.line("int kti = 0;");
-  c.open("for (int ti = " + kgS + "; ti < nT; ti += " + sKG + ", ++kti)");
+  c.open("for (int ti = " + firstTile + "; ti < nT; ti += " + str(CKG) + ", ++kti)");
   c.line("const " + it + " t0 = (" + it + ")ti * " + str(KT) + ";");
   c.line(QW > 1 ? "gsync(); // every thread of the group is done with the stage refilled below"
                 : "__syncwarp(); // every lane is done with the stage refilled below");
   c.open("if (al)");
   if (STG == 2) {
-    c.line("if (ti + " + sKG + " < nT) loadKV((kti + 1) & 1, t0 + " + str(KG * KT) + ");");
+    c.line("if (ti + " + str(CKG) + " < nT) loadKV((kti + 1) & 1, t0 + " + str(CKG * KT) + ");");
     c.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
   } else {
     c.line("loadKV(0, t0);");
@@ -658,7 +682,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     return bshd ? "out0 + ((b * " + sS + " + " + s + ") * " + str(Hq) + " + h) * " + str(Dv)
                 : "out0 + (bh * " + sS + " + " + s + ") * " + str(Dv);
   };
-  if (KG == 1) {
+  if (KG == 1 && CL == 1) {
     c.line("#pragma unroll");
     c.open("for (int rh = 0; rh < 2; ++rh)");
     c.line("const " + it + " s = s0 + g + 8 * rh;");
@@ -670,6 +694,71 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(unsigned *)(op + u * 8 + 2 * tq) = "
            "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
     c.close();
+  } else if (CL > 1) {
+    // Merge the cluster's CL·KG key groups' states: each block's in its own shared memory as
+    // below, read across the cluster through distributed shared memory (mapa); group x is local
+    // group x % KG of rank x / KG. Each rank merges QT / CL of the rows. Cluster barriers: the
+    // states are all written before any is read, the weights before the outputs, and no block
+    // leaves while another may still read its shared memory.
+    const int64_t RB = QT / CL;
+    const std::string M0 = str(16 * Dv), L0 = str(16 * Dv + 16), Z0 = str(16 * Dv + 32),
+                      F0 = str(16 * Dv + 48), xs = str(XS);
+    const std::string clusterSync = "asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\t"
+                                    "barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");";
+    const std::string px = "Wr[x / " + sKG + "] + ((x % " + sKG + ") * " + str(QW) + " + qx) * " +
+                           xs;
+    c.line("__syncthreads(); // the states overlap other warps' stages");
+    c.line("float *Ws = (float *)sm, *St = Ws + w * " + xs + ";");
+    c.line("#pragma unroll");
+    c.open("for (int rh = 0; rh < 2; ++rh)");
+    c.line("const int r = g + 8 * rh;");
+    c.line("#pragma unroll");
+    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(float2 *)&St[r * " + str(Dv) +
+           " + u * 8 + 2 * tq] = bad[rh] ? make_float2(0.f, 0.f) : make_float2(o[u][2 * rh], "
+           "o[u][2 * rh + 1]);");
+    c.line("if (tq == 0) { St[" + M0 + " + r] = m[rh]; St[" + L0 + " + r] = l[rh]; St[" + Z0 +
+           " + r] = bad[rh] ? 1.f : 0.f; }");
+    c.close();
+    c.line(clusterSync);
+    c.line("float *Wr[" + str(CL) + "];");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + str(CL) + "; ++x) { unsigned long long a; asm volatile(\"mapa."
+           "u64 %0, %1, %2;\" : \"=l\"(a) : \"l\"(Ws), \"r\"(x)); Wr[x] = (float *)a; }");
+    // Each group's weight in a row's output, F_g = e^(m_g - M) / Σ_h l_h e^(m_h - M) (0 for an
+    // undefined row), into the group's own state.
+    c.open("if (tid < " + str(RB) + ")");
+    c.line("const int R = crank * " + str(RB) + " + tid, qx = R >> 4, r = R & 15;");
+    c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + str(CKG) + "];");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + str(CKG) + "; ++x) { const float *p = " + px +
+           "; M = fmaxf(M, p[" + M0 + " + r]); Z += p[" + Z0 + " + r]; }");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + str(CKG) + "; ++x) { const float *p = " + px +
+           "; const float mw = p[" + M0 + " + r]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); "
+           "sum += p[" + L0 + " + r] * f[x]; }");
+    c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
+    c.line("#pragma unroll");
+    c.line("for (int x = 0; x < " + str(CKG) + "; ++x) (" + px + ")[" + F0 +
+           " + r] = inv == 0.f ? 0.f : f[x] * inv;");
+    c.close();
+    c.line(clusterSync);
+    c.open("for (int e = tid; e < " + str(RB * Dv / 2) + "; e += " + str(NT) + ")");
+    c.line("const int R = crank * " + str(RB) + " + e / " + str(Dv / 2) + ", d = e % " +
+           str(Dv / 2) + " * 2, qx = R >> 4, r = R & 15;");
+    c.line("const " + it + " s = sb + R;");
+    c.line("if (s >= " + sS + ") continue;");
+    c.line("float a0 = 0.f, a1 = 0.f;");
+    c.line("#pragma unroll");
+    c.open("for (int x = 0; x < " + str(CKG) + "; ++x)");
+    c.line("const float *p = " + px + ";");
+    c.line("const float f = p[" + F0 + " + r];");
+    c.line("const float2 ov = *(const float2 *)&p[r * " + str(Dv) + " + d];");
+    c.line("a0 += ov.x * f;");
+    c.line("a1 += ov.y * f;");
+    c.close();
+    c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
+    c.close();
+    c.line(clusterSync);
   } else {
     // Merge the key groups' partial states through shared memory: warp w's state at Ws + w·XS;
     // query warp qx of group x is warp x·QW + qx.
@@ -732,7 +821,7 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
     c.close();
   }
-  kb.endKernel(code, B * Hq * nQT, NT);
+  kb.endKernel(code, B * Hq * nQT * CL, NT);
   return llvm::Error::success();
 }
 

@@ -135,6 +135,7 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
 
   std::string kernels;
   cuda::KernelEmitter emitter(*plan);
+  emitter.sm = std::stoi(arch->substr(3)); // "sm_90" (cudaArchOf checked the form)
   std::vector<cuda::EmittedStep> steps;
   int index = 0;
   for (Operation &op : body) {

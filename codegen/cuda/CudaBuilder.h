@@ -85,6 +85,8 @@ struct KernelBuilder : codegen::CKernel {
   /// Blocks each multiprocessor should hold at once (__launch_bounds__' second argument: caps
   /// the registers per thread); 0 leaves it to the compiler.
   int64_t minBlocksPerSm = 0;
+  /// Blocks per thread-block cluster along x (__cluster_dims__; sm_90 and later), 1 for none.
+  int64_t clusterX = 1;
   /// Elements per thread of the last elementwise() loop (16-byte vectors: 8 f16/bf16, 4 f32).
   int64_t vecWidth = 1;
   /// The norm this kernel computes, when a GEMM might apply it instead (EmittedStep::norm).

@@ -64,6 +64,9 @@ struct EmittedStep {
 class KernelEmitter {
 public:
   explicit KernelEmitter(const BufferPlan &plan) : plan_(plan) {}
+  /// The target's compute capability × 10 (90 for cuda:sm_90): what its kernels may use
+  /// (thread-block clusters from 90 on).
+  int sm = 80;
   /// Appends the kernels for `op` to `code` and returns its steps in order.
   llvm::Expected<std::vector<EmittedStep>> emit(mlir::Operation *op, int index, std::string &code);
   /// Largest scratch area any step needs (bytes, aligned).

@@ -54,6 +54,7 @@ llvm::Error KernelBuilder::beginKernel() {
   sharedBytes = 0;
   oneBlockPerSm = false;
   minBlocksPerSm = 0;
+  clusterX = 1;
   vecWidth = 1;
   inPtr.clear();
   outPtr.clear();
@@ -88,14 +89,16 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   // once and shared by their steps: NVRTC time grows with the text, not with the layer count.
   const std::string bounds =
       std::to_string(block) + (minBlocksPerSm > 0 ? ", " + std::to_string(minBlocksPerSm) : "");
+  const std::string cluster =
+      clusterX > 1 ? "__cluster_dims__(" + std::to_string(clusterX) + ", 1, 1) " : "";
   std::string key =
-      globals + bounds + "/" + std::to_string(sharedBytes) + "(" + ps + ") {\n" + body;
+      globals + cluster + bounds + "/" + std::to_string(sharedBytes) + "(" + ps + ") {\n" + body;
   auto [known, fresh] = em.kernelBySource_.try_emplace(std::move(key), s.symbol);
   if (!fresh) {
     s.symbol = known->second;
   } else {
     code += preamble(label);
-    code += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " +
+    code += "extern \"C\" __global__ void " + cluster + "__launch_bounds__(" + bounds + ") " +
             s.symbol + "(" + ps + ") {\n" + (bodyWaits ? "" : "  tg_pdl_begin();\n") + body +
             "}\n";
   }
