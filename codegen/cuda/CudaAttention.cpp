@@ -507,74 +507,14 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(unsigned *)(op + u * 8 + 2 * tq) = "
            "pack(zero ? 0.f : o[u][2 * rh] * inv, zero ? 0.f : o[u][2 * rh + 1] * inv);");
     c.close();
-  } else if (CL > 1) {
-    // Merge the cluster's CL·KG key groups' states: each block's in its own shared memory as
-    // below, read across the cluster through distributed shared memory (mapa); group x is local
-    // group x % KG of rank x / KG. Each rank merges QT / CL of the rows. Cluster barriers: the
-    // states are all written before any is read, the weights before the outputs, and no block
-    // leaves while another may still read its shared memory.
-    const int64_t RB = QT / CL;
-    const std::string M0 = str(16 * Dv), L0 = str(16 * Dv + 16), Z0 = str(16 * Dv + 32),
-                      F0 = str(16 * Dv + 48), xs = str(XS);
-    const std::string clusterSync = "asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\t"
-                                    "barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");";
-    const std::string px = "Wr[x / " + sKG + "] + ((x % " + sKG + ") * " + str(QW) + " + qx) * " +
-                           xs;
-    c.line("__syncthreads(); // the states overlap other warps' stages");
-    c.line("float *Ws = (float *)sm, *St = Ws + w * " + xs + ";");
-    c.line("#pragma unroll");
-    c.open("for (int rh = 0; rh < 2; ++rh)");
-    c.line("const int r = g + 8 * rh;");
-    c.line("#pragma unroll");
-    c.line("for (int u = 0; u < " + str(NO) + "; ++u) *(float2 *)&St[r * " + str(Dv) +
-           " + u * 8 + 2 * tq] = bad[rh] ? make_float2(0.f, 0.f) : make_float2(o[u][2 * rh], "
-           "o[u][2 * rh + 1]);");
-    c.line("if (tq == 0) { St[" + M0 + " + r] = m[rh]; St[" + L0 + " + r] = l[rh]; St[" + Z0 +
-           " + r] = bad[rh] ? 1.f : 0.f; }");
-    c.close();
-    c.line(clusterSync);
-    c.line("float *Wr[" + str(CL) + "];");
-    c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + str(CL) + "; ++x) { unsigned long long a; asm volatile(\"mapa."
-           "u64 %0, %1, %2;\" : \"=l\"(a) : \"l\"(Ws), \"r\"(x)); Wr[x] = (float *)a; }");
-    // Each group's weight in a row's output, F_g = e^(m_g - M) / Σ_h l_h e^(m_h - M) (0 for an
-    // undefined row), into the group's own state.
-    c.open("if (tid < " + str(RB) + ")");
-    c.line("const int R = crank * " + str(RB) + " + tid, qx = R >> 4, r = R & 15;");
-    c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + str(CKG) + "];");
-    c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + str(CKG) + "; ++x) { const float *p = " + px +
-           "; M = fmaxf(M, p[" + M0 + " + r]); Z += p[" + Z0 + " + r]; }");
-    c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + str(CKG) + "; ++x) { const float *p = " + px +
-           "; const float mw = p[" + M0 + " + r]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); "
-           "sum += p[" + L0 + " + r] * f[x]; }");
-    c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
-    c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + str(CKG) + "; ++x) (" + px + ")[" + F0 +
-           " + r] = inv == 0.f ? 0.f : f[x] * inv;");
-    c.close();
-    c.line(clusterSync);
-    c.open("for (int e = tid; e < " + str(RB * Dv / 2) + "; e += " + str(NT) + ")");
-    c.line("const int R = crank * " + str(RB) + " + e / " + str(Dv / 2) + ", d = e % " +
-           str(Dv / 2) + " * 2, qx = R >> 4, r = R & 15;");
-    c.line("const " + it + " s = sb + R;");
-    c.line("if (s >= " + sS + ") continue;");
-    c.line("float a0 = 0.f, a1 = 0.f;");
-    c.line("#pragma unroll");
-    c.open("for (int x = 0; x < " + str(CKG) + "; ++x)");
-    c.line("const float *p = " + px + ";");
-    c.line("const float f = p[" + F0 + " + r];");
-    c.line("const float2 ov = *(const float2 *)&p[r * " + str(Dv) + " + d];");
-    c.line("a0 += ov.x * f;");
-    c.line("a1 += ov.y * f;");
-    c.close();
-    c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
-    c.close();
-    c.line(clusterSync);
   } else {
     // Merge the key groups' partial states through shared memory: warp w's state at Ws + w·XS;
-    // query warp qx of group x is warp x·QW + qx.
+    // query warp qx of group x is warp x·QW + qx. With a cluster split (CL > 1) the CL·KG groups
+    // of the cluster's blocks merge: each block's states in its own shared memory, read across
+    // the cluster through distributed shared memory (mapa); group x is local group x % KG of rank
+    // x / KG, and each rank merges QT / CL of the rows. Cluster barriers: the states are all
+    // written before any is read, the weights before the outputs, and no block leaves while
+    // another may still read its shared memory.
     c.line(ownArea ? "__syncwarp(); // this warp's copies are done (waited for): its area is free"
                    : "__syncthreads(); // the states overlap other warps' stages");
     const std::string M0 = str(16 * Dv), L0 = str(16 * Dv + 16), Z0 = str(16 * Dv + 32),
@@ -592,47 +532,95 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
     c.line("if (tq == 0) { St[" + M0 + " + r] = m[rh]; St[" + L0 + " + r] = l[rh]; St[" + Z0 +
            " + r] = bad[rh] ? 1.f : 0.f; }");
     c.close();
-    c.line("__syncthreads();");
-    // Each key group's weight in a row's output, once per row (QT threads): F_g = e^(m_g - M) /
-    // Σ_h l_h e^(m_h - M), 0 for an undefined row; then every output element is Σ_g o_g · F_g.
-    c.open("if (tid < " + str(QT) + ")");
-    if (QW > 1)
-      c.line("const int qx = tid >> 4, r = tid & 15;");
-    c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + sKG + "];");
-    c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sKG + "; ++x) { M = fmaxf(M, Ws[" + wx + " + " + M0 + " + " +
-           row + "]); Z += Ws[" + wx + " + " + Z0 + " + " + row + "]; }");
-    c.line("#pragma unroll");
-    c.line("for (int x = 0; x < " + sKG + "; ++x) { const float mw = Ws[" + wx + " + " + M0 +
-           " + " + row + "]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); sum += Ws[" + wx +
-           " + " + L0 + " + " + row + "] * f[x]; }");
-    c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
-    c.line("#pragma unroll");
-    // (An undefined row's f may be NaN: ex2(+inf - +inf).)
-    c.line("for (int x = 0; x < " + sKG + "; ++x) Ws[" + wx + " + " + F0 + " + " + row +
-           "] = inv == 0.f ? 0.f : f[x] * inv;");
-    c.close();
-    c.line("__syncthreads();");
-    c.open("for (int e = tid; e < " + str(QT * Dv / 2) + "; e += " + str(NT) + ")");
-    if (QW > 1) {
-      c.line("const int R = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) +
-             " * 2, qx = R >> 4, r = R & 15;");
+    if (CL > 1) {
+      const int64_t RB = QT / CL;
+      const std::string clusterSync = "asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\t"
+                                      "barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");";
+      const std::string px = "Wr[x / " + sKG + "] + ((x % " + sKG + ") * " + str(QW) + " + qx) * " +
+                             xs;
+      c.line(clusterSync);
+      c.line("float *Wr[" + str(CL) + "];");
+      c.line("#pragma unroll");
+      c.line("for (int x = 0; x < " + str(CL) + "; ++x) { unsigned long long a; asm volatile(\"mapa."
+             "u64 %0, %1, %2;\" : \"=l\"(a) : \"l\"(Ws), \"r\"(x)); Wr[x] = (float *)a; }");
+      // Each group's weight in a row's output, F_g = e^(m_g - M) / Σ_h l_h e^(m_h - M) (0 for an
+      // undefined row), into the group's own state.
+      c.open("if (tid < " + str(RB) + ")");
+      c.line("const int R = crank * " + str(RB) + " + tid, qx = R >> 4, r = R & 15;");
+      c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + str(CKG) + "];");
+      c.line("#pragma unroll");
+      c.line("for (int x = 0; x < " + str(CKG) + "; ++x) { const float *p = " + px +
+             "; M = fmaxf(M, p[" + M0 + " + r]); Z += p[" + Z0 + " + r]; }");
+      c.line("#pragma unroll");
+      c.line("for (int x = 0; x < " + str(CKG) + "; ++x) { const float *p = " + px +
+             "; const float mw = p[" + M0 + " + r]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); "
+             "sum += p[" + L0 + " + r] * f[x]; }");
+      c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
+      c.line("#pragma unroll");
+      c.line("for (int x = 0; x < " + str(CKG) + "; ++x) (" + px + ")[" + F0 +
+             " + r] = inv == 0.f ? 0.f : f[x] * inv;");
+      c.close();
+      c.line(clusterSync);
+      c.open("for (int e = tid; e < " + str(RB * Dv / 2) + "; e += " + str(NT) + ")");
+      c.line("const int R = crank * " + str(RB) + " + e / " + str(Dv / 2) + ", d = e % " +
+             str(Dv / 2) + " * 2, qx = R >> 4, r = R & 15;");
       c.line("const " + it + " s = sb + R;");
+      c.line("if (s >= " + sS + ") continue;");
+      c.line("float a0 = 0.f, a1 = 0.f;");
+      c.line("#pragma unroll");
+      c.open("for (int x = 0; x < " + str(CKG) + "; ++x)");
+      c.line("const float *p = " + px + ";");
+      c.line("const float f = p[" + F0 + " + r];");
+      c.line("const float2 ov = *(const float2 *)&p[r * " + str(Dv) + " + d];");
+      c.line("a0 += ov.x * f;");
+      c.line("a1 += ov.y * f;");
+      c.close();
+      c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
+      c.close();
+      c.line(clusterSync);
     } else {
-      c.line("const int r = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) + " * 2;");
-      c.line("const " + it + " s = s0 + r;");
+      c.line("__syncthreads();");
+      // Each key group's weight in a row's output, once per row (QT threads): F_g = e^(m_g - M) /
+      // Σ_h l_h e^(m_h - M), 0 for an undefined row; then every output element is Σ_g o_g · F_g.
+      c.open("if (tid < " + str(QT) + ")");
+      if (QW > 1)
+        c.line("const int qx = tid >> 4, r = tid & 15;");
+      c.line("float M = -tg_inf_f(), Z = 0.f, sum = 0.f, f[" + sKG + "];");
+      c.line("#pragma unroll");
+      c.line("for (int x = 0; x < " + sKG + "; ++x) { M = fmaxf(M, Ws[" + wx + " + " + M0 + " + " +
+             row + "]); Z += Ws[" + wx + " + " + Z0 + " + " + row + "]; }");
+      c.line("#pragma unroll");
+      c.line("for (int x = 0; x < " + sKG + "; ++x) { const float mw = Ws[" + wx + " + " + M0 +
+             " + " + row + "]; f[x] = mw == -tg_inf_f() ? 0.f : ex2(mw - M); sum += Ws[" + wx +
+             " + " + L0 + " + " + row + "] * f[x]; }");
+      c.line("const float inv = Z != 0.f || M == -tg_inf_f() ? 0.f : 1.f / sum;");
+      c.line("#pragma unroll");
+      // (An undefined row's f may be NaN: ex2(+inf - +inf).)
+      c.line("for (int x = 0; x < " + sKG + "; ++x) Ws[" + wx + " + " + F0 + " + " + row +
+             "] = inv == 0.f ? 0.f : f[x] * inv;");
+      c.close();
+      c.line("__syncthreads();");
+      c.open("for (int e = tid; e < " + str(QT * Dv / 2) + "; e += " + str(NT) + ")");
+      if (QW > 1) {
+        c.line("const int R = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) +
+               " * 2, qx = R >> 4, r = R & 15;");
+        c.line("const " + it + " s = sb + R;");
+      } else {
+        c.line("const int r = e / " + str(Dv / 2) + ", d = e % " + str(Dv / 2) + " * 2;");
+        c.line("const " + it + " s = s0 + r;");
+      }
+      c.line("if (s >= " + sS + ") continue;");
+      c.line("float a0 = 0.f, a1 = 0.f;");
+      c.line("#pragma unroll");
+      c.open("for (int x = 0; x < " + sKG + "; ++x)");
+      c.line("const float f = Ws[" + wx + " + " + F0 + " + r];");
+      c.line("const float2 ov = *(const float2 *)&Ws[" + wx + " + r * " + str(Dv) + " + d];");
+      c.line("a0 += ov.x * f;");
+      c.line("a1 += ov.y * f;");
+      c.close();
+      c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
+      c.close();
     }
-    c.line("if (s >= " + sS + ") continue;");
-    c.line("float a0 = 0.f, a1 = 0.f;");
-    c.line("#pragma unroll");
-    c.open("for (int x = 0; x < " + sKG + "; ++x)");
-    c.line("const float f = Ws[" + wx + " + " + F0 + " + r];");
-    c.line("const float2 ov = *(const float2 *)&Ws[" + wx + " + r * " + str(Dv) + " + d];");
-    c.line("a0 += ov.x * f;");
-    c.line("a1 += ov.y * f;");
-    c.close();
-    c.line("*(unsigned *)(" + outRow("s") + " + d) = pack(a0, a1);");
-    c.close();
   }
   kb.endKernel(code, B * Hq * nQT * CL, NT);
   return llvm::Error::success();

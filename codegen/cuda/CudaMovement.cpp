@@ -222,38 +222,14 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
     // inside or outside the input as a whole (a 1-D convolution's padded rows: perf-log,
     // thirty-third session).
     const int64_t V = vectorWidth(ct);
-    if (V > 0 && !y.empty() && p[y.size() - 1] == 0 && y.back() == x.back() && y.back() % V == 0 &&
-        product(y) > 0 && argsAligned16()) {
+    const bool vec = V > 0 && !y.empty() && p[y.size() - 1] == 0 && y.back() == x.back() &&
+                     y.back() % V == 0 && product(y) > 0 && argsAligned16();
+    if (vec)
       vecWidth = V;
-      c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-             str(product(y) / V) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-      c.line(it + " rem = i * " + str(V) + ", src = 0;");
-      c.line("bool inside = true;");
-      for (int64_t d = (int64_t)y.size() - 1; d >= 0; --d) {
-        c.open("");
-        c.line("const " + it + " ic = rem % " + str(y[d]) + " - " + str(p[d]) + ";");
-        c.line("rem /= " + str(y[d]) + ";");
-        c.line("inside = inside && ic >= 0 && ic < " + str(x[d]) + ";");
-        c.line("src += ic * " + str(xs[d]) + ";");
-        c.close();
-      }
-      c.open("if (inside)");
-      c.line("reinterpret_cast<uint4 *>(out0)[i] = *reinterpret_cast<const uint4 *>(in0 + src);");
-      c.close();
-      c.open("else");
-      c.line(T + " v = " + (ct.lowp ? ct.st(lit) : "(" + T + ")" + lit) + ";");
-      c.line("uint4 w;");
-      c.line(T + " *wp = reinterpret_cast<" + T + " *>(&w);");
-      c.line("#pragma unroll");
-      c.line("for (int u = 0; u < " + str(V) + "; ++u) wp[u] = v;");
-      c.line("reinterpret_cast<uint4 *>(out0)[i] = w;");
-      c.close();
-      c.close();
-      return llvm::Error::success();
-    }
+    const std::string fill = ct.lowp ? ct.st(lit) : "(" + T + ")" + lit;
     c.open("for (" + it + " i = (" + it + ")blockIdx.x * blockDim.x + threadIdx.x; i < " +
-           str(product(y)) + "; i += (" + it + ")gridDim.x * blockDim.x)");
-    c.line(it + " rem = i, src = 0;");
+           str(product(y) / vecWidth) + "; i += (" + it + ")gridDim.x * blockDim.x)");
+    c.line(it + " rem = " + (vec ? "i * " + str(V) : std::string("i")) + ", src = 0;");
     c.line("bool inside = true;");
     for (int64_t d = (int64_t)y.size() - 1; d >= 0; --d) {
       c.open("");
@@ -263,7 +239,21 @@ llvm::Error KernelBuilder::emitMovement(Operation *op, const CType &ct) {
       c.line("src += ic * " + str(xs[d]) + ";");
       c.close();
     }
-    c.line("out0[i] = inside ? in0[src] : " + (ct.lowp ? ct.st(lit) : "(" + T + ")" + lit) + ";");
+    if (vec) {
+      c.open("if (inside)");
+      c.line("reinterpret_cast<uint4 *>(out0)[i] = *reinterpret_cast<const uint4 *>(in0 + src);");
+      c.close();
+      c.open("else");
+      c.line(T + " v = " + fill + ";");
+      c.line("uint4 w;");
+      c.line(T + " *wp = reinterpret_cast<" + T + " *>(&w);");
+      c.line("#pragma unroll");
+      c.line("for (int u = 0; u < " + str(V) + "; ++u) wp[u] = v;");
+      c.line("reinterpret_cast<uint4 *>(out0)[i] = w;");
+      c.close();
+    } else {
+      c.line("out0[i] = inside ? in0[src] : " + fill + ";");
+    }
     c.close();
     return llvm::Error::success();
   }

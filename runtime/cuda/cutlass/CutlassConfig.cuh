@@ -46,48 +46,25 @@ using namespace cute;
 /// the other's mainloop) or cooperative (two warp groups share one tile) kernel.
 enum class KernelKind { kPrefetch, kPingPong, kCooperative };
 
-/// Tile `Id` as CUTLASS M × N × K, its kernel and orientation (see the top of this file).
+/// A tile: CUTLASS M × N × K, its kernel and orientation (see the top of this file).
+template <int M, int N, int K, KernelKind Kind, bool TokensFirst> struct TileDesc {
+  using Shape = cute::Shape<Int<M>, Int<N>, Int<K>>;
+  static constexpr KernelKind kKind = Kind;
+  static constexpr bool kTokensFirst = TokensFirst;
+};
+constexpr KernelKind kPrefetch = KernelKind::kPrefetch, kPingPong = KernelKind::kPingPong,
+                     kCooperative = KernelKind::kCooperative;
+
+/// Tile `Id` (TgcCutlassGemmDesc.tile). Tiles 0-4 put the weight rows in M, 5-7 the tokens.
 template <int Id> struct TileOf;
-template <> struct TileOf<0> {
-  using Shape = cute::Shape<_64, _64, _128>;
-  static constexpr KernelKind kKind = KernelKind::kPrefetch;
-  static constexpr bool kTokensFirst = false;
-};
-template <> struct TileOf<1> {
-  using Shape = cute::Shape<_64, _128, _64>;
-  static constexpr KernelKind kKind = KernelKind::kPrefetch;
-  static constexpr bool kTokensFirst = false;
-};
-template <> struct TileOf<2> {
-  using Shape = cute::Shape<_64, _32, _128>;
-  static constexpr KernelKind kKind = KernelKind::kPrefetch;
-  static constexpr bool kTokensFirst = false;
-};
-template <> struct TileOf<3> {
-  using Shape = cute::Shape<_128, _128, _64>;
-  static constexpr KernelKind kKind = KernelKind::kPingPong;
-  static constexpr bool kTokensFirst = false;
-};
-template <> struct TileOf<4> {
-  using Shape = cute::Shape<_64, _128, _64>;
-  static constexpr KernelKind kKind = KernelKind::kPingPong;
-  static constexpr bool kTokensFirst = false;
-};
-template <> struct TileOf<5> { // 128 tokens × 192 weight rows
-  using Shape = cute::Shape<_128, _192, _64>;
-  static constexpr KernelKind kKind = KernelKind::kCooperative;
-  static constexpr bool kTokensFirst = true;
-};
-template <> struct TileOf<6> { // 64 tokens × 192 weight rows (per warp group)
-  using Shape = cute::Shape<_64, _192, _64>;
-  static constexpr KernelKind kKind = KernelKind::kPingPong;
-  static constexpr bool kTokensFirst = true;
-};
-template <> struct TileOf<7> { // 64 tokens × 96 weight rows (per warp group)
-  using Shape = cute::Shape<_64, _96, _64>;
-  static constexpr KernelKind kKind = KernelKind::kPingPong;
-  static constexpr bool kTokensFirst = true;
-};
+template <> struct TileOf<0> : TileDesc<64, 64, 128, kPrefetch, false> {};
+template <> struct TileOf<1> : TileDesc<64, 128, 64, kPrefetch, false> {};
+template <> struct TileOf<2> : TileDesc<64, 32, 128, kPrefetch, false> {};
+template <> struct TileOf<3> : TileDesc<128, 128, 64, kPingPong, false> {};
+template <> struct TileOf<4> : TileDesc<64, 128, 64, kPingPong, false> {};
+template <> struct TileOf<5> : TileDesc<128, 192, 64, kCooperative, true> {}; // 128 tokens × 192
+template <> struct TileOf<6> : TileDesc<64, 192, 64, kPingPong, true> {};     // per warp group
+template <> struct TileOf<7> : TileDesc<64, 96, 64, kPingPong, true> {};      // per warp group
 
 template <class T, template <class> class Act>
 using WithAct = cutlass::epilogue::fusion::LinCombEltAct<Act, T, float, T, float>;
