@@ -389,6 +389,66 @@ TEST(CudaCodegen, SwigluVectorsOnlyForWholeVectorHalves) {
   }
 }
 
+// Pad and gather move 16-byte vectors only where whole rows move: a gather of f16 rows of 32
+// (64 bytes) and a pad of the middle axis use them; rows of 12 (24 bytes) and a pad of the last
+// axis keep one element per thread.
+TEST(CudaCodegen, PadAndGatherVectorsOnlyForWholeRows) {
+  struct Case {
+    const char *name, *ir, *kernel;
+    int64_t loopEnd; // elements, or vectors of 8
+  } cases[] = {
+      {"gather_rows32",
+       "func.func @main(%d: tensor<10x32xf16>, %i: tensor<6xi64>) -> tensor<6x32xf16> {\n"
+       "  %0 = tg.gather %d, %i {axis = 0 : i64} : tensor<10x32xf16>, tensor<6xi64> -> "
+       "tensor<6x32xf16>\n  return %0 : tensor<6x32xf16>\n}\n",
+       "_gather(", 6 * 32 / 8},
+      {"gather_rows12",
+       "func.func @main(%d: tensor<10x12xf16>, %i: tensor<6xi64>) -> tensor<6x12xf16> {\n"
+       "  %0 = tg.gather %d, %i {axis = 0 : i64} : tensor<10x12xf16>, tensor<6xi64> -> "
+       "tensor<6x12xf16>\n  return %0 : tensor<6x12xf16>\n}\n",
+       "_gather(", 6 * 12},
+      {"pad_middle",
+       "func.func @main(%x: tensor<1x16x32xf16>) -> tensor<1x18x32xf16> {\n"
+       "  %0 = tg.pad %x {pads = [0, 1, 0, 0, 1, 0], value = 0.0 : f64} : tensor<1x16x32xf16> -> "
+       "tensor<1x18x32xf16>\n  return %0 : tensor<1x18x32xf16>\n}\n",
+       "_pad(", 18 * 32 / 8},
+      {"pad_last",
+       "func.func @main(%x: tensor<1x16x32xf16>) -> tensor<1x16x40xf16> {\n"
+       "  %0 = tg.pad %x {pads = [0, 0, 0, 0, 0, 8], value = 0.0 : f64} : tensor<1x16x32xf16> -> "
+       "tensor<1x16x40xf16>\n  return %0 : tensor<1x16x40xf16>\n}\n",
+       "_pad(", 16 * 40},
+  };
+  for (const Case &k : cases) {
+    std::string error;
+    const std::string src = irPackageSource(k.ir, k.name, error);
+    ASSERT_TRUE(error.empty()) << k.name << ": " << error;
+    const size_t at = src.find(k.kernel);
+    ASSERT_NE(at, std::string::npos) << src;
+    const std::string body = src.substr(at, src.find("\n}\n", at) - at);
+    const bool vector = std::string(k.name) == "gather_rows32" || std::string(k.name) == "pad_middle";
+    EXPECT_EQ(body.find("reinterpret_cast<uint4 *>(out0)[i]") != std::string::npos, vector)
+        << k.name << body;
+    EXPECT_NE(body.find("i < " + std::to_string(k.loopEnd) + ";"), std::string::npos)
+        << k.name << ": one loop iteration per " << (vector ? "vector" : "element") << body;
+  }
+}
+
+// Long non-causal keys at f16 on sm_90: the attention splits its keys across a cluster of two
+// blocks (the chooser's tiling), whose states merge through distributed shared memory.
+TEST(CudaCodegen, LongKeyAttentionSplitsAcrossACluster) {
+  const std::string t = "tensor<1x6x1500x64xf16>";
+  const std::string ir = "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t + ") -> " + t +
+                         " {\n  %0 = tg.attention %q, %k, %v {causal = false, scale = 1.25e-01 : "
+                         "f32} : " + t + ", " + t + ", " + t + " -> " + t + "\n  return %0 : " +
+                         t + "\n}\n";
+  std::string error;
+  const std::string src = irPackageSource(ir, "attention_cluster", error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_NE(src.find("__cluster_dims__(2, 1, 1)"), std::string::npos) << src;
+  EXPECT_NE(src.find("mapa.u64"), std::string::npos);
+  EXPECT_NE(src.find("barrier.cluster.arrive.release.aligned"), std::string::npos);
+}
+
 // A warp-per-row norm moves 16-byte vectors only when a lane's chunk of outputs fills them too:
 // an f32 layer norm whose f16 cast rides in its store (8 bytes per 4-element chunk) keeps the
 // scalar form; the same norm with an f32 result (its tanh riding in the store) uses vectors.
