@@ -40,6 +40,8 @@ const EnvInfo kTable[] = {
     {Env::GemmGraphTune, "TGC_GEMM_GRAPH_TUNE", "0: no in-graph GEMM tuning pass"},
     {Env::TuneCache, "TGC_TUNE_CACHE",
      "folder of the GEMM tune cache, or off; default $TGC_CACHE_DIR/tune or ~/.cache/tgc/tune"},
+    {Env::CpuTune, "TGC_CPU_TUNE",
+     "0: CPU packages run every step on all their threads (no load-time choice per step)"},
 };
 
 } // namespace

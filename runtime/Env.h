@@ -28,6 +28,7 @@ enum class Env {
   GemmTune,       ///< TGC_GEMM_TUNE
   GemmGraphTune,  ///< TGC_GEMM_GRAPH_TUNE
   TuneCache,      ///< TGC_TUNE_CACHE
+  CpuTune,        ///< TGC_CPU_TUNE
 };
 
 struct EnvInfo {

@@ -10,6 +10,8 @@
 #include "runtime/Session.h"
 #include "runtime/BucketSession.h"
 #include "runtime/CpuLevel.h"
+#include "runtime/CpuStepThreads.h"
+#include "runtime/Env.h"
 #include "runtime/DecodePlan.h"
 #include "runtime/SessionBase.h"
 #include "runtime/Text.h"
@@ -119,6 +121,16 @@ private:
   int depth_ = 0;
   std::vector<std::string> loopBodies_; ///< the body directories loaded (checkLoopBodyDir)
   std::vector<RtStep> steps_;
+  /// Times the package on zeroed inputs and sets stepThreads_ (CpuStepThreads.h): a single
+  /// package at the top level, without states, data-dependent outputs or an input whose index
+  /// range excludes 0; kernels that export tgk_set_step_threads.
+  void tuneStepThreadCounts(int numThreads);
+  /// Per step, the thread count it runs on (empty: the session's for all), set through the
+  /// kernels' tgk_set_step_threads before each step whose count differs from the last one.
+  std::vector<int> stepThreads_;
+  void (*setStepThreads_)(int) = nullptr;
+  StepThreads tuned_;
+  int tunedThreads_ = 0; ///< the session's thread count when tuned_ was chosen (0: never)
 };
 
 
@@ -182,7 +194,68 @@ Status CpuSession::init(const std::string &path, int numThreads, int depth) {
   Status st = readPlan(path, plan_);
   if (!st.ok)
     return Status::error(pre + st.message);
-  return setup(pre, numThreads);
+  if (st = setup(pre, numThreads); !st.ok)
+    return st;
+  if (depth == 0)
+    tuneStepThreadCounts(numThreads);
+  return Status::success();
+}
+
+void CpuSession::tuneStepThreadCounts(int numThreads) {
+  if (const char *e = envValue(Env::CpuTune); e && std::string(e) == "0")
+    return;
+  setStepThreads_ = reinterpret_cast<void (*)(int)>(dlsym(dl_, "tgk_set_step_threads"));
+  auto getThreads = reinterpret_cast<int (*)()>(dlsym(dl_, "tgk_get_threads"));
+  if (!setStepThreads_ || !getThreads || !dynamic_.empty() || !statePtrs_.empty())
+    return;
+  for (const TensorSpec &t : inputs_)
+    if (t.indexBounded && (t.indexLo > 0 || t.indexHi < 0))
+      return;
+  const int threads = numThreads > 0 ? numThreads : getThreads();
+  if (threads <= 1) {
+    tuned_ = tuneStepThreads({}, threads, nullptr); // "nothing to tune"
+    tunedThreads_ = threads;
+    return;
+  }
+  std::vector<AlignedBuffer> bufs;
+  std::vector<TensorRef> in, out;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    bufs.push_back(allocAligned(inBytes_[i]));
+    in.push_back({inputs_[i].dtype, inputs_[i].shape.data(), (int32_t)inputs_[i].shape.size(),
+                  bufs.back().get(), (size_t)inBytes_[i]});
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    bufs.push_back(allocAligned(outBytes_[i]));
+    out.push_back({outputs_[i].dtype, outputs_[i].shape.data(), (int32_t)outputs_[i].shape.size(),
+                   bufs.back().get(), (size_t)outBytes_[i]});
+  }
+  for (const AlignedBuffer &b : bufs)
+    if (!b)
+      return; // out of memory: run untuned
+  std::vector<bool> tunable(steps_.size());
+  for (size_t i = 0; i < steps_.size(); ++i)
+    tunable[i] = steps_[i].fn != nullptr;
+  const bool wasProfiling = profiling_;
+  profiling_ = true;
+  tuned_ = tuneStepThreads(tunable, threads,
+                           [&](const std::vector<int> &t, std::vector<double> &stepMicros) {
+                             stepThreads_ = t;
+                             const auto t0 = std::chrono::steady_clock::now();
+                             execute(in.data(), out.data());
+                             const auto t1 = std::chrono::steady_clock::now();
+                             for (size_t i = 0; i < stepMicros.size(); ++i)
+                               stepMicros[i] = profile_[i].micros;
+                             return std::chrono::duration<double, std::micro>(t1 - t0).count();
+                           });
+  profiling_ = wasProfiling;
+  profile_.clear();
+  tunedThreads_ = threads;
+  stepThreads_ = tuned_.picked == "all" || tuned_.threads.empty() ? std::vector<int>()
+                                                                  : tuned_.threads;
+  // The arena held the tuning runs' values; a run writes everything it reads first, but the
+  // first real run starts from the same zeroed arena as an untuned session.
+  if (arena_)
+    std::memset(arena_.get(), 0, (size_t)((plan_.arena_bytes() + 63) / 64 * 64));
 }
 
 Status CpuSession::setup(const std::string &pre, int numThreads) {
@@ -377,12 +450,15 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
   const Clock::time_point t0 = Clock::now();
   if (profiling_)
     profile_.assign(steps_.size(), StepProfile{});
+  int threadsNow = 0; // the kernels' count on this thread for the step (0: the session's)
   for (size_t i = 0; i < steps_.size(); ++i) {
     RtStep &s = steps_[i];
     for (size_t j = 0; j < s.args.size(); ++j) {
       uint8_t *b = base(s.args[j]);
       s.ptrs[j] = b ? b + s.args[j].offset() : nullptr;
     }
+    if (!stepThreads_.empty() && stepThreads_[i] != threadsNow)
+      setStepThreads_(threadsNow = stepThreads_[i]);
     const Clock::time_point start = profiling_ ? Clock::now() : t0;
     if (s.fn)
       s.fn(s.ptrs.data());
@@ -399,6 +475,8 @@ void CpuSession::execute(const TensorRef *inputs, const TensorRef *outputs) {
       p.micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     }
   }
+  if (threadsNow != 0) // this thread's next run, of any session of these kernels, starts clean
+    setStepThreads_(0);
   for (int i = 0; i < plan_.outputs_size(); ++i) {
     const BufferArg &src = plan_.outputs(i).source();
     if (src.kind() == plan::OUTPUT || src.bytes() == 0)
@@ -452,7 +530,9 @@ Status CpuSession::run(const std::vector<HostTensor> &inputs, std::vector<HostTe
 }
 
 std::string CpuSession::describe() const {
-  return "package: " + path_ + "\n" + plan::formatPlan(plan_);
+  return "package: " + path_ + "\n" +
+         (tunedThreads_ > 0 ? describeStepThreads(tuned_, tunedThreads_) : std::string()) +
+         plan::formatPlan(plan_);
 }
 
 /// A bucketed CPU package's weights (read and checked once) and its one arena; each bucket a

@@ -77,7 +77,10 @@ AttentionTiling attentionTiling(int64_t rows, int64_t S, int64_t L, bool causal,
   // 64 split in 2: 30.7; 4 × 2 × 64 split in 2: 29.9; perf-log, thirty-third session).
   if (!causal && L >= 1024)
     return sm >= 90 ? AttentionTiling{4, 1, 64, 2} : AttentionTiling{2, 2, 64};
-  const int64_t KT = causal ? 32 : 64, tiles = (L + KT - 1) / KT;
+  // Causal keys from 512 on take 64-key tiles too (gpt2_s512: 4 × 2 × 64 467.6 µs against 4 × 4 ×
+  // 32's 473.5 in one sweep; attention in the graph 89.1 → 85.7 µs; perf-log, thirty-fourth
+  // session).
+  const int64_t KT = causal && L < 512 ? 32 : 64, tiles = (L + KT - 1) / KT;
   return {4, std::clamp<int64_t>(tiles / 4, 1, causal ? 4 : 2), KT};
 }
 } // namespace

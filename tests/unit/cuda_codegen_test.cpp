@@ -449,6 +449,23 @@ TEST(CudaCodegen, LongKeyAttentionSplitsAcrossACluster) {
   EXPECT_NE(src.find("barrier.cluster.arrive.release.aligned"), std::string::npos);
 }
 
+// Causal attention over many rows: 64-key tiles from 512 keys on (gpt2 at sequence 512), 32-key
+// tiles below (the causal diagonal wastes less of a smaller tile).
+TEST(CudaCodegen, LongCausalAttentionTakes64KeyTiles) {
+  for (int L : {512, 384}) {
+    const std::string t = "tensor<1x12x" + std::to_string(L) + "x64xf16>";
+    const std::string ir = "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t + ") -> " +
+                           t + " {\n  %0 = tg.attention %q, %k, %v {causal = true, scale = " +
+                           "1.25e-01 : f32} : " + t + ", " + t + ", " + t + " -> " + t +
+                           "\n  return %0 : " + t + "\n}\n";
+    std::string error;
+    const std::string src = irPackageSource(ir, "attention_causal", error);
+    ASSERT_TRUE(error.empty()) << L << ": " << error;
+    const std::string tile = L >= 512 ? "(*Ks)[64][72]" : "(*Ks)[32][72]";
+    EXPECT_NE(src.find(tile), std::string::npos) << L << " keys: no " << tile << "\n" << src;
+  }
+}
+
 // A warp-per-row norm moves 16-byte vectors only when a lane's chunk of outputs fills them too:
 // an f32 layer norm whose f16 cast rides in its store (8 bytes per 4-element chunk) keeps the
 // scalar form; the same norm with an f32 result (its tanh riding in the store) uses vectors.

@@ -40,6 +40,14 @@ def append_log(path, table, gpu, precision, command):
         print(f"gpu_bench: could not append the table to {path}: {e}", file=sys.stderr)
 
 
+def tgc_within_torch(r, tol):
+    """The brief's rule for reduced precision: where PyTorch's own run at this precision misses
+    the tolerance against the fp32 reference too, tgc passes when its error is no larger than
+    PyTorch's (the table marks such a pass "PASS*" and prints both errors)."""
+    own = r.get("torch_rel_l2", float("nan"))
+    return own > tol and r["rel_l2"] <= own
+
+
 def use_torch_cudnn(torch):
     """Points tgc's runtime at the cuDNN PyTorch loaded ($TGC_CUDNN), unless one is set: on a
     machine whose cuDNN came with PyTorch's wheels, libcudnn.so.9 is not on the loader's path."""
@@ -141,7 +149,9 @@ def main():
                 own = md(*gins)
                 own = (own[0] if isinstance(own, (tuple, list)) else own).float().cpu()
                 r["torch_rel_l2"] = float((own - ref).norm() / ref.norm())
-                for mode in args.modes.split(","):
+                if r["check"] == "FAIL" and tgc_within_torch(r, float(tol)):
+                    r["check"] = "PASS*"
+                for mode in [m for m in args.modes.split(",") if m]:
                     torch._dynamo.reset()
                     fn = (lambda: md(*gins)) if mode == "eager" else None
                     if fn is None:
@@ -169,6 +179,9 @@ def main():
                      f"{r['kernels']} | {r['check']} "
                      f"({r['rel_l2']:.1e}) | {r.get('torch_rel_l2', float('nan')):.1e} | "
                      f"{r['compile_s']:.1f} | {r['arena'] / 1e6:.1f} |")
+    if any(r.get("check") == "PASS*" for r in rows):
+        lines += ["", "PASS*: tgc misses the tolerance, but by less than PyTorch's own run at this "
+                  "precision does (both errors against PyTorch fp32)."]
     table = "\n".join(lines)
     print(table)
     open(os.path.join(out, "gpu_table.md"), "w").write(table + "\n")
