@@ -17,6 +17,36 @@ constexpr double kRunGain = 0.97;
 
 } // namespace
 
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? kInf : v[v.size() / 2];
+}
+
+/// Runs `threads` back to back for about kStepThreadsBlockMicros (at least 3 runs): the median
+/// whole run and each step's median. A spinning pool slows the machine down only over a
+/// sustained stretch (one vCPU's sibling busy, the clock lowered), so single runs would not see
+/// what a caller running the package again and again gets.
+double timeBlock(const TimedRun &run, const std::vector<int> &threads,
+                 std::vector<double> &stepMedian) {
+  const size_t n = threads.size();
+  std::vector<double> totals, stepMicros(n);
+  std::vector<std::vector<double>> steps(n);
+  for (double spent = 0; totals.size() < 3 || spent < kStepThreadsBlockMicros;) {
+    const double t = run(threads, stepMicros);
+    totals.push_back(t);
+    spent += t;
+    for (size_t i = 0; i < n; ++i)
+      steps[i].push_back(stepMicros[i]);
+  }
+  for (size_t i = 0; i < n; ++i)
+    stepMedian[i] = median(steps[i]);
+  return median(totals);
+}
+
+} // namespace
+
 StepThreads tuneStepThreads(const std::vector<bool> &tunable, int threads, const TimedRun &run) {
   const size_t n = tunable.size();
   StepThreads out;
@@ -29,33 +59,37 @@ StepThreads tuneStepThreads(const std::vector<bool> &tunable, int threads, const
   for (size_t i = 0; i < n; ++i)
     if (tunable[i])
       one[i] = 1;
-  std::vector<double> stepMicros(n), minAll(n, kInf), minOne(n, kInf);
-  const double first = run(out.threads, stepMicros); // warms caches and the pool
+  std::vector<double> stepMicros(n), bestAllStep(n, kInf), bestOneStep(n, kInf);
+  const double first = run(one, stepMicros); // warms the caches (and starts no pool worker)
   if (!(first <= kStepThreadsMaxRunMicros)) {
     out.picked = "runs too long to tune";
     return out;
   }
-  const int rounds = std::clamp((int)(kStepThreadsBudgetMicros / (3 * std::max(first, 1.0))), 2, 6);
+  if (first < kStepThreadsMinRunMicros) {
+    out.picked = "runs too short to tune";
+    return out;
+  }
+  // Blocks of each candidate, alternately; a candidate's figure is its best block's median.
   double bestAll = kInf, bestOne = kInf;
-  for (int r = 0; r < rounds; ++r) {
-    bestAll = std::min(bestAll, run(out.threads, stepMicros));
+  for (int b = 0; b < kStepThreadsBlocks; ++b) {
+    bestOne = std::min(bestOne, timeBlock(run, one, stepMicros));
     for (size_t i = 0; i < n; ++i)
-      minAll[i] = std::min(minAll[i], stepMicros[i]);
-    bestOne = std::min(bestOne, run(one, stepMicros));
+      bestOneStep[i] = std::min(bestOneStep[i], stepMicros[i]);
+    bestAll = std::min(bestAll, timeBlock(run, out.threads, stepMicros));
     for (size_t i = 0; i < n; ++i)
-      minOne[i] = std::min(minOne[i], stepMicros[i]);
+      bestAllStep[i] = std::min(bestAllStep[i], stepMicros[i]);
   }
   std::vector<int> mixed = out.threads;
   int onOne = 0;
   for (size_t i = 0; i < n; ++i)
-    if (tunable[i] && !(minAll[i] < kStepGain * minOne[i])) {
+    if (tunable[i] && !(bestAllStep[i] < kStepGain * bestOneStep[i])) {
       mixed[i] = 1;
       ++onOne;
     }
   double bestMixed = kInf;
   if (mixed != one && mixed != out.threads)
-    for (int r = 0; r < rounds; ++r)
-      bestMixed = std::min(bestMixed, run(mixed, stepMicros));
+    for (int b = 0; b < kStepThreadsBlocks; ++b)
+      bestMixed = std::min(bestMixed, timeBlock(run, mixed, stepMicros));
   out.allMicros = bestAll;
   out.oneMicros = bestOne;
   out.mixedMicros = bestMixed < kInf ? bestMixed : 0;

@@ -3,9 +3,10 @@
 //
 // Splitting a kernel of a few microseconds across the pool costs about what the second core
 // saves, and on some machines more (cnn_small at 2 threads ran slower than at 1). Which kernels
-// gain depends on the machine, so the session times the package at load, on zeroed inputs: whole
-// runs with every step on all threads and on one thread, alternately; each step then takes the
-// count it ran faster on, and that mix is kept only if whole runs of it beat both uniform ones.
+// gain depends on the machine, so the session times the package at load, on zeroed inputs:
+// blocks of back-to-back runs with every step on one thread and on all threads, alternately;
+// each step then takes the count it ran faster on, and that mix is kept only if its runs beat
+// both uniform ones.
 // Every parallel loop splits over independent outputs, so results do not depend on the choice.
 #ifndef TGC_RUNTIME_CPUSTEPTHREADS_H
 #define TGC_RUNTIME_CPUSTEPTHREADS_H
@@ -32,8 +33,12 @@ struct StepThreads {
 
 /// Whole runs slower than this are not tuned: their kernels are long enough to split.
 constexpr double kStepThreadsMaxRunMicros = 20000;
-/// Tuning stops after about this long (at least two rounds of each candidate).
-constexpr double kStepThreadsBudgetMicros = 60000;
+/// Nor runs faster than this: microseconds at most to gain, for 60 ms of timing at every load.
+constexpr double kStepThreadsMinRunMicros = 20;
+/// Each candidate (all threads, one thread, the mix) is timed in kStepThreadsBlocks blocks of
+/// back-to-back runs, each about this long: at most ~60 ms at load.
+constexpr double kStepThreadsBlockMicros = 10000;
+constexpr int kStepThreadsBlocks = 2;
 
 /// Chooses the thread count of each of `tunable.size()` steps (`tunable[i]`: a kernel step
 /// whose count may change) for a session of `threads` threads.

@@ -48,13 +48,13 @@ tgc::StepThreads tune(FakePackage &p, const std::vector<bool> &tunable, int thre
 } // namespace
 
 TEST(StepThreads, SmallKernelsThatSplitSlowerRunOnOneThread) {
-  FakePackage p{{5, 4, 8}, {9, 6, 8.5}};
+  FakePackage p{{50, 40, 80}, {90, 60, 85}};
   const tgc::StepThreads s = tune(p, {true, true, true});
   EXPECT_EQ(s.picked, "one");
   EXPECT_EQ(s.threads, (std::vector<int>{1, 1, 1}));
   EXPECT_EQ(s.stepsOnOne, 3);
-  EXPECT_DOUBLE_EQ(s.allMicros, 23.5);
-  EXPECT_DOUBLE_EQ(s.oneMicros, 17);
+  EXPECT_DOUBLE_EQ(s.allMicros, 235);
+  EXPECT_DOUBLE_EQ(s.oneMicros, 170);
 }
 
 TEST(StepThreads, OnlyTheKernelsThatGainKeepAllThreads) {
@@ -86,14 +86,14 @@ TEST(StepThreads, AMixSlowerAsAWholeThanItsStepsSayIsNotKept) {
 }
 
 TEST(StepThreads, StepsThatAreNotKernelsKeepTheSessionsCount) {
-  FakePackage p{{5, 4}, {9, 8}};
+  FakePackage p{{50, 40}, {90, 80}};
   const tgc::StepThreads s = tune(p, {false, true}, 3);
   EXPECT_EQ(s.picked, "one");
   EXPECT_EQ(s.threads, (std::vector<int>{3, 1}));
   EXPECT_EQ(s.stepsOnOne, 1);
 }
 
-TEST(StepThreads, NothingIsTimedAtOneThreadOrForLongRuns) {
+TEST(StepThreads, NothingIsTimedAtOneThreadOrForRunsTooLongOrTooShort) {
   FakePackage small{{5}, {9}};
   tgc::StepThreads s = tune(small, {true}, 1);
   EXPECT_EQ(small.runs, 0);
@@ -104,6 +104,11 @@ TEST(StepThreads, NothingIsTimedAtOneThreadOrForLongRuns) {
   EXPECT_EQ(s.picked, "runs too long to tune");
   EXPECT_EQ(s.threads, (std::vector<int>{2, 2}));
   EXPECT_NE(tgc::describeStepThreads(s, 2).find("runs too long"), std::string::npos);
+  FakePackage tiny{{5, 4}, {2, 2}};
+  s = tune(tiny, {true, true});
+  EXPECT_EQ(tiny.runs, 1) << "a run under kStepThreadsMinRunMicros ends the tuning";
+  EXPECT_EQ(s.picked, "runs too short to tune");
+  EXPECT_EQ(s.threads, (std::vector<int>{2, 2}));
 }
 
 // A real package at two threads: one kernel large enough to split, several small ones. Whatever
