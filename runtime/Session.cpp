@@ -126,8 +126,9 @@ private:
   /// package at the top level, without states, data-dependent outputs or an input whose index
   /// range excludes 0; kernels that export tgk_set_step_threads.
   void tuneStepThreadCounts(int numThreads);
-  /// Per step, the thread count it runs on (empty: the session's for all), set through the
-  /// kernels' tgk_set_step_threads before each step whose count differs from the last one.
+  /// Per step, the thread count it runs on (empty: the library's count, tgk_set_threads), set
+  /// through the kernels' tgk_set_step_threads before each step whose count differs from the
+  /// last one, and cleared after the run.
   std::vector<int> stepThreads_;
   void (*setStepThreads_)(int) = nullptr;
   StepThreads tuned_;
@@ -216,6 +217,7 @@ void CpuSession::tuneStepThreadCounts(int numThreads) {
   if (threads <= 1) {
     tuned_ = tuneStepThreads({}, threads, nullptr); // "nothing to tune"
     tunedThreads_ = threads;
+    stepThreads_.assign(steps_.size(), threads);
     return;
   }
   std::vector<AlignedBuffer> bufs;
@@ -262,8 +264,10 @@ void CpuSession::tuneStepThreadCounts(int numThreads) {
   profiling_ = wasProfiling;
   profile_.clear();
   tunedThreads_ = threads;
-  stepThreads_ = tuned_.picked == "all" || tuned_.threads.empty() ? std::vector<int>()
-                                                                  : tuned_.threads;
+  // Every step's count, "all" included, is set on the calling thread as the run goes: another
+  // session of this kernels.so loaded with a different count (tgk_set_threads, one per library)
+  // does not change this session's.
+  stepThreads_ = tuned_.threads;
   // The arena held the tuning runs' values; a run writes everything it reads first, but the
   // first real run starts from the same zeroed arena as an untuned session.
   if (arena_)

@@ -72,6 +72,15 @@ check("inspect", r.returncode == 0 and "arena" in r.stdout.lower() and "weight" 
       r.stdout)
 r = tgc("bench", pkg, "--iters", "3", "--warmup", "1")
 check("bench", r.returncode == 0 and "median latency" in r.stdout, r.stdout + r.stderr)
+# A CPU session of two threads times each step's thread count at load and bench says what it
+# chose; TGC_CPU_TUNE=0 keeps every step on all threads (runtime/CpuStepThreads.h).
+r = tgc("bench", pkg, "--iters", "3", "--warmup", "1", "--threads", "2")
+check("bench shows the step threads chosen at load", r.returncode == 0 and
+      "step threads: " in r.stdout and "timed at load" in r.stdout, r.stdout + r.stderr)
+r = subprocess.run([TGC, "bench", pkg, "--iters", "3", "--warmup", "1", "--threads", "2"],
+                   capture_output=True, text=True, env={**os.environ, "TGC_CPU_TUNE": "0"})
+check("TGC_CPU_TUNE=0 chooses no step threads", r.returncode == 0 and
+      "median latency" in r.stdout and "step threads" not in r.stdout, r.stdout + r.stderr)
 # --omit (where the time goes inside a CUDA graph) needs a GPU package: a clear refusal here.
 r = tgc("bench", pkg, "--iters", "3", "--warmup", "1", "--omit", "gemm")
 check("bench --omit refuses a CPU package", 0 < r.returncode < 128 and "--omit 'gemm'" in r.stderr
@@ -218,6 +227,13 @@ check("gpu_bench appends its table to the perf log",
       text.startswith("# log\n") and "### Harness run, " in text and
       ", NVIDIA H100 80GB HBM3, fp16\n`python3 tools/bench/gpu_bench.py gpt2`" in text and
       text.endswith("| gpt2 | 257.4 |\n") and text.count("### Harness run") == 1, text)
+
+# gpu_bench's check at reduced precision: where PyTorch's own run misses the tolerance, tgc passes
+# with an error no larger than PyTorch's ("PASS*"), and only then.
+check("gpu_bench passes a row within PyTorch's own error only where PyTorch misses the tolerance",
+      gpu_bench.tgc_within_torch({"rel_l2": 2.2e-2, "torch_rel_l2": 2.8e-2}, 1e-2)
+      and not gpu_bench.tgc_within_torch({"rel_l2": 3.0e-2, "torch_rel_l2": 2.8e-2}, 1e-2)
+      and not gpu_bench.tgc_within_torch({"rel_l2": 2.2e-2, "torch_rel_l2": 5e-3}, 1e-2))
 
 # tools/bench/graph_timeline.py: per-node durations, gaps and increments of the replays of the
 # graph launched most often (synthetic records: two replays of two kernels, one ordinary launch).

@@ -61,6 +61,10 @@ int runBench(BenchArgs &a) {
   std::printf("median latency: %.1f us over %d runs\n", p50, a.iters);
   std::printf("p50 %.1f us, p90 %.1f us, p99 %.1f us (min %.1f, max %.1f, mean %.1f +- %.1f)\n",
               p50, p90, p99, times.front(), times.back(), mean, stddev);
+  // A CPU session's thread count per step, as chosen at load (runtime/CpuStepThreads.h).
+  const std::string desc = s.describe();
+  if (const size_t at = desc.find("\nstep threads: "); at != std::string::npos)
+    std::printf("%s\n", desc.substr(at + 1, desc.find('\n', at + 1) - at - 1).c_str());
   plan::Plan plan;
   std::string target = loadPlan(a.pkg, plan, err) ? plan.target() : "";
   llvm::json::Object js{{"p50_us", p50},
