@@ -15,10 +15,6 @@ constexpr double kStepGain = 0.9;
 /// A candidate replaces "all threads" (the untuned behaviour) only when this much faster.
 constexpr double kRunGain = 0.97;
 
-} // namespace
-
-namespace {
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? kInf : v[v.size() / 2];
@@ -105,21 +101,19 @@ StepThreads tuneStepThreads(const std::vector<bool> &tunable, int threads, const
 
 std::string describeStepThreads(const StepThreads &s, int threads) {
   char buf[256];
-  if (s.allMicros == 0) {
-    std::snprintf(buf, sizeof buf, "step threads: all %d (%s)\n", threads, s.picked.c_str());
-    return buf;
-  }
-  std::snprintf(buf, sizeof buf,
-                "step threads: %s (%d kernel steps on one thread); timed at load: all %d %.1f us, "
-                "one %.1f us%s",
-                s.picked == "all" ? "all" : s.picked.c_str(), s.stepsOnOne, threads, s.allMicros,
-                s.oneMicros, s.mixedMicros > 0 ? "" : "\n");
+  if (s.allMicros == 0)
+    std::snprintf(buf, sizeof buf, "step threads: all %d (%s)", threads, s.picked.c_str());
+  else
+    std::snprintf(buf, sizeof buf,
+                  "step threads: %s (%d kernel steps on one thread); timed at load: all %d %.1f "
+                  "us, one %.1f us",
+                  s.picked.c_str(), s.stepsOnOne, threads, s.allMicros, s.oneMicros);
   std::string out = buf;
   if (s.mixedMicros > 0) {
-    std::snprintf(buf, sizeof buf, ", mixed %.1f us\n", s.mixedMicros);
+    std::snprintf(buf, sizeof buf, ", mixed %.1f us", s.mixedMicros);
     out += buf;
   }
-  return out;
+  return out + "\n";
 }
 
 } // namespace tgc

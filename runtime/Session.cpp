@@ -214,10 +214,13 @@ void CpuSession::tuneStepThreadCounts(int numThreads) {
     if (t.indexBounded && (t.indexLo > 0 || t.indexHi < 0))
       return;
   const int threads = numThreads > 0 ? numThreads : getThreads();
-  if (threads <= 1) {
-    tuned_ = tuneStepThreads({}, threads, nullptr); // "nothing to tune"
+  std::vector<bool> tunable(steps_.size());
+  for (size_t i = 0; i < steps_.size(); ++i)
+    tunable[i] = steps_[i].fn != nullptr;
+  if (threads <= 1) { // nothing to time: every step on the one thread
+    tuned_ = tuneStepThreads(tunable, threads, nullptr);
     tunedThreads_ = threads;
-    stepThreads_.assign(steps_.size(), threads);
+    stepThreads_ = tuned_.threads;
     return;
   }
   std::vector<AlignedBuffer> bufs;
@@ -235,9 +238,6 @@ void CpuSession::tuneStepThreadCounts(int numThreads) {
   for (const AlignedBuffer &b : bufs)
     if (!b)
       return; // out of memory: run untuned
-  std::vector<bool> tunable(steps_.size());
-  for (size_t i = 0; i < steps_.size(); ++i)
-    tunable[i] = steps_[i].fn != nullptr;
   const bool wasProfiling = profiling_;
   profiling_ = true;
   bool lastSerial = true; // no step has used the pool yet

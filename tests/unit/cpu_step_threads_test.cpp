@@ -13,6 +13,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -111,10 +113,10 @@ TEST(StepThreads, NothingIsTimedAtOneThreadOrForRunsTooLongOrTooShort) {
   EXPECT_EQ(s.threads, (std::vector<int>{2, 2}));
 }
 
-// A real package at two threads: one kernel large enough to split, several small ones. Whatever
-// the timing chose, its outputs equal, bit for bit, those of the same package on one thread and
-// on two threads untuned (TGC_CPU_TUNE=0); `describe` says what was chosen only when tuned.
-TEST(StepThreads, OutputsDoNotDependOnTheChoice) {
+namespace {
+
+/// A real package: one kernel large enough to split, several small ones; its directory.
+std::string writeStepThreadsPackage() {
   mlir::MLIRContext ctx;
   ctx.disableMultithreading();
   ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
@@ -127,7 +129,7 @@ func.func @main(%x: tensor<256x1024xf32> {tg.name = "x"}, %g: tensor<1024xf32> {
 }
 )",
                                                         &ctx);
-  ASSERT_TRUE(module);
+  EXPECT_TRUE(module);
   const char *t = std::getenv("TEST_TMPDIR");
   const std::string root = t && *t ? t : "/tmp";
   const std::string dir = root + "/step_threads.tgpkg";
@@ -135,7 +137,11 @@ func.func @main(%x: tensor<256x1024xf32> {tg.name = "x"}, %g: tensor<1024xf32> {
   info.tgcVersion = "test";
   info.modelName = "step_threads";
   auto stats = tgc::writeCpuPackage(*module, dir, info, root + "/step_threads_kcache");
-  ASSERT_TRUE((bool)stats) << llvm::toString(stats.takeError());
+  EXPECT_TRUE((bool)stats) << llvm::toString(stats.takeError());
+  return dir;
+}
+
+std::vector<tgc::HostTensor> stepThreadsInputs() {
   tgc::HostTensor x = tgc::HostTensor::zeros(tgc::DType::F32, {256, 1024}, "x");
   tgc::HostTensor g = tgc::HostTensor::zeros(tgc::DType::F32, {1024}, "g");
   auto *xf = reinterpret_cast<float *>(x.data.data());
@@ -144,6 +150,17 @@ func.func @main(%x: tensor<256x1024xf32> {tg.name = "x"}, %g: tensor<1024xf32> {
   auto *gf = reinterpret_cast<float *>(g.data.data());
   for (int i = 0; i < 1024; ++i)
     gf[i] = 0.5f + (float)(i % 13) / 13.f;
+  return {x, g};
+}
+
+} // namespace
+
+// A real package at two threads. Whatever the timing chose, its outputs equal, bit for bit,
+// those of the same package on one thread and on two threads untuned (TGC_CPU_TUNE=0);
+// `describe` says what was chosen only when tuned.
+TEST(StepThreads, OutputsDoNotDependOnTheChoice) {
+  const std::string dir = writeStepThreadsPackage();
+  const std::vector<tgc::HostTensor> inputs = stepThreadsInputs();
   auto runOn = [&](int threads, bool tune, std::string &describe) {
     if (tune)
       unsetenv("TGC_CPU_TUNE");
@@ -156,7 +173,7 @@ func.func @main(%x: tensor<256x1024xf32> {tg.name = "x"}, %g: tensor<1024xf32> {
     if (!s)
       return out;
     describe = s->describe();
-    st = s->run({x, g}, out);
+    st = s->run(inputs, out);
     EXPECT_TRUE(st.ok) << st.message;
     return out;
   };
@@ -174,4 +191,39 @@ func.func @main(%x: tensor<256x1024xf32> {tg.name = "x"}, %g: tensor<1024xf32> {
   EXPECT_NE(dTuned.find("timed at load"), std::string::npos) << dTuned;
   EXPECT_EQ(dUntuned.find("step threads: "), std::string::npos) << dUntuned;
   EXPECT_NE(dOne.find("step threads: all 1 (nothing to tune)"), std::string::npos) << dOne;
+}
+
+// The kernels' per-step count (tgk_set_step_threads) belongs to the calling thread, and a tuned
+// session's run sets it step by step and clears it after: a count left on the thread before the
+// run is gone after it, and the library's count shows again.
+TEST(StepThreads, StepCountIsPerThreadAndEachRunClearsIt) {
+  const std::string dir = writeStepThreadsPackage();
+  unsetenv("TGC_CPU_TUNE");
+  tgc::Status st;
+  auto s = tgc::Session::load(dir, st, 2);
+  ASSERT_TRUE(s) << st.message;
+  // The session's own kernels.so: dlopen finds the loaded library by its file.
+  void *dl = dlopen((dir + "/kernels.so").c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  ASSERT_NE(dl, nullptr) << dlerror();
+  auto set = reinterpret_cast<void (*)(int)>(dlsym(dl, "tgk_set_step_threads"));
+  auto get = reinterpret_cast<int (*)()>(dlsym(dl, "tgk_get_threads"));
+  ASSERT_TRUE(set && get);
+  EXPECT_EQ(get(), 2);
+  set(1);
+  EXPECT_EQ(get(), 1);
+  int other = 0;
+  std::thread([&] { other = get(); }).join();
+  EXPECT_EQ(other, 2) << "another thread sees this thread's step count";
+  // The library's count moved to 3 (as another session of these kernels loaded with 3 threads
+  // would move it): the tuned session's steps still get their own counts (at most 2), and after
+  // the run this thread reads the library's 3 again.
+  auto setLibrary = reinterpret_cast<void (*)(int)>(dlsym(dl, "tgk_set_threads"));
+  ASSERT_TRUE(setLibrary);
+  setLibrary(3);
+  std::vector<tgc::HostTensor> out;
+  st = s->run(stepThreadsInputs(), out);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(get(), 3) << "the run did not clear the step count it set";
+  setLibrary(2);
+  dlclose(dl);
 }

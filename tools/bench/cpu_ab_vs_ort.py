@@ -12,7 +12,6 @@ runs. The table gives the median over the rounds of each median, so a slow phase
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -21,16 +20,10 @@ import tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from cpu_vs_ort import load_inputs, time_ort  # noqa: E402
+from cpu_vs_ort import load_inputs, tgc_bench, time_ort  # noqa: E402
 
 DEFAULT_MODELS = ["cnn_small", "mobilenet_v3_tiny", "detector_tiny", "audio_frontend", "vit_tiny",
                   "bert_tiny", "gpt2_tiny", "llama_tiny", "parallel_mlp", "kws_gru", "lstm_tagger"]
-
-
-def tgc_bench(tgc, pkg, data, threads, iters):
-    r = subprocess.run([tgc, "bench", pkg, "--test-data", data, "--iters", str(iters), "--warmup",
-                        "10", "--threads", str(threads)], check=True, capture_output=True, text=True)
-    return float(re.search(r"median latency: ([0-9.]+) us", r.stdout).group(1))
 
 
 def micro_cases(tmp, names=None):

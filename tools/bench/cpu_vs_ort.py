@@ -50,6 +50,14 @@ def time_ort(model, inputs, threads, iters, warmup):
     return statistics.median(ts)
 
 
+def tgc_bench(tgc, pkg, data, threads, iters, warmup=10):
+    """`tgc bench`'s median latency in µs (raises CalledProcessError when it fails)."""
+    r = subprocess.run([tgc, "bench", pkg, "--test-data", data, "--iters", str(iters), "--warmup",
+                        str(warmup), "--threads", str(threads)], check=True, capture_output=True,
+                       text=True)
+    return float(re.search(r"median latency: ([0-9.]+) us", r.stdout).group(1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tgc", default=os.path.join(ROOT, "bazel-bin", "tools", "tgc"))
@@ -88,14 +96,10 @@ def main():
         for name, pkg, model, data in ready:
             for th in threads:
                 try:
-                    b = subprocess.run([args.tgc, "bench", pkg, "--test-data", data, "--iters",
-                                        str(args.iters), "--warmup", str(args.warmup),
-                                        "--threads", str(th)],
-                                       check=True, capture_output=True, text=True)
+                    t = tgc_bench(args.tgc, pkg, data, th, args.iters, args.warmup)
                 except subprocess.CalledProcessError as e:
                     print(f"{name}: tgc bench failed: {e.stderr.strip()[:300]}", file=sys.stderr)
                     continue
-                t = float(re.search(r"median latency: ([0-9.]+) us", b.stdout).group(1))
                 o = time_ort(model, load_inputs(data), th, args.iters, args.warmup)
                 ts, os_ = times.setdefault((name, th), ([], []))
                 ts.append(t)
