@@ -20,6 +20,7 @@ enum class Env {
   NoCublasLt,     ///< TGC_NO_CUBLASLT
   Cudnn,          ///< TGC_CUDNN
   Conv,           ///< TGC_CONV
+  Sdpa,           ///< TGC_SDPA
   AttnTile,       ///< TGC_ATTN_TILE
   Cutlass,        ///< TGC_CUTLASS
   GemmCutlass,    ///< TGC_GEMM_CUTLASS

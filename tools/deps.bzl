@@ -55,3 +55,12 @@ def tgc_dependencies(path = "."):
         path = root + "third_party/cutlass/dist",
         build_file = str(Label("//third_party:cutlass.BUILD")),
     )
+
+    # cuDNN frontend headers (PyPI nvidia-cudnn-frontend, pinned; unpacked by tools/setup) for
+    # the CUDA runtime's fused attention through cuDNN.
+    _maybe(
+        native.new_local_repository,
+        "cudnn_frontend",
+        path = root + "third_party/cudnn_frontend/dist",
+        build_file = str(Label("//third_party:cudnn_frontend.BUILD")),
+    )

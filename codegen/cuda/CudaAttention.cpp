@@ -149,6 +149,26 @@ llvm::Error mmaAttention(KernelBuilder &kb, tg::AttentionOp at, const CType &ct,
   // a latency-bound chain (perf-log, tenth session: gpt2 −16 µs).
   kb.oneBlockPerSm = QW == 1;
   kb.clusterX = CL;
+  // Without a mask, the shape for cuDNN's fused attention, which the runtime may run instead
+  // (causal needs S <= L, the verifier's rule: every row sees a key).
+  if (!at.getMask()) {
+    auto argOf = [&](Value v) {
+      for (size_t i = 0; i < kb.kargs.size(); ++i)
+        if (kb.kargs[i].value == v && kb.kargs[i].offset == 0 && kb.kargs[i].bytes < 0)
+          return (int)i;
+      return -1;
+    };
+    const int qa = argOf(at.getQ()), ka = argOf(at.getK()), va = argOf(at.getV()),
+              oa = argOf(at.getResult());
+    if (qa >= 0 && ka >= 0 && va >= 0 && oa >= 0) {
+      plan::AttentionDesc &d = kb.attention;
+      d.set_batch(B), d.set_heads(Hq), d.set_kv_heads(Hkv), d.set_seq_q(S), d.set_seq_kv(L);
+      d.set_head_dim(D), d.set_head_dim_v(Dv), d.set_bshd(bshd);
+      d.set_scale((float)at.getScaleAttr().getValueAsDouble());
+      d.set_causal(at.getCausal()), d.set_dtype(bf ? 16 : 10);
+      d.set_q_arg(qa), d.set_k_arg(ka), d.set_v_arg(va), d.set_o_arg(oa);
+    }
+  }
   // Query-split blocks: aim at 16 warps per multiprocessor (at most 128 registers a thread;
   // head dims up to 64 only: at 128 the fragments alone fill that, and shared memory would not
   // hold the blocks anyway).

@@ -185,6 +185,8 @@ llvm::Expected<PackageStats> writeCudaPackage(ModuleOp module, const std::string
     s->set_kind(es.gemm ? plan::Step::GEMM : es.isConv ? plan::Step::CONV : plan::Step::KERNEL);
     if (es.isConv)
       *s->mutable_conv() = es.conv;
+    if (es.attention.batch() > 0)
+      *s->mutable_attention() = es.attention;
     s->set_symbol(es.symbol);
     s->set_label(es.label);
     s->set_skip_if_gemm_fused(es.skipIfGemmFused);

@@ -91,6 +91,8 @@ struct KernelBuilder : codegen::CKernel {
   int64_t vecWidth = 1;
   /// The norm this kernel computes, when a GEMM might apply it instead (EmittedStep::norm).
   plan::NormDesc norm;
+  /// The attention this kernel computes, when cuDNN might run it instead (EmittedStep).
+  plan::AttentionDesc attention;
 
   /// Whether `v` lives in the weights blob (never written by any step: may be read before the
   /// kernel waits for its predecessor).

@@ -54,6 +54,8 @@ struct EmittedStep {
   /// A CONV step (plan.proto ConvDesc): this kernel is its fallback; cuDNN may run it instead.
   bool isConv = false;
   plan::ConvDesc conv;
+  /// A tg.attention kernel's shape (plan.proto AttentionDesc; batch 0: none): cuDNN may run it.
+  plan::AttentionDesc attention;
   /// A tg.loop: a LOOP step (codegen/common/LoopSteps.h) in this place; nothing else is set.
   mlir::Operation *loop = nullptr;
 };

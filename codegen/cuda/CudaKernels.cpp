@@ -53,6 +53,7 @@ llvm::Error KernelBuilder::beginKernel() {
   body.clear();
   sharedBytes = 0;
   oneBlockPerSm = false;
+  attention.Clear();
   minBlocksPerSm = 0;
   clusterX = 1;
   vecWidth = 1;
@@ -82,6 +83,8 @@ void KernelBuilder::endKernel(std::string &code, int64_t grid, int64_t block) {
   s.oneBlockPerSm = oneBlockPerSm;
   s.norm = norm;
   norm.Clear();
+  s.attention = attention;
+  attention.Clear();
   std::string ps;
   for (size_t i = 0; i < params.size(); ++i)
     ps += (i ? ", " : "") + params[i];

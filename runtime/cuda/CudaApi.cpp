@@ -152,6 +152,7 @@ std::string openCudnn(Cudnn &c) {
       candidates("TGC_CUDNN", {"libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.9"}), &c.path);
   if (!dl)
     return "cannot load cuDNN (libcudnn.so.9; set $TGC_CUDNN)";
+  c.dl = dl;
   std::string missing;
   resolve(dl, c.getVersion, {"cudnnGetVersion"}, missing);
   resolve(dl, c.errorString, {"cudnnGetErrorString"}, missing);

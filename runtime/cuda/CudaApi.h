@@ -111,7 +111,10 @@ struct BlasLt {
 
 /// The cuDNN 9 functions the runtime's CONV steps use (the convolution API of cudnn_cnn.h: one
 /// call applies bias, ReLU and a residual; docs/decisions.md says why not the graph API yet).
+/// Attention goes through cuDNN's graph API by way of its frontend (CudaSdpa.cpp), which
+/// resolves its own functions from `dl`.
 struct Cudnn {
+  void *dl = nullptr; ///< the dlopen handle
   size_t (*getVersion)(void);
   const char *(*errorString)(cudnnStatus_t);
   cudnnStatus_t (*create)(cudnnHandle_t *);

@@ -236,50 +236,8 @@ Status CudaSession::tuneConvs() {
     return Status::success();
   }
   auto fail = [&](const std::string &e) { return Status::error(pre_ + e); };
-  CUevent ev[2 * kConvReps] = {};
-  auto cleanup = [&] {
-    for (CUevent e : ev)
-      if (e)
-        d_->cuEventDestroy(e);
-  };
-  std::string e;
-  for (CUevent &x : ev)
-    if (!(e = ck(d_->cuEventCreate(&x, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
-      return cleanup(), fail(e);
-  // µs per call of `launch`, inside a CUDA graph as the run will call it (cuDNN's host work per
-  // call stays out of the figure): kConvGraphCalls calls captured into one graph, replayed once to
-  // warm up, then timed kConvReps times (median); -1 when it fails or cannot be captured.
-  auto timeIt = [&](const std::function<std::string()> &launch) -> double {
-    CUgraph graph = nullptr;
-    CUgraphExec exec = nullptr;
-    // One call outside the capture first: a library's lazy set-up (module loads) cannot be
-    // captured.
-    if (!launch().empty() || d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS)
-      return -1;
-    if (d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
-      return -1;
-    bool ok = true;
-    for (int k = 0; k < kConvGraphCalls && ok; ++k)
-      ok = launch().empty();
-    ok = d_->cuStreamEndCapture(stream_, &graph) == CUDA_SUCCESS && ok &&
-         d_->cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
-    if (graph)
-      d_->cuGraphDestroy(graph);
-    ok = ok && d_->cuGraphLaunch(exec, stream_) == CUDA_SUCCESS;
-    for (int k = 0; k < kConvReps && ok; ++k)
-      ok = d_->cuEventRecord(ev[2 * k], stream_) == CUDA_SUCCESS &&
-           d_->cuGraphLaunch(exec, stream_) == CUDA_SUCCESS &&
-           d_->cuEventRecord(ev[2 * k + 1], stream_) == CUDA_SUCCESS;
-    ok = d_->cuStreamSynchronize(stream_) == CUDA_SUCCESS && ok;
-    if (exec)
-      d_->cuGraphExecDestroy(exec);
-    if (!ok)
-      return -1;
-    std::vector<float> t(kConvReps);
-    for (int k = 0; k < kConvReps; ++k)
-      d_->cuEventElapsedTime(&t[k], ev[2 * k], ev[2 * k + 1]);
-    std::nth_element(t.begin(), t.begin() + kConvReps / 2, t.end());
-    return t[kConvReps / 2] * 1000.0 / kConvGraphCalls;
+  auto timeIt = [&](const std::function<std::string()> &launch) {
+    return graphMicros(launch, kConvReps, kConvGraphCalls);
   };
   int onDnn = 0, total = 0;
   std::string notes;
@@ -312,7 +270,7 @@ Status CudaSession::tuneConvs() {
         best = t, bestJ = j;
     }
     if (d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS) // a failed candidate's error
-      return cleanup(), fail("a cuDNN convolution failed on step " + std::to_string(i));
+      return fail("a cuDNN convolution failed on step " + std::to_string(i));
     r.useCudnn = best >= 0 && (m == "cudnn" || own < 0 || best < own);
     std::tie(r.algo, r.ws) = r.cands[bestJ];
     onDnn += r.useCudnn;
@@ -321,7 +279,6 @@ Status CudaSession::tuneConvs() {
                   i, best, (int)r.algo, own, r.useCudnn ? "cuDNN" : "own kernel");
     notes += line;
   }
-  cleanup();
   convDetail_ = "convolutions: " + std::to_string(onDnn) + " of " + std::to_string(total) +
                 " through cuDNN (" + dnn_->path + (m == "cudnn" ? ", $TGC_CONV=cudnn" : "") +
                 ")\n" + notes;

@@ -12,6 +12,7 @@ CudaSession::~CudaSession() {
   if (graph_)
     d_->cuGraphExecDestroy(graph_);
   freeLoops();
+  freeSdpas(); // before freeConvs, which destroys the cuDNN handle
   freeConvs();
   for (CUevent e : events_)
     d_->cuEventDestroy(e);
@@ -256,6 +257,8 @@ Status CudaSession::setupGpu() {
     return ls;
   if (Status cs = setupConvs(); !cs.ok)
     return cs;
+  if (Status as = setupSdpas(); !as.ok)
+    return as;
   if (shared_ && !loopBody_) { // a bucket tunes at its first run (execute)
     setupPending_ = true;
     return Status::success();
@@ -278,6 +281,8 @@ Status CudaSession::finishSetup() {
   const bool cached = !cachePath.empty() && loadTuneCache(cachePath, key);
   if (Status cs = tuneConvs(); !cs.ok) // before the GEMMs: their timings see its choices
     return cs;
+  if (Status as = tuneSdpas(); !as.ok)
+    return as;
   if (tune_ && !cached) {
     Status ts = tuneGemms();
     if (!ts.ok)
@@ -286,6 +291,13 @@ Status CudaSession::finishSetup() {
   for (CUevent *ev : {&runStart_, &runEnd_})
     if (!(e = ck(d_->cuEventCreate(ev, CU_EVENT_DEFAULT), "cuEventCreate")).empty())
       return fail(e);
+  // Attention on cuDNN or the own kernels, decided in the graph before the GEMMs' in-graph
+  // tuning, which then sees the attention steps that will run.
+  if (tune_ && useGraph_) {
+    Status as = graphTuneSdpas();
+    if (!as.ok)
+      return as;
+  }
   if (tune_ && useGraph_ && !cached) {
     Status ts = graphTuneGemms();
     if (!ts.ok)

@@ -1,5 +1,6 @@
 // CudaGraph.cpp — launching the plan: kernel and GEMM launches (programmatic dependent launch), the
-// steps enqueued in order, captured into a CUDA graph and replayed.
+// steps enqueued in order, captured into a CUDA graph and replayed; a launch timed inside a graph
+// (the load-time choices between cuDNN and the own kernels).
 #include "runtime/cuda/CudaSessionImpl.h"
 
 namespace tgc::cuda::detail {
@@ -19,6 +20,49 @@ std::string CudaSession::captureGraph(CUgraphExec &exec, const std::vector<std::
   if (graph)
     d_->cuGraphDestroy(graph);
   return e;
+}
+
+double CudaSession::graphMicros(const std::function<std::string()> &launch, int reps, int calls) {
+  std::vector<CUevent> ev(2 * (size_t)reps, nullptr);
+  auto result = [&](double us) {
+    for (CUevent e : ev)
+      if (e)
+        d_->cuEventDestroy(e);
+    return us;
+  };
+  for (CUevent &x : ev)
+    if (d_->cuEventCreate(&x, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+      return result(-1);
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  // One call outside the capture first: a library's lazy set-up (module loads) cannot be
+  // captured.
+  if (!launch().empty() || d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS)
+    return result(-1);
+  if (d_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+    return result(-1);
+  bool ok = true;
+  for (int k = 0; k < calls && ok; ++k)
+    ok = launch().empty();
+  ok = d_->cuStreamEndCapture(stream_, &graph) == CUDA_SUCCESS && ok &&
+       d_->cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
+  if (graph)
+    d_->cuGraphDestroy(graph);
+  ok = ok && d_->cuGraphLaunch(exec, stream_) == CUDA_SUCCESS;
+  for (int k = 0; k < reps && ok; ++k)
+    ok = d_->cuEventRecord(ev[2 * k], stream_) == CUDA_SUCCESS &&
+         d_->cuGraphLaunch(exec, stream_) == CUDA_SUCCESS &&
+         d_->cuEventRecord(ev[2 * k + 1], stream_) == CUDA_SUCCESS;
+  ok = d_->cuStreamSynchronize(stream_) == CUDA_SUCCESS && ok;
+  if (exec)
+    d_->cuGraphExecDestroy(exec);
+  if (!ok)
+    return result(-1);
+  std::vector<float> t((size_t)reps);
+  for (int k = 0; k < reps; ++k)
+    d_->cuEventElapsedTime(&t[k], ev[2 * k], ev[2 * k + 1]);
+  std::nth_element(t.begin(), t.begin() + reps / 2, t.end());
+  return result(t[reps / 2] * 1000.0 / calls);
 }
 
 std::string CudaSession::launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
@@ -53,6 +97,8 @@ Status CudaSession::enqueueSteps(bool events, const std::vector<std::string> *om
       e = enqueueLoop(i);
     } else if (s.conv && i < convs_.size() && convs_[i] && convs_[i]->useCudnn) {
       e = launchConv(i);
+    } else if (i < sdpaOn_.size() && sdpaOn_[i]) {
+      e = launchSdpa(i);
     } else if (s.gemm && (s.g.useLt || s.g.mma >= 0 || s.g.cut >= 0)) {
       e = launchGemm(s);
     } else {

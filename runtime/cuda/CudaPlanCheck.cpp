@@ -4,6 +4,7 @@
 #include "runtime/cuda/CudaSessionImpl.h"
 #include "runtime/DecodePlan.h"
 #include "runtime/Env.h"
+#include <cmath>
 
 namespace tgc::cuda::detail {
 
@@ -126,6 +127,8 @@ Status CudaSession::validatePlan() {
     if (s.kind() == plan::Step::GEMM) {
       if (s.skip_if_gemm_fused() || s.norm().kind() != plan::NormDesc::NONE)
         return Status::error(where + ": skip_if_gemm_fused and norm are for kernel steps");
+      if (s.has_attention())
+        return Status::error(where + ": an attention shape is for kernel steps");
       st = checkGemm(s, where);
       if (!st.ok)
         return st;
@@ -134,6 +137,8 @@ Status CudaSession::validatePlan() {
           (s.skip_if_gemm_fused() || s.norm().kind() != plan::NormDesc::NONE))
         return Status::error(where + ": skip_if_gemm_fused and norm are for kernel steps");
       if (s.kind() == plan::Step::CONV && !(st = checkConv(i, where)).ok)
+        return st;
+      if (s.has_attention() && !(st = checkAttention(i, where)).ok)
         return st;
       if (s.symbol().empty() || s.grid_size() != 3 || s.block_size() != 3)
         return Status::error(where + ": kernel step needs a symbol, grid[3] and block[3]");
@@ -249,6 +254,53 @@ Status CudaSession::checkConv(int i, const std::string &where) const {
       return bad(std::string(n.what) + " arg " + std::to_string(n.arg) + " out of range");
     if (n.elems > s.args(n.arg).bytes() / es)
       return bad(std::string(n.what) + " needs " + std::to_string(n.elems * es) +
+                 " bytes, its range has " + std::to_string(s.args(n.arg).bytes()));
+  }
+  return Status::success();
+}
+
+// A KERNEL step's AttentionDesc: dimensions in range, heads a multiple of the key/value heads,
+// f16 or bf16, and every operand's byte range holding its packed tensor.
+Status CudaSession::checkAttention(int i, const std::string &where) const {
+  const plan::Step &s = plan_.steps(i);
+  const plan::AttentionDesc &a = s.attention();
+  auto bad = [&](const std::string &why) { return Status::error(where + ": attention " + why); };
+  if (s.kind() != plan::Step::KERNEL)
+    return bad("shape on a step that is not a kernel");
+  const int64_t lim = (int64_t(1) << 31) - 1;
+  for (int64_t e : {a.batch(), a.heads(), a.kv_heads(), a.seq_q(), a.seq_kv(), a.head_dim(),
+                    a.head_dim_v()})
+    if (e < 1 || e > lim)
+      return bad("dimension out of range");
+  if (a.heads() % a.kv_heads())
+    return bad("heads " + std::to_string(a.heads()) + " not a multiple of key/value heads " +
+               std::to_string(a.kv_heads()));
+  if (a.dtype() != 10 && a.dtype() != 16)
+    return bad("dtype " + std::to_string(a.dtype()) + " is not f16 or bf16");
+  if (!std::isfinite(a.scale()))
+    return bad("scale is not finite");
+  auto elems = [](std::initializer_list<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t e : dims)
+      if (__builtin_mul_overflow(n, e, &n) || n > (int64_t(1) << 40))
+        return int64_t(-1);
+    return n;
+  };
+  struct Need {
+    int arg;
+    int64_t elems;
+    const char *what;
+  } needs[] = {{a.q_arg(), elems({a.batch(), a.heads(), a.seq_q(), a.head_dim()}), "q"},
+               {a.k_arg(), elems({a.batch(), a.kv_heads(), a.seq_kv(), a.head_dim()}), "k"},
+               {a.v_arg(), elems({a.batch(), a.kv_heads(), a.seq_kv(), a.head_dim_v()}), "v"},
+               {a.o_arg(), elems({a.batch(), a.heads(), a.seq_q(), a.head_dim_v()}), "o"}};
+  for (const Need &n : needs) {
+    if (n.elems < 0)
+      return bad(std::string("a tensor of more than 2^40 elements (") + n.what + ")");
+    if (n.arg < 0 || n.arg >= s.args_size())
+      return bad(std::string(n.what) + " arg " + std::to_string(n.arg) + " out of range");
+    if (n.elems > s.args(n.arg).bytes() / 2)
+      return bad(std::string(n.what) + " needs " + std::to_string(n.elems * 2) +
                  " bytes, its range has " + std::to_string(s.args(n.arg).bytes()));
   }
   return Status::success();

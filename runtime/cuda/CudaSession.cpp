@@ -251,7 +251,7 @@ std::string CudaSession::describe() const {
                   "gemm autotune in the graph: " + graphTuneSummary_ + "\n" +
                   (tuneCacheNote_.empty() ? "" : "gemm tuning cache: " + tuneCacheNote_ + "\n") +
                   tuneDetail_ +
-                  convDetail_ +
+                  convDetail_ + sdpaDetail_ +
                   oneBlockLine() +
                   "launches per run: " + std::to_string(launchesPerRun()) +
                   (fused.empty() ? "" : " (" + fused + " fused into GEMMs)") +

@@ -438,6 +438,33 @@ private:
   Status checkConv(int i, const std::string &where) const;
   std::string launchConv(size_t i);
   void freeConvs();
+  /// µs per call of `launch` inside a CUDA graph, as a run calls it: one call outside the
+  /// capture (a library's lazy set-up), `calls` calls captured into one graph, replayed once, then
+  /// timed `reps` times (median); -1 when it fails or cannot be captured.
+  double graphMicros(const std::function<std::string()> &launch, int reps = 5, int calls = 10);
+
+  // KERNEL steps carrying an AttentionDesc (CudaSdpa.cpp): cuDNN's fused attention where it
+  // loads, supports the step and is faster than the step's kernel.
+  struct SdpaRt; ///< the step's cuDNN graph (defined in CudaSdpa.cpp only)
+  struct SdpaRtDeleter {
+    void operator()(SdpaRt *p) const;
+  };
+  std::vector<std::unique_ptr<SdpaRt, SdpaRtDeleter>> sdpas_; ///< by step index, or null
+  std::vector<char> sdpaOn_;  ///< by step index: cuDNN runs it
+  CUdeviceptr sdpaWs_ = 0;
+  std::string sdpaDetail_;    ///< the attention steps' choices, for the tuning report
+  /// Builds cuDNN's graph for every step with an AttentionDesc (setupGpu).
+  Status setupSdpas();
+  /// Times each alone against its kernel and keeps the faster (finishSetup).
+  Status tuneSdpas();
+  /// Then, in the whole graph (GEMMs chosen), each group of same-shaped steps both ways.
+  Status graphTuneSdpas();
+  void sdpaReport(const std::string &how); ///< sdpaDetail_ from the choices
+  int sdpaTotal_ = 0;     ///< steps cuDNN was tried on
+  std::string sdpaNotes_; ///< their timings
+  Status checkAttention(int i, const std::string &where) const;
+  std::string launchSdpa(size_t i);
+  void freeSdpas();
   bool loopBody_ = false;
   int depth_ = 0;
   CUstream loopStream_ = nullptr; ///< captures a body into its WHILE node's graph

@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -64,10 +65,11 @@ llvm::Expected<CompileResult> compileModel(const std::string &model, const std::
   return compile(o, quiet);
 }
 
-/// Writes tg IR `ir` (a module with @main) as an sm_90 CUDA package and returns its kernels.cu;
-/// "" with `error` set when the IR does not parse, the package is not written or its cubin is
-/// empty.
-std::string irPackageSource(const std::string &ir, const std::string &tag, std::string &error) {
+/// Writes tg IR `ir` (a module with @main) as an sm_90 CUDA package and returns its kernels.cu
+/// (and its plan in `plan`, when given); "" with `error` set when the IR does not parse, the
+/// package is not written or its cubin is empty.
+std::string irPackageSource(const std::string &ir, const std::string &tag, std::string &error,
+                            plan::Plan *plan = nullptr) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
@@ -86,6 +88,8 @@ std::string irPackageSource(const std::string &ir, const std::string &tag, std::
     error = "empty cubin";
   else
     src = readFile(dir + "/pkg/kernels.cu");
+  if (plan && !src.empty() && !plan->ParseFromString(readFile(dir + "/pkg/plan.pb")))
+    error = "plan.pb does not parse";
   llvm::sys::fs::remove_directories(dir);
   return src;
 }
@@ -466,6 +470,62 @@ TEST(CudaCodegen, LongCausalAttentionTakes64KeyTiles) {
   }
 }
 
+// An f16/bf16 tg.attention without a mask carries its shape for cuDNN (plan.proto AttentionDesc):
+// heads, GQA's key/value heads, both sequence lengths, head dims, layout, scale, causality, dtype
+// and the args of q, k, v and o. A masked one does not, nor an f32 one.
+TEST(CudaCodegen, UnmaskedAttentionCarriesItsShapeForCudnn) {
+  const std::string ir = R"(
+func.func @main(%q: tensor<2x17x4x64xT>, %k: tensor<2x70x2x64xT>, %v: tensor<2x70x2x32xT>, %m: tensor<2x1x17x70xT>) -> (tensor<2x17x4x32xT>, tensor<2x17x4x32xT>) {
+  %0 = tg.attention %q, %k, %v {causal = true, layout = "bshd", scale = 0.125 : f32} : tensor<2x17x4x64xT>, tensor<2x70x2x64xT>, tensor<2x70x2x32xT> -> tensor<2x17x4x32xT>
+  %1 = tg.attention %q, %k, %v, %m {layout = "bshd", scale = 0.125 : f32} : tensor<2x17x4x64xT>, tensor<2x70x2x64xT>, tensor<2x70x2x32xT>, tensor<2x1x17x70xT> -> tensor<2x17x4x32xT>
+  return %0, %1 : tensor<2x17x4x32xT>, tensor<2x17x4x32xT>
+}
+)";
+  for (const char *t : {"f16", "bf16", "f32"}) {
+    std::string text = ir;
+    for (size_t at; (at = text.find("xT>")) != std::string::npos;)
+      text.replace(at, 3, std::string("x") + t + ">");
+    std::string error;
+    plan::Plan p;
+    irPackageSource(text, std::string("attention_desc_") + t, error, &p);
+    ASSERT_TRUE(error.empty()) << t << ": " << error;
+    std::vector<const plan::Step *> withDesc;
+    int attentionSteps = 0;
+    for (const plan::Step &s : p.steps()) {
+      attentionSteps += s.label().find("tg.attention") != std::string::npos;
+      if (s.has_attention())
+        withDesc.push_back(&s);
+    }
+    EXPECT_EQ(attentionSteps, 2) << t;
+    if (std::string(t) == "f32") {
+      EXPECT_TRUE(withDesc.empty()) << "an f32 attention carries a shape for cuDNN";
+      continue;
+    }
+    ASSERT_EQ(withDesc.size(), 1u) << t << ": only the unmasked causal 17 x 70 attention";
+    const plan::Step &s = *withDesc[0];
+    const plan::AttentionDesc &a = s.attention();
+    EXPECT_EQ(s.kind(), plan::Step::KERNEL);
+    EXPECT_EQ(a.batch(), 2);
+    EXPECT_EQ(a.heads(), 4);
+    EXPECT_EQ(a.kv_heads(), 2);
+    EXPECT_EQ(a.seq_q(), 17);
+    EXPECT_EQ(a.seq_kv(), 70);
+    EXPECT_EQ(a.head_dim(), 64);
+    EXPECT_EQ(a.head_dim_v(), 32);
+    EXPECT_TRUE(a.bshd());
+    EXPECT_TRUE(a.causal());
+    EXPECT_FLOAT_EQ(a.scale(), 0.125f);
+    EXPECT_EQ(a.dtype(), std::string(t) == "bf16" ? 16 : 10);
+    // q, k, v and o are the step's args 0..3, each as large as its packed tensor.
+    const int64_t es = 2;
+    EXPECT_EQ(s.args(a.q_arg()).bytes(), 2 * 17 * 4 * 64 * es);
+    EXPECT_EQ(s.args(a.k_arg()).bytes(), 2 * 70 * 2 * 64 * es);
+    EXPECT_EQ(s.args(a.v_arg()).bytes(), 2 * 70 * 2 * 32 * es);
+    EXPECT_EQ(s.args(a.o_arg()).bytes(), 2 * 17 * 4 * 32 * es);
+    EXPECT_NE(a.k_arg(), a.v_arg());
+  }
+}
+
 // A warp-per-row norm moves 16-byte vectors only when a lane's chunk of outputs fills them too:
 // an f32 layer norm whose f16 cast rides in its store (8 bytes per 4-element chunk) keeps the
 // scalar form; the same norm with an f32 result (its tanh riding in the store) uses vectors.
@@ -842,6 +902,48 @@ TEST(CudaRuntimeNoGpu, RefusesNormStepNotReadingItsGemm) {
   p = good;
   *p.mutable_steps(norm - 1)->mutable_norm() = p.steps(norm).norm();
   expectPlanRefused(pkg, p, norm - 1, "skip_if_gemm_fused and norm are for kernel steps");
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// vit_tiny at fp16: its attentions (no mask) carry their shape for cuDNN (AttentionDesc). A plan
+// whose attention shape disagrees with itself or with its arguments is refused before any GPU
+// work, naming the step.
+TEST(CudaRuntimeNoGpu, AttentionShapesAreChecked) {
+  std::string dir = tempDir("attnstep");
+  std::string pkg = dir + "/pkg";
+  plan::Plan p;
+  ASSERT_TRUE(compilePlan("vit_tiny", "fp16", pkg, p));
+  int step = -1, gemm = -1;
+  for (int i = 0; i < p.steps_size(); ++i) {
+    if (p.steps(i).has_attention() && step < 0)
+      step = i;
+    if (p.steps(i).kind() == plan::Step::GEMM && gemm < 0)
+      gemm = i;
+  }
+  ASSERT_GE(step, 0) << "no attention step carries its shape";
+  ASSERT_GE(gemm, 0);
+  const plan::AttentionDesc &a = p.steps(step).attention();
+  EXPECT_EQ(a.dtype(), 10);
+  EXPECT_FALSE(a.causal());
+  EXPECT_EQ(a.heads() % a.kv_heads(), 0);
+  const plan::Plan good = p;
+  auto refused = [&](const std::function<void(plan::AttentionDesc &)> &spoil,
+                     const std::string &why) {
+    p = good;
+    spoil(*p.mutable_steps(step)->mutable_attention());
+    expectPlanRefused(pkg, p, step, why);
+  };
+  refused([](plan::AttentionDesc &d) { d.set_kv_heads(0); }, "dimension out of range");
+  refused([](plan::AttentionDesc &d) { d.set_kv_heads(d.heads() + 1); }, "not a multiple");
+  refused([](plan::AttentionDesc &d) { d.set_dtype(1); }, "is not f16 or bf16");
+  refused([](plan::AttentionDesc &d) { d.set_q_arg(99); }, "q arg 99 out of range");
+  refused([](plan::AttentionDesc &d) { d.set_seq_kv(d.seq_kv() * 2); }, "k needs");
+  refused([](plan::AttentionDesc &d) { d.set_head_dim_v(d.head_dim_v() * 2); }, "v needs");
+  refused([](plan::AttentionDesc &d) { d.set_seq_q(d.seq_q() * 2); }, "q needs");
+  refused([](plan::AttentionDesc &d) { d.set_scale(std::nanf("")); }, "scale is not finite");
+  p = good;
+  *p.mutable_steps(gemm)->mutable_attention() = a;
+  expectPlanRefused(pkg, p, gemm, "an attention shape is for kernel steps");
   llvm::sys::fs::remove_directories(dir);
 }
 

@@ -226,7 +226,8 @@ void expectMatchesInterpreter(
     const std::string &ir, const std::string &arch, double tol,
     const std::function<std::optional<HostTensor>(size_t, size_t, DType, std::vector<int64_t>)>
         &gen,
-    std::vector<HostTensor> &got, std::vector<HostTensor> &want, std::string *planText = nullptr) {
+    std::vector<HostTensor> &got, std::vector<HostTensor> &want, std::string *planText = nullptr,
+    std::string *describe = nullptr) {
   mlir::MLIRContext ctx;
   ctx.loadDialect<tg::TGDialect, mlir::func::FuncDialect>();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(ir, &ctx);
@@ -262,6 +263,8 @@ void expectMatchesInterpreter(
   ASSERT_TRUE(s) << st.message;
   st = s->run(inputs, got);
   ASSERT_TRUE(st.ok) << st.message;
+  if (describe)
+    *describe = s->describe();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_EQ(got[i].shape, want[i].shape) << "output " << i;
@@ -278,8 +281,13 @@ void expectMatchesInterpreter(
 // inputs: with the tiling each shape gets, then at f16 with each many-row tensor-core
 // tiling forced (TGC_ATTN_TILE; the chooser gives them only to large shapes), so that each
 // meets every edge case: partial key tiles, causal diagonals, masks, undefined rows. On a GPU
-// before sm_90 the cluster tilings are refused with a warning and the chosen tiling runs.
+// before sm_90 the cluster tilings are refused with a warning and the chosen tiling runs. Every
+// attention runs on tgc's kernels ($TGC_SDPA=own): cuDNN's, which the runtime may choose for an
+// unmasked one, has its own test below and writes undefined rows NaN, not 0.
 TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
+  const char *priorSdpa = std::getenv("TGC_SDPA");
+  const std::string priorSdpaMode = priorSdpa ? priorSdpa : "";
+  setenv("TGC_SDPA", "own", 1);
   struct Run {
     const char *elem, *tile;
   };
@@ -370,6 +378,52 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
     setenv("TGC_ATTN_TILE", priorTile.c_str(), 1);
   else
     unsetenv("TGC_ATTN_TILE");
+  if (priorSdpa)
+    setenv("TGC_SDPA", priorSdpaMode.c_str(), 1);
+  else
+    unsetenv("TGC_SDPA");
+}
+
+// The attention edge cases at f16 and bf16 with $TGC_SDPA=cudnn: every unmasked attention cuDNN
+// supports runs on cuDNN's fused attention (plan.proto AttentionDesc), the masked ones on the own
+// kernels, and all match the interpreter; at least one attention of each type ran on cuDNN.
+// (The cases that poison scores with NaN or +inf are left out: cuDNN propagates them as NaN where
+// tgc's kernels write 0, docs/decisions.md.)
+TEST_F(CudaAttention, CudnnAttentionMatchesInterpreter) {
+  const char *prior = std::getenv("TGC_SDPA");
+  const std::string priorMode = prior ? prior : "";
+  setenv("TGC_SDPA", "cudnn", 1);
+  for (const char *elem : {"f16", "bf16"}) {
+    int onCudnn = 0;
+    for (const attn_cases::AttentionEdgeCase &c : attn_cases::attentionEdgeCases()) {
+      if (c.poisonS >= 0 || c.poisonKeys)
+        continue;
+      SCOPED_TRACE(std::string(c.name) + " at " + elem + " through cuDNN");
+      std::vector<HostTensor> got, want;
+      std::string describe;
+      expectMatchesInterpreter(
+          attn_cases::instantiate(c.ir, elem), arch_, 1e-2,
+          [&](size_t a, size_t args, DType t,
+              std::vector<int64_t> shape) -> std::optional<HostTensor> {
+            if (c.hasMask && a + 1 == args)
+              return edgeMask(t, shape, c.zeroRowB, c.zeroRowS, (uint32_t)a + 1);
+            return std::nullopt;
+          },
+          got, want, nullptr, &describe);
+      if (describe.find("cuDNN unavailable") != std::string::npos)
+        GTEST_SKIP() << describe.substr(describe.find("attention:"));
+      int k = 0, n = 0;
+      const size_t at = describe.find("\nattention: ");
+      if (at != std::string::npos &&
+          std::sscanf(describe.c_str() + at, "\nattention: %d of %d", &k, &n) == 2)
+        onCudnn += k;
+    }
+    EXPECT_GT(onCudnn, 0) << elem << ": no attention ran on cuDNN";
+  }
+  if (prior)
+    setenv("TGC_SDPA", priorMode.c_str(), 1);
+  else
+    unsetenv("TGC_SDPA");
 }
 
 // Rotaries applied in one kernel with their split (splitRotaries): a split kernel writing
