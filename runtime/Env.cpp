@@ -26,8 +26,8 @@ const EnvInfo kTable[] = {
      "cudnn: every convolution cuDNN takes runs on it; own: tgc's kernels only; default: the "
      "faster, timed at load"},
     {Env::Sdpa, "TGC_SDPA",
-     "cudnn: every f16/bf16 attention cuDNN takes runs on its fused attention; own: tgc's "
-     "kernels only; default: the faster, timed at load"},
+     "cudnn: every unmasked f16/bf16 attention cuDNN takes runs on its fused attention; own: "
+     "tgc's kernels only; unset or another value: the faster, timed at load in the graph"},
     {Env::AttnTile, "TGC_ATTN_TILE",
      "QW,KG,KT[,CL]: compile every f16/bf16 attention with that tiling (query warps 1/2/4/8, "
      "key groups with QW*KG <= 16, keys a tile 16/32/64; CL 2 or 4: blocks of a cluster that "

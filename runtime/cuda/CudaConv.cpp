@@ -68,6 +68,20 @@ std::string CudaSession::convWhyNot(const plan::ConvDesc &c) const {
   return "";
 }
 
+bool CudaSession::ensureCudnn() {
+  if (dnnHandle_)
+    return true;
+  if (!dnnError_.empty() || (!dnn_ && !(dnn_ = loadCudnn(dnnError_))))
+    return false;
+  cudnnStatus_t st = dnn_->create(&dnnHandle_);
+  if (st != CUDNN_STATUS_SUCCESS) {
+    dnnError_ = std::string("cudnnCreate: ") + dnn_->errorString(st);
+    dnnHandle_ = nullptr;
+    return false;
+  }
+  return true;
+}
+
 Status CudaSession::setupConvs() {
   bool any = false;
   for (const plan::Step &s : plan_.steps())
@@ -75,14 +89,8 @@ Status CudaSession::setupConvs() {
   if (!any)
     return Status::success();
   convs_.resize(steps_.size());
-  if (!(dnn_ = loadCudnn(dnnError_)))
+  if (!ensureCudnn())
     return Status::success(); // every CONV step runs its own kernel
-  cudnnStatus_t st = dnn_->create(&dnnHandle_);
-  if (st != CUDNN_STATUS_SUCCESS) {
-    dnnError_ = std::string("cudnnCreate: ") + dnn_->errorString(st);
-    dnnHandle_ = nullptr;
-    return Status::success();
-  }
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (plan_.steps((int)i).kind() != plan::Step::CONV)
       continue;

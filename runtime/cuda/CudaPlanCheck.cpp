@@ -124,11 +124,11 @@ Status CudaSession::validatePlan() {
         return st;
       writesStates_ = writesStates_ || s.args(j).kind() == plan::STATE;
     }
+    if (s.has_attention() && s.kind() != plan::Step::KERNEL)
+      return Status::error(where + ": an attention shape is for kernel steps");
     if (s.kind() == plan::Step::GEMM) {
       if (s.skip_if_gemm_fused() || s.norm().kind() != plan::NormDesc::NONE)
         return Status::error(where + ": skip_if_gemm_fused and norm are for kernel steps");
-      if (s.has_attention())
-        return Status::error(where + ": an attention shape is for kernel steps");
       st = checkGemm(s, where);
       if (!st.ok)
         return st;
@@ -265,8 +265,6 @@ Status CudaSession::checkAttention(int i, const std::string &where) const {
   const plan::Step &s = plan_.steps(i);
   const plan::AttentionDesc &a = s.attention();
   auto bad = [&](const std::string &why) { return Status::error(where + ": attention " + why); };
-  if (s.kind() != plan::Step::KERNEL)
-    return bad("shape on a step that is not a kernel");
   const int64_t lim = (int64_t(1) << 31) - 1;
   for (int64_t e : {a.batch(), a.heads(), a.kv_heads(), a.seq_q(), a.seq_kv(), a.head_dim(),
                     a.head_dim_v()})

@@ -18,6 +18,8 @@
 
 #include <cudnn_frontend.h>
 
+#include <mutex>
+
 namespace cudnn_frontend {
 /// The frontend's handle of libcudnn under dynamic loading: the one the runtime loaded.
 void *cudnn_dlhandle = nullptr;
@@ -28,9 +30,8 @@ namespace tgc::cuda::detail {
 namespace fe = cudnn_frontend;
 
 struct CudaSession::SdpaRt {
-  std::shared_ptr<fe::graph::Graph> graph;
+  std::shared_ptr<fe::graph::Graph> graph;  ///< shared by the steps of one shape
   std::unordered_map<int64_t, void *> pack; ///< tensor uid → device pointer
-  int64_t ws = 0;                           ///< workspace bytes
   std::string why;                          ///< why cuDNN does not run it ("" if it may)
 };
 
@@ -101,25 +102,23 @@ Status CudaSession::setupSdpas() {
     return Status::success();
   sdpas_.resize(steps_.size());
   sdpaOn_.assign(steps_.size(), 0);
+  // $TGC_SDPA, read once (a bucket tunes at its first run): cudnn, own, or the faster.
   const char *mode = tgc::envValue(tgc::Env::Sdpa);
-  if (mode && std::string(mode) == "own") {
+  sdpaMode_ = mode ? mode : "";
+  if (sdpaMode_ == "own") {
     sdpaDetail_ = "attention: tgc's own kernels ($TGC_SDPA=own)\n";
     return Status::success();
   }
-  if (!dnn_)
-    dnn_ = loadCudnn(dnnError_);
-  if (dnn_ && !dnnHandle_) {
-    cudnnStatus_t st = dnn_->create(&dnnHandle_);
-    if (st != CUDNN_STATUS_SUCCESS) {
-      dnnError_ = std::string("cudnnCreate: ") + dnn_->errorString(st);
-      dnnHandle_ = nullptr;
-    }
-  }
-  if (!dnn_ || !dnnHandle_) {
+  if (!sdpaMode_.empty() && sdpaMode_ != "cudnn")
+    sdpaMode_.clear(); // another value: the faster, as when unset
+  if (!ensureCudnn()) {
     sdpaDetail_ = "attention: tgc's own kernels (cuDNN unavailable: " + dnnError_ + ")\n";
     return Status::success();
   }
-  fe::cudnn_dlhandle = dnn_->dl;
+  static std::once_flag handleSet; // the library loadCudnn opened, the same for every session
+  std::call_once(handleSet, [&] { fe::cudnn_dlhandle = dnn_->dl; });
+  // One graph per shape (a transformer's layers share it); the pointers come at each execute.
+  std::map<std::string, std::pair<std::shared_ptr<fe::graph::Graph>, std::string>> built;
   int64_t wsBytes = 0;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const plan::Step &s = plan_.steps((int)i);
@@ -128,25 +127,33 @@ Status CudaSession::setupSdpas() {
     sdpas_[i].reset(new SdpaRt);
     SdpaRt &r = *sdpas_[i];
     const plan::AttentionDesc &a = s.attention();
-    try {
-      r.graph = buildGraph(a, dnnHandle_, r.ws);
-    } catch (const std::exception &e) {
-      r.why = e.what();
-      r.graph.reset();
-      continue;
+    auto [it, fresh] = built.try_emplace(a.SerializeAsString());
+    if (fresh) {
+      try {
+        int64_t ws = 0;
+        it->second.first = buildGraph(a, dnnHandle_, ws);
+        wsBytes = std::max(wsBytes, ws);
+      } catch (const std::exception &e) {
+        it->second.second = e.what();
+      }
     }
+    r.graph = it->second.first;
+    r.why = it->second.second;
     const std::vector<CUdeviceptr> &p = steps_[i].ptrs;
     r.pack = {{kQ, reinterpret_cast<void *>(p[(size_t)a.q_arg()])},
               {kK, reinterpret_cast<void *>(p[(size_t)a.k_arg()])},
               {kV, reinterpret_cast<void *>(p[(size_t)a.v_arg()])},
               {kO, reinterpret_cast<void *>(p[(size_t)a.o_arg()])}};
-    wsBytes = std::max(wsBytes, r.ws);
   }
   if (wsBytes > 0) {
     std::string e = ck(d_->cuMemAlloc(&sdpaWs_, (size_t)wsBytes), "cuMemAlloc");
-    if (!e.empty())
-      return Status::error(pre_ + "cuDNN attention workspace (" + std::to_string(wsBytes) +
-                           " bytes): " + e);
+    if (!e.empty()) { // the own kernels, then
+      sdpaWs_ = 0;
+      for (auto &r : sdpas_)
+        if (r && r->graph)
+          r->graph.reset(), r->why = "its workspace (" + std::to_string(wsBytes) +
+                                     " bytes) could not be allocated: " + e;
+    }
   }
   return Status::success();
 }
@@ -156,15 +163,18 @@ std::string CudaSession::launchSdpa(size_t i) {
   cudnnStatus_t st = dnn_->setStream(dnnHandle_, reinterpret_cast<cudaStream_t>(stream_));
   if (st != CUDNN_STATUS_SUCCESS)
     return std::string("cudnnSetStream: ") + dnn_->errorString(st);
-  fe::error_t e = r.graph->execute(dnnHandle_, r.pack, reinterpret_cast<void *>(sdpaWs_));
-  return e.is_good() ? "" : "cuDNN attention: " + e.get_message();
+  try { // the frontend may throw (a symbol its dynamic loading cannot find, memory)
+    fe::error_t e = r.graph->execute(dnnHandle_, r.pack, reinterpret_cast<void *>(sdpaWs_));
+    return e.is_good() ? "" : "cuDNN attention: " + e.get_message();
+  } catch (const std::exception &e) {
+    return std::string("cuDNN attention: ") + e.what();
+  }
 }
 
 Status CudaSession::tuneSdpas() {
   if (sdpas_.empty() || !sdpaDetail_.empty()) // none, or reported by setupSdpas
     return Status::success();
-  const char *mode = tgc::envValue(tgc::Env::Sdpa);
-  const std::string m = mode ? mode : "";
+  const bool timed = tune_ && sdpaMode_.empty();
   int total = 0;
   std::string notes;
   for (size_t i = 0; i < sdpas_.size(); ++i) {
@@ -176,27 +186,33 @@ Status CudaSession::tuneSdpas() {
       notes += "  step " + std::to_string(i) + ": own kernel (cuDNN: " + r.why + ")\n";
       continue;
     }
-    // Untimed ($TGC_GEMM_TUNE=0) or forced: cuDNN wherever it took the step.
-    if (m == "cudnn" || !tune_) {
-      sdpaOn_[i] = 1;
-      continue;
-    }
-    const double own = graphMicros([&] { return launchKernel(steps_[i]); });
-    const double dnn = graphMicros([&] { return launchSdpa(i); });
+    // cuDNN must run the step, and inside a captured graph, before it may be chosen: timed
+    // (both ways) when choosing by time, else one captured call as a check.
+    const double dnn = timed ? graphMicros([&] { return launchSdpa(i); })
+                             : graphMicros([&] { return launchSdpa(i); }, 1, 1);
+    const double own = timed ? graphMicros([&] { return launchKernel(steps_[i]); }) : -1;
     if (d_->cuStreamSynchronize(stream_) != CUDA_SUCCESS)
       return Status::error(pre_ + "cuDNN attention failed on step " + std::to_string(i));
-    if (dnn < 0) // it did not run: the own kernel, whatever the graph would say
-      r.graph.reset(), r.why = "failed to run or to be captured";
-    // With a graph, the choice is made in it (graphTuneSdpas): until then the own kernel runs.
-    sdpaOn_[i] = !useGraph_ && dnn >= 0 && (own < 0 || dnn < own);
-    char line[160];
-    std::snprintf(line, sizeof line, "  step %zu alone: cuDNN %.1fus, own kernel %.1fus\n", i, dnn,
-                  own);
-    notes += line;
+    if (dnn < 0) { // it did not run: the own kernel, whatever the graph would say
+      r.graph.reset(), r.why = "it failed to run or to be captured";
+      notes += "  step " + std::to_string(i) + ": own kernel (cuDNN: " + r.why + ")\n";
+      continue;
+    }
+    // Forced or untimed: cuDNN. Timed: with a graph the choice is made in it (graphTuneSdpas),
+    // until then the own kernel runs; without one, the faster alone.
+    sdpaOn_[i] = !timed || (!useGraph_ && (own < 0 || dnn < own));
+    if (timed) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  step %zu alone: cuDNN %.1fus, own kernel %.1fus\n", i,
+                    dnn, own);
+      notes += line;
+    }
   }
   sdpaTotal_ = total;
   sdpaNotes_ = notes;
-  sdpaReport(m == "cudnn" ? ", $TGC_SDPA=cudnn" : !tune_ ? ", untimed: $TGC_GEMM_TUNE=0" : "");
+  sdpaReport(sdpaMode_ == "cudnn" ? ", $TGC_SDPA=cudnn"
+             : !tune_              ? ", untimed: $TGC_GEMM_TUNE=0"
+                                   : "");
   // The timing wrote outputs: the first run starts from zeros, as without it.
   std::string e = zeroArena();
   return e.empty() ? Status::success() : Status::error(pre_ + e);
@@ -211,40 +227,46 @@ void CudaSession::sdpaReport(const std::string &how) {
 }
 
 Status CudaSession::graphTuneSdpas() {
-  const char *mode = tgc::envValue(tgc::Env::Sdpa);
-  if (sdpaTotal_ == 0 || (mode && *mode)) // none, cuDNN unavailable, or forced
+  if (sdpaTotal_ == 0 || !sdpaMode_.empty()) // none, cuDNN unavailable, or forced
     return Status::success();
   // Groups of steps with the same attention (every layer of a transformer): one choice each.
   std::map<std::string, std::vector<size_t>> groups;
   for (size_t i = 0; i < sdpas_.size(); ++i)
     if (sdpas_[i] && sdpas_[i]->graph)
       groups[plan_.steps((int)i).attention().SerializeAsString()].push_back(i);
-  auto fail = [&](const std::string &e) {
+  if (groups.empty())
+    return Status::success();
+  std::string e;
+  double base = timeCapturedGraph(e); // the graph as it stands: every attention on its kernel
+  if (base < 0)
     return Status::error(pre_ + "in-graph attention tuning: " + e);
-  };
   for (const auto &[key, idx] : groups) {
     (void)key;
-    std::string e;
-    double t[2];
-    for (int on = 0; on < 2; ++on) {
-      for (size_t i : idx)
-        sdpaOn_[i] = (char)on;
-      if ((t[on] = timeCapturedGraph(e)) < 0)
-        return fail(e);
-    }
-    const bool dnn = t[1] < t[0] * kSdpaGraphKeep;
+    for (size_t i : idx)
+      sdpaOn_[i] = 1;
+    const double t = timeCapturedGraph(e);
+    const bool dnn = t >= 0 && t < base * kSdpaGraphKeep;
     for (size_t i : idx)
       sdpaOn_[i] = dnn;
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "  in the graph, steps %zu..%zu (%zu): cuDNN %.1fus, own kernels %.1fus a run: "
-                  "%s\n",
-                  idx.front(), idx.back(), idx.size(), t[1], t[0], dnn ? "cuDNN" : "own kernels");
+    char line[240];
+    if (t < 0)
+      std::snprintf(line, sizeof line,
+                    "  in the graph, steps %zu..%zu (%zu): own kernels (with cuDNN the graph "
+                    "failed: %s)\n",
+                    idx.front(), idx.back(), idx.size(), e.c_str());
+    else
+      std::snprintf(line, sizeof line,
+                    "  in the graph, steps %zu..%zu (%zu): cuDNN %.1fus, own kernels %.1fus a "
+                    "run: %s\n",
+                    idx.front(), idx.back(), idx.size(), t, base, dnn ? "cuDNN" : "own kernels");
     sdpaNotes_ += line;
+    e.clear();
+    if (dnn)
+      base = t;
   }
   sdpaReport(", chosen in the graph");
-  std::string e = zeroArena();
-  return e.empty() ? Status::success() : Status::error(pre_ + e);
+  std::string z = zeroArena();
+  return z.empty() ? Status::success() : Status::error(pre_ + z);
 }
 
 void CudaSession::freeSdpas() {

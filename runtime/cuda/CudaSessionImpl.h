@@ -428,6 +428,9 @@ private:
   CUdeviceptr dnnWs_ = 0;
   size_t dnnWsBytes_ = 0;
   std::string convDetail_; ///< the convolutions' choices, for the tuning report
+  /// Loads cuDNN and creates the session's handle once (convolutions and attention share it);
+  /// false with dnnError_ set when either fails.
+  bool ensureCudnn();
   /// Why cuDNN cannot run convolution `c` ("" if it may).
   std::string convWhyNot(const plan::ConvDesc &c) const;
   /// Descriptors and cuDNN's candidate algorithms of every CONV step (setupGpu).
@@ -462,6 +465,7 @@ private:
   void sdpaReport(const std::string &how); ///< sdpaDetail_ from the choices
   int sdpaTotal_ = 0;     ///< steps cuDNN was tried on
   std::string sdpaNotes_; ///< their timings
+  std::string sdpaMode_;  ///< $TGC_SDPA as read at setup: "cudnn", "own" or "" (the faster)
   Status checkAttention(int i, const std::string &where) const;
   std::string launchSdpa(size_t i);
   void freeSdpas();
