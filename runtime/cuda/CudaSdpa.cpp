@@ -229,19 +229,26 @@ void CudaSession::sdpaReport(const std::string &how) {
 Status CudaSession::graphTuneSdpas() {
   if (sdpaTotal_ == 0 || !sdpaMode_.empty()) // none, cuDNN unavailable, or forced
     return Status::success();
-  // Groups of steps with the same attention (every layer of a transformer): one choice each.
-  std::map<std::string, std::vector<size_t>> groups;
-  for (size_t i = 0; i < sdpas_.size(); ++i)
-    if (sdpas_[i] && sdpas_[i]->graph)
-      groups[plan_.steps((int)i).attention().SerializeAsString()].push_back(i);
+  // The steps sharing one cuDNN graph (one attention shape: a transformer's layers) make a
+  // group with one choice; groups in the order of their first step.
+  std::vector<std::pair<const fe::graph::Graph *, std::vector<size_t>>> groups;
+  for (size_t i = 0; i < sdpas_.size(); ++i) {
+    if (!sdpas_[i] || !sdpas_[i]->graph)
+      continue;
+    const fe::graph::Graph *g = sdpas_[i]->graph.get();
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto &x) { return x.first == g; });
+    if (it == groups.end())
+      it = groups.insert(groups.end(), {g, {}});
+    it->second.push_back(i);
+  }
   if (groups.empty())
     return Status::success();
   std::string e;
   double base = timeCapturedGraph(e); // the graph as it stands: every attention on its kernel
   if (base < 0)
     return Status::error(pre_ + "in-graph attention tuning: " + e);
-  for (const auto &[key, idx] : groups) {
-    (void)key;
+  for (const auto &[graph, idx] : groups) {
+    (void)graph;
     for (size_t i : idx)
       sdpaOn_[i] = 1;
     const double t = timeCapturedGraph(e);
