@@ -53,18 +53,15 @@ inline std::string cutlassName(int tile, int splits) {
   static const char *const names[] = {"cutlass64x64x128",    "cutlass64x128x64",
                                       "cutlass64x32x128",    "cutlass128x128x64pp",
                                       "cutlass64x128x64pp",  "cutlass192x128x64co",
-                                      "cutlass192x64x64pp",  "cutlass96x64x64pp",
-                                      "cutlass128x128x64sk"};
+                                      "cutlass192x64x64pp",  "cutlass96x64x64pp"};
   return std::string(names[tile]) +
          (splits > 1 ? "/s" + std::to_string(splits) : "");
 }
 /// The plug-in configurations offered per GEMM as (tile, splits); split-K only where every
 /// slice is at least 256 deep (bert_base's FFN down-projection: 2, 3 or 4 slices of 3072); the
 /// ping-pong and cooperative tiles (3 and up) only for many tokens (kCutlassPingPongMinTokens).
-/// Tile 8 is stream-K (splits 1) or split-K inside one kernel (2-4).
-constexpr std::pair<int, int> kCutlassConfigs[] = {
-    {0, 1}, {1, 1}, {2, 1}, {0, 2}, {0, 3}, {0, 4}, {3, 1}, {4, 1},
-    {5, 1}, {6, 1}, {7, 1}, {8, 1}, {8, 2}, {8, 3}, {8, 4}};
+constexpr std::pair<int, int> kCutlassConfigs[] = {{0, 1}, {1, 1}, {2, 1}, {0, 2}, {0, 3}, {0, 4},
+                                                   {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}};
 constexpr int64_t kCutlassPingPongMinTokens = 256;
 constexpr int64_t kCutlassMinSliceK = 256;
 

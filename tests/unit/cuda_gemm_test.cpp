@@ -135,8 +135,7 @@ TEST_F(CudaGemm, TensorCoreKernelsMatchReferenceInEveryConfiguration) {
       "64x64x2", "64x64x8", "128x64x1", "128x64x2", "128x64x4", "128x64x8",
       "cutlass64x64x128", "cutlass64x128x64", "cutlass64x32x128", "cutlass64x64x128/s2",
       "cutlass64x64x128/s4", "cutlass128x128x64pp", "cutlass64x128x64pp", "cutlass192x128x64co",
-      "cutlass192x64x64pp", "cutlass96x64x64pp", "cutlass128x128x64sk",
-      "cutlass128x128x64sk/s2", "cutlass128x128x64sk/s4"};
+      "cutlass192x64x64pp", "cutlass96x64x64pp"};
   for (const GemmCase &c : cases) {
     OnnxModel m(20);
     std::vector<int64_t> xs = {c.batch, c.m, c.k}, ws = {c.batch, c.k, c.n}, ys = {c.batch, c.m, c.n};

@@ -141,40 +141,14 @@ TEST(CutlassPlugin, AcceptsNormsAfterSplitK) {
   EXPECT_EQ(refusal(d), "");
 }
 
-/// Tile 8, the cooperative kernel on CUTLASS's stream-K scheduler: stream-K (splits 1) and
-/// split-K summed inside the kernel, for any batch count, but no norm (tile 0's sum kernel applies
-/// those).
-TEST(CutlassPlugin, AcceptsStreamKAndSplitKInTheKernel) {
-  ASSERT_TRUE(plugin());
-  TgcCutlassGemmDesc d = ffn1();
-  d.tile = 8;
-  EXPECT_EQ(refusal(d), "");
-  for (int splits : {2, 3, 4}) { // 768 deep: slices of 384, 256, 192
-    d.splits = splits;
-    EXPECT_EQ(refusal(d), "") << splits;
-  }
-  TgcCutlassGemmDesc q = ffn1(); // the QKV GEMM in 2 slices: 3 batches of one A
-  q.tile = 8, q.splits = 2, q.activation = 0, q.n = 768, q.ldc = 768, q.batch = 3;
-  q.stride_a = 0, q.stride_b = 768 * 768, q.stride_c = 128 * 768, q.bias_stride = 768;
-  EXPECT_EQ(refusal(q), "");
-  TgcCutlassGemmDesc f2 = ffn2Norm(); // FFN2 with its residual, without the norm
-  f2.tile = 8, f2.norm = 0;
-  EXPECT_EQ(refusal(f2), "");
-  expectRefusals(ffn2Norm, {
-      {"stream-K's split-K needs k a multiple of splits",
-       [](TgcCutlassGemmDesc &d) { d.tile = 8, d.norm = 0, d.splits = 5; }}, // 3072 / 5
-      {"a norm needs tile 0's split-K", [](TgcCutlassGemmDesc &d) { d.tile = 8; }},
-  }, true);
-}
-
 TEST(CutlassPlugin, RefusesNormsItCannotApply) {
   ASSERT_TRUE(plugin());
   expectRefusals(ffn2Norm, {
       {"norm 3", [](TgcCutlassGemmDesc &d) { d.norm = 3; }},
-      {"a norm needs tile 0's split-K", [](TgcCutlassGemmDesc &d) { d.splits = 1; }},
-      {"a norm needs tile 0's split-K", [](TgcCutlassGemmDesc &d) { d.norm_out = nullptr; }},
-      {"a norm needs tile 0's split-K", [](TgcCutlassGemmDesc &d) { d.eps = -1.f; }},
-      {"a norm needs tile 0's split-K", [](TgcCutlassGemmDesc &d) {
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.splits = 1; }},
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.norm_out = nullptr; }},
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) { d.eps = -1.f; }},
+      {"a norm needs split-K", [](TgcCutlassGemmDesc &d) {
          d.n = 8200, d.ldc = 8200, d.norm_out = reinterpret_cast<void *>(0x10000000);
        }},
       {"overlaps C or the residual", [](TgcCutlassGemmDesc &d) {

@@ -9,11 +9,7 @@
 // one. Tiles 5-7 ("tokens first") run C = A·Bᵀ as it stands (M = tokens, C row-major, a
 // per-column bias): cooperative kernels split M between their two consumer warp groups, so M
 // must be 128 or 256, and 128 tokens × 192 weight rows is the tile that fills 132 SMs with
-// 1,024 tokens × 3,072 outputs (one wave of 128 tiles; perf-log, thirty-third session). Tile 8
-// is the cooperative kernel on CUTLASS's stream-K scheduler: a few output tiles' k loops spread
-// over every SM, the partial sums reduced through a workspace inside the kernel (splits > 1:
-// split-K in `splits` slices, reduced the same way). Its tile locks are left 0 by the split that
-// finishes each tile (tools/setup's patch), so a launch needs no memset of the workspace.
+// 1,024 tokens × 3,072 outputs (one wave of 128 tiles; perf-log, thirty-third session).
 #ifndef TGC_RUNTIME_CUDA_CUTLASS_CUTLASSCONFIG_CUH
 #define TGC_RUNTIME_CUDA_CUTLASS_CUTLASSCONFIG_CUH
 
@@ -50,13 +46,11 @@ using namespace cute;
 /// the other's mainloop) or cooperative (two warp groups share one tile) kernel.
 enum class KernelKind { kPrefetch, kPingPong, kCooperative };
 
-/// A tile: CUTLASS M × N × K, its kernel, orientation and scheduler (see the top of this file).
-template <int M, int N, int K, KernelKind Kind, bool TokensFirst, bool StreamK = false>
-struct TileDesc {
+/// A tile: CUTLASS M × N × K, its kernel and orientation (see the top of this file).
+template <int M, int N, int K, KernelKind Kind, bool TokensFirst> struct TileDesc {
   using Shape = cute::Shape<Int<M>, Int<N>, Int<K>>;
   static constexpr KernelKind kKind = Kind;
   static constexpr bool kTokensFirst = TokensFirst;
-  static constexpr bool kStreamK = StreamK;
 };
 constexpr KernelKind kPrefetch = KernelKind::kPrefetch, kPingPong = KernelKind::kPingPong,
                      kCooperative = KernelKind::kCooperative;
@@ -71,7 +65,6 @@ template <> struct TileOf<4> : TileDesc<64, 128, 64, kPingPong, false> {};
 template <> struct TileOf<5> : TileDesc<128, 192, 64, kCooperative, true> {}; // 128 tokens × 192
 template <> struct TileOf<6> : TileDesc<64, 192, 64, kPingPong, true> {};     // per warp group
 template <> struct TileOf<7> : TileDesc<64, 96, 64, kPingPong, true> {};      // per warp group
-template <> struct TileOf<8> : TileDesc<128, 128, 64, kCooperative, true, true> {}; // stream-K
 
 template <class T, template <class> class Act>
 using WithAct = cutlass::epilogue::fusion::LinCombEltAct<Act, T, float, T, float>;
@@ -105,7 +98,6 @@ template <class T, int Act, int TileId, bool Partial = false> struct Config {
   static constexpr bool kExample63 = kKind == KernelKind::kPrefetch;
   static constexpr bool kTokensFirst = TileOf<TileId>::kTokensFirst;
   static constexpr bool kSplitK = TileId == 0 && !Partial; // the tile split-K runs on
-  static constexpr bool kStreamK = TileOf<TileId>::kStreamK; // splits inside the kernel
   using Tile = typename TileOf<TileId>::Shape;
   using Cluster = Shape<_1, _1, _1>;
   using Out = std::conditional_t<Partial, float, T>;
@@ -141,9 +133,7 @@ template <class T, int Act, int TileId, bool Partial = false> struct Config {
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename Epilogue::SharedStorage))>,
       Schedule>::CollectiveOp;
-  using Scheduler = std::conditional_t<kStreamK, cutlass::gemm::StreamKScheduler, void>;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop,
-                                                      Epilogue, Scheduler>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
 
@@ -245,14 +235,6 @@ template <class C> typename C::Gemm::Arguments arguments(const TgcCutlassGemmDes
     args.epilogue.thread.beta = d.residual ? 1.f : 0.f;
     args.epilogue.thread.bias_ptr = static_cast<const E *>(d.bias); // per column: a weight row's
     args.epilogue.thread.dBias = {_0{}, _1{}, d.bias_stride};
-    if constexpr (C::kStreamK) {
-      // Stream-K over the SMs, or split-K in d.splits slices; either way deterministic (each
-      // tile's partial sums added in k order).
-      using Mode = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::
-          DecompositionMode;
-      args.scheduler.splits = d.splits;
-      args.scheduler.decomposition_mode = d.splits > 1 ? Mode::SplitK : Mode::StreamK;
-    }
     return args;
   } else {
     // Cᵀ (n×m, column-major) = B (n×k) · Aᵀ: the weights are CUTLASS's A.
@@ -313,8 +295,6 @@ template <class C> int check(const TgcCutlassGemmDesc &d, char *err, size_t len)
     using P = PartialOf<C>;
     s = d.splits > 1 ? P::Gemm::can_implement(arguments<P>(partialDesc(d, nullptr), 1))
                      : C::Gemm::can_implement(arguments<C>(d, 1));
-  } else if constexpr (C::kStreamK) {
-    s = C::Gemm::can_implement(arguments<C>(d, 1));
   } else {
     s = d.splits > 1 ? cutlass::Status::kErrorNotSupported
                      : C::Gemm::can_implement(arguments<C>(d, 1));
@@ -335,7 +315,7 @@ template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *
     return fail(err, len, std::string("CUDA runtime: ") + cudaGetErrorString(ce));
   cutlass::Status s = cutlass::Status::kErrorNotSupported;
   std::unique_ptr<Op> op;
-  if (d.splits > 1 && !C::kStreamK) {
+  if (d.splits > 1) {
     if constexpr (C::kSplitK) {
       using E = typename C::Gemm::ElementA;
       auto sp = std::make_unique<SplitOp<typename PartialOf<C>::Gemm, E>>();
@@ -353,11 +333,6 @@ template <class C> int create(const TgcCutlassGemmDesc &d, void **handle, char *
         bytes && (ce = cudaMalloc(&one->ws, bytes)) != cudaSuccess)
       return fail(err, len, std::string("cudaMalloc(GEMM workspace): ") + cudaGetErrorString(ce));
     s = one->gemm.initialize(args, one->ws);
-    // Stream-K's initialize zeroes its tile locks on the default stream; the runtime's stream
-    // may not wait for it.
-    if (C::kStreamK && s == cutlass::Status::kSuccess &&
-        (ce = cudaStreamSynchronize(nullptr)) != cudaSuccess)
-      return fail(err, len, std::string("stream-K workspace: ") + cudaGetErrorString(ce));
     op = std::move(one);
   }
   if (s != cutlass::Status::kSuccess)
@@ -409,9 +384,8 @@ TGC_CUTLASS_DECLARE_TILE(4)
 TGC_CUTLASS_DECLARE_TILE(5)
 TGC_CUTLASS_DECLARE_TILE(6)
 TGC_CUTLASS_DECLARE_TILE(7)
-TGC_CUTLASS_DECLARE_TILE(8)
 #undef TGC_CUTLASS_DECLARE_TILE
-static_assert(TGC_CUTLASS_TILES == 9, "declare each tile's entry points above");
+static_assert(TGC_CUTLASS_TILES == 8, "declare each tile's entry points above");
 
 } // namespace tgc_cutlass
 

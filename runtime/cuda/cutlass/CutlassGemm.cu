@@ -1,9 +1,9 @@
 // CutlassGemm.cu — libtgc_cutlass_sm90.so's C interface (CutlassGemm.h): the descriptor's
 // checks, then the tile's own check and create (CutlassTile.cu, one translation unit per tile;
-// the configurations themselves are in CutlassConfig.cuh). Nine tiles on three CUTLASS kernels:
+// the configurations themselves are in CutlassConfig.cuh). Eight tiles on three CUTLASS kernels:
 // example 63's, which prefetches the weights into L2 while it waits for the kernel ahead (tiles
 // 0-2, few tokens), the persistent ping-pong kernel (tiles 3, 4, 6, 7) and the cooperative one
-// (tile 5; tile 8 on the stream-K scheduler), the last two for many tokens; f16 and bf16, no activation, ReLU, erf-GELU, tanh-GELU
+// (tile 5), the last two for many tokens; f16 and bf16, no activation, ReLU, erf-GELU, tanh-GELU
 // (CUTLASS's GELU_taylor, tanh.approx inside) or SiLU; split-K (tile 0) in a second kernel that
 // may also apply a layer or RMS norm (CutlassSplitReduce.cuh).
 #include "runtime/cuda/cutlass/CutlassGemm.h"
@@ -44,19 +44,17 @@ std::string unsupported(const TgcCutlassGemmDesc &d) {
     return "extent out of range";
   if (d.splits < 1 || d.splits > 16)
     return "splits " + std::to_string(d.splits) + " (1 to 16)";
-  if (d.splits > 1 && d.tile == 8 && d.k % d.splits)
-    return "stream-K's split-K needs k a multiple of splits";
-  if (d.splits > 1 && d.tile != 8 &&
-      (d.batch != 1 || d.tile != 0 || d.k % d.splits || (d.k / d.splits) % 8 || d.n % 8))
-    return "split-K needs tile 0 (or 8), one batch, k a multiple of 8·splits and n of 8";
+  if (d.splits > 1 && (d.batch != 1 || d.tile != 0 || d.k % d.splits || (d.k / d.splits) % 8 ||
+                       d.n % 8))
+    return "split-K needs one batch, tile 0, k a multiple of 8·splits and n of 8";
   if (d.stride_a % 8 || d.stride_b % 8 || d.stride_c % 8 || d.bias_stride % 8 || d.stride_a < 0 ||
       d.stride_b < 0 || d.stride_c < 0 || d.bias_stride < 0)
     return "batch strides must be non-negative multiples of 8 elements";
   if (d.norm < 0 || d.norm > 2)
     return "norm " + std::to_string(d.norm) + " (none, layer norm and RMS norm only)";
-  if (d.norm && (d.splits < 2 || d.tile != 0 || d.activation || d.n > 8192 || !d.norm_out ||
+  if (d.norm && (d.splits < 2 || d.activation || d.n > 8192 || !d.norm_out ||
                  !(d.eps >= 0.f && d.eps < 1e30f)))
-    return "a norm needs tile 0's split-K, no activation, n <= 8192, an output and a finite eps >= 0";
+    return "a norm needs split-K, no activation, n <= 8192, an output and a finite eps >= 0";
   if (d.norm_out_f32 != 0 && d.norm_out_f32 != 1)
     return "norm_out_f32 " + std::to_string(d.norm_out_f32) + " (0 or 1)";
   if (d.norm) {
@@ -99,12 +97,10 @@ namespace {
 
 using CheckFn = int (*)(const TgcCutlassGemmDesc &, char *, size_t);
 using CreateFn = int (*)(const TgcCutlassGemmDesc &, void **, char *, size_t);
-constexpr CheckFn kCheck[] = {checkTile<0>, checkTile<1>, checkTile<2>,
-                              checkTile<3>, checkTile<4>, checkTile<5>,
-                              checkTile<6>, checkTile<7>, checkTile<8>};
-constexpr CreateFn kCreate[] = {createTile<0>, createTile<1>, createTile<2>,
-                                createTile<3>, createTile<4>, createTile<5>,
-                                createTile<6>, createTile<7>, createTile<8>};
+constexpr CheckFn kCheck[] = {checkTile<0>, checkTile<1>, checkTile<2>, checkTile<3>,
+                              checkTile<4>, checkTile<5>, checkTile<6>, checkTile<7>};
+constexpr CreateFn kCreate[] = {createTile<0>, createTile<1>, createTile<2>, createTile<3>,
+                                createTile<4>, createTile<5>, createTile<6>, createTile<7>};
 static_assert(sizeof kCheck / sizeof kCheck[0] == TGC_CUTLASS_TILES, "one entry per tile");
 
 } // namespace

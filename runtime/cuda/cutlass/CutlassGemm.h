@@ -38,12 +38,10 @@ typedef struct TgcCutlassGemmDesc {
                      128 (example 63's kernel, weights prefetched into L2); 3: 128 × 128 × 64;
                      4: 64 × 128 × 64 (CUTLASS's persistent ping-pong kernel, for many
                      tokens); 5: 192 × 128 × 64 (the cooperative kernel); 6: 192 × 64 × 64;
-                     7: 96 × 64 × 64 (ping-pong); 8: 128 × 128 × 64 tokens first (the
-                     cooperative kernel on CUTLASS's stream-K scheduler) */
+                     7: 96 × 64 × 64 (ping-pong) */
   int splits;     /* split-K: > 1 runs k/splits-deep slices into float partials, then a second
                      kernel sums them and applies bias, activation and residual (tile 0, one
-                     batch); on tile 8 the kernel itself sums the slices (k a multiple of
-                     splits); 1: none (tile 8: stream-K over the SMs) */
+                     batch); 1: none */
   int64_t m, n, k, lda, ldb, ldc;
   int64_t batch, stride_a, stride_b, stride_c, bias_stride;
   const void *a, *b, *bias, *residual;
@@ -61,7 +59,7 @@ typedef struct TgcCutlassGemmDesc {
 } TgcCutlassGemmDesc;
 
 /// Number of tile configurations (TgcCutlassGemmDesc.tile < this).
-#define TGC_CUTLASS_TILES 9
+#define TGC_CUTLASS_TILES 8
 
 /// TGC_CUTLASS_ABI of the library.
 int tgc_cutlass_abi(void);
