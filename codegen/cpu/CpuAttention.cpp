@@ -9,7 +9,8 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
   const std::string sz = "sizeof(" + T + ")";
   (void)sz;
 
-  // tg.attention: one (b, h, s) row per iteration, rows on the pool; scores, max, exp-sum and
+  // tg.attention in f32 without a mask: the prelude's tg_attention_f32 (blocks of rows as small
+  // GEMMs). Otherwise one (b, h, s) row per iteration, rows on the pool; scores, max, exp-sum and
   // the weighted sum of v in one pass over the keys. Undefined rows (all -inf, NaN, +inf) → 0.
   // With layout "bshd" rows run in (b, s, h) order, so q and the output stay contiguous rows,
   // and consecutive keys of one head are Hkv rows apart.
@@ -27,12 +28,21 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
     const std::string maskIdx =
         at.getMask() ? codegen::attentionMaskIndex(shapeOf(at.getMask()), {B, Hq, S, L}) : "";
     const int64_t rows = B * Hq * S;
+    const bool par = rows * L * (D + Dv) >= kParallelWork;
+    if (T == "float" && maskIdx.empty()) {
+      // f32 without a mask: blocks of query rows as small GEMMs (the prelude's tg_attention_f32).
+      c.line("tg_attention_f32(in0, in1, in2, out0, " + str(B) + ", " + str(Hq) + ", " + str(Hkv) +
+             ", " + str(S) + ", " + str(L) + ", " + str(D) + ", " + str(Dv) + ", " +
+             (bshd ? "true" : "false") + ", " + (at.getCausal() ? "true" : "false") + ", " +
+             floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ", " +
+             (par ? "true" : "false") + ");");
+      return llvm::Error::success();
+    }
     const std::string A = ct->calc(); // scores and sums: float for f16/bf16
     c.line("const " + A + " scale = (" + A + ")" +
            floatLiteral(at.getScaleAttr().getValueAsDouble(), A == "float") + ";");
     c.open("");
     // Rows [r_lo, r_hi) per chunk of the pool, with their own scores and accumulators.
-    const bool par = rows * L * (D + Dv) >= kParallelWork;
     c.open(par ? "tg_parallel_for(" + str(rows) + ", true, [&](int64_t r_lo, int64_t r_hi)" : "");
     if (!par)
       c.line("const int64_t r_lo = 0, r_hi = " + str(rows) + ";");

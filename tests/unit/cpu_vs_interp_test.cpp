@@ -590,6 +590,59 @@ func.func @main(%q: tensor<2x5x4x8xf32>, %k: tensor<2x7x2x8xf32>, %v: tensor<2x7
                          "attention_layouts.tgpkg");
 }
 
+// f32 attention without a mask runs as blocks of up to 8 query rows, each block's scores and
+// P·V two small GEMMs against a transposed copy of its head's keys (the prelude's
+// tg_attention_f32). At 3 threads (uneven chunks of (batch, head, block) units, the transposed
+// keys reused within a chunk): 21 rows (blocks of 8, 8, 5) against 45 keys (two 32-key strips,
+// the second partial) with GQA and D = Dv = 40 (a 32-column strip and 8 left over); causal over
+// 70 keys (each row of a block sees a different count) with Dv 64; causal with fewer queries
+// than keys (12 rows, bottom-right aligned: 19 to 30 keys each); batch 2 in "bhsd". At the
+// host's level (AVX-512 register tiles where it has them) and at x86-64-v2 (the plain loops).
+TEST(CpuVsInterp, AttentionBlocksOfRows) {
+  const std::string ir = R"(
+func.func @main(%q: tensor<1x21x4x40xf32>, %k: tensor<1x45x2x40xf32>, %v: tensor<1x45x2x40xf32>, %cq: tensor<2x3x70x32xf32>, %cv: tensor<2x3x70x64xf32>, %lq: tensor<2x2x12x16xf32>, %lk: tensor<2x2x30x16xf32>) -> (tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>, tensor<2x2x12x16xf32>) {
+  %0 = tg.attention %q, %k, %v {layout = "bshd", scale = 0.3 : f32} : tensor<1x21x4x40xf32>, tensor<1x45x2x40xf32>, tensor<1x45x2x40xf32> -> tensor<1x21x4x40xf32>
+  %1 = tg.attention %cq, %cq, %cv {causal = true, scale = 0.2 : f32} : tensor<2x3x70x32xf32>, tensor<2x3x70x32xf32>, tensor<2x3x70x64xf32> -> tensor<2x3x70x64xf32>
+  %2 = tg.attention %lq, %lk, %lk {causal = true, scale = 0.25 : f32} : tensor<2x2x12x16xf32>, tensor<2x2x30x16xf32>, tensor<2x2x30x16xf32> -> tensor<2x2x12x16xf32>
+  return %0, %1, %2 : tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>, tensor<2x2x12x16xf32>
+}
+)";
+  compareWithInterpreter(ir, "attention_blocks.tgpkg", 3);
+  compareWithInterpreter(ir, "attention_blocks_v2.tgpkg", 3, "cpu:x86-64-v2");
+}
+
+// A row whose scores hold a NaN is 0 in the blocked f32 kernel, as in the interpreter, and the
+// other rows of its block are not touched by it.
+TEST(CpuVsInterp, AttentionBlockWithAnUndefinedRow) {
+  Loaded l;
+  compileAndLoad(l, R"(
+func.func @main(%q: tensor<1x2x10x32xf32>, %k: tensor<1x2x20x32xf32>) -> tensor<1x2x10x32xf32> {
+  %0 = tg.attention %q, %k, %k {scale = 0.2 : f32} : tensor<1x2x10x32xf32>, tensor<1x2x20x32xf32>, tensor<1x2x20x32xf32> -> tensor<1x2x10x32xf32>
+  return %0 : tensor<1x2x10x32xf32>
+}
+)",
+                 "attention_nan_row.tgpkg", 2, "cpu");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  auto fn = l.module->lookupSymbol<mlir::func::FuncOp>("main");
+  std::vector<tgc::HostTensor> inputs{randomTensor(tgc::DType::F32, {1, 2, 10, 32}, 1),
+                                      randomTensor(tgc::DType::F32, {1, 2, 20, 32}, 2)};
+  inputs[0].set((1 * 10 + 3) * 32 + 5, std::nan("")); // head 1, row 3
+  auto want = tgc::interpret(fn, inputs);
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  std::vector<tgc::HostTensor> got;
+  tgc::Status st = l.session->run(inputs, got);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(got.size(), 1u);
+  for (int64_t i = 0; i < got[0].numel(); ++i) {
+    const bool undefinedRow = i / 32 == 1 * 10 + 3;
+    if (undefinedRow)
+      EXPECT_EQ(got[0].get(i), 0.0) << i;
+    else
+      EXPECT_TRUE(std::isfinite(got[0].get(i))) << i;
+  }
+  EXPECT_LT(tgc::relativeL2(got[0], (*want)[0]), 1e-5);
+}
+
 // The interpreter's "bshd" attention is its "bhsd" one with dims 1 and 2 swapped on q, k, v
 // and the result (what FoldLayoutTransposesIntoAttention relies on).
 TEST(CpuVsInterp, AttentionBshdMatchesTransposedBhsd) {
