@@ -4,14 +4,20 @@
 
 namespace tgc::cpu {
 
+/// Query rows from which f32 attention runs as blocks of rows: the block kernel transposes each
+/// head's keys once (D·L copies), which a single row's scores (D·L multiply-adds) would not repay.
+constexpr int64_t kAttentionBlockMinRows = 4;
+
 llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
   const std::string T = ct->name;
   const std::string sz = "sizeof(" + T + ")";
   (void)sz;
 
-  // tg.attention in f32 without a mask: the prelude's tg_attention_f32 (blocks of rows as small
-  // GEMMs). Otherwise one (b, h, s) row per iteration, rows on the pool; scores, max, exp-sum and
-  // the weighted sum of v in one pass over the keys. Undefined rows (all -inf, NaN, +inf) → 0.
+  // tg.attention in f32 over at least kAttentionBlockMinRows query rows: the prelude's
+  // tg_attention_f32 (blocks of rows as small GEMMs). Otherwise (f16/bf16, or a decoding step's
+  // one row, where transposing the keys would cost as much as the scores) one (b, h, s) row per
+  // iteration, rows on the pool; scores, max, exp-sum and the weighted sum of v in one pass over
+  // the keys. Undefined rows (all -inf, NaN, +inf) → 0.
   // With layout "bshd" rows run in (b, s, h) order, so q and the output stay contiguous rows,
   // and consecutive keys of one head are Hkv rows apart.
   if (auto at = dyn_cast<tg::AttentionOp>(op)) {
@@ -29,13 +35,18 @@ llvm::Error KernelBuilder::emitAttention(Operation *op, const CType *ct) {
         at.getMask() ? codegen::attentionMaskIndex(shapeOf(at.getMask()), {B, Hq, S, L}) : "";
     const int64_t rows = B * Hq * S;
     const bool par = rows * L * (D + Dv) >= kParallelWork;
-    if (T == "float" && maskIdx.empty()) {
-      // f32 without a mask: blocks of query rows as small GEMMs (the prelude's tg_attention_f32).
+    if (T == "float" && S >= kAttentionBlockMinRows) {
+      // f32 over several query rows: blocks of rows as small GEMMs (the prelude's
+      // tg_attention_f32), the mask by its broadcast strides over [B, Hq, S, L].
+      Shape ms = {0, 0, 0, 0};
+      if (at.getMask())
+        ms = broadcastStrides(shapeOf(at.getMask()), {B, Hq, S, L});
       c.line("tg_attention_f32(in0, in1, in2, out0, " + str(B) + ", " + str(Hq) + ", " + str(Hkv) +
              ", " + str(S) + ", " + str(L) + ", " + str(D) + ", " + str(Dv) + ", " +
              (bshd ? "true" : "false") + ", " + (at.getCausal() ? "true" : "false") + ", " +
              floatLiteral(at.getScaleAttr().getValueAsDouble(), true) + ", " +
-             (par ? "true" : "false") + ");");
+             (at.getMask() ? "in3" : "nullptr") + ", " + str(ms[0]) + ", " + str(ms[1]) + ", " +
+             str(ms[2]) + ", " + str(ms[3]) + ", " + (par ? "true" : "false") + ");");
       return llvm::Error::success();
     }
     const std::string A = ct->calc(); // scores and sums: float for f16/bf16

@@ -776,7 +776,9 @@ inline float tg_row_max(const float *x, int64_t n, bool &nan) {
   return m;
 }
 
-/// Scaled dot-product attention in f32 without a mask (tg.attention; the interpreter's rules).
+/// Scaled dot-product attention in f32 (tg.attention; the interpreter's rules), with an additive
+/// mask when `mask` is given: element (b, h, s, t) at b·mb + h·mh + s·ms + t·mt (0 strides where
+/// it is broadcast), added to the scaled score.
 /// The unit is a block of up to 8 query rows of one (batch, head), on the pool. Its scores are
 /// one small GEMM against a transposed copy of the head's keys, made once per head and thread
 /// and call: keys in the vector lanes, no horizontal sums (the row kernel summed each q·k
@@ -786,7 +788,8 @@ inline float tg_row_max(const float *x, int64_t n, bool &nan) {
 /// consecutive rows (and keys) of a head H·D apart; "bhsd" D apart.
 inline void tg_attention_f32(const float *q, const float *k, const float *v, float *o, int64_t B,
                              int64_t Hq, int64_t Hkv, int64_t S, int64_t L, int64_t D, int64_t Dv,
-                             bool bshd, bool causal, float scale, bool par) {
+                             bool bshd, bool causal, float scale, const float *mask, int64_t mb,
+                             int64_t mh, int64_t ms, int64_t mt, bool par) {
   constexpr int kRows = 8;
   const int64_t Lp = (L + 31) / 32 * 32, blocks = (S + kRows - 1) / kRows, group = Hq / Hkv;
   const int64_t qs = bshd ? Hq * D : D, os = bshd ? Hq * Dv : Dv;
@@ -826,6 +829,11 @@ inline void tg_attention_f32(const float *q, const float *k, const float *v, flo
         float *p = sc + i * Lp;
 #pragma omp simd
         for (int64_t t = 0; t < n[i]; ++t) p[t] *= scale;
+        if (mask) {
+          const float *mr = mask + b * mb + h * mh + (s0 + i) * ms;
+#pragma omp simd
+          for (int64_t t = 0; t < n[i]; ++t) p[t] += mr[t * mt];
+        }
         bool nan = false;
         const float m = tg_row_max(p, n[i], nan);
         zero[i] = nan || m == inf || m == -inf;

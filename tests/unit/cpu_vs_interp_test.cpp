@@ -596,15 +596,18 @@ func.func @main(%q: tensor<2x5x4x8xf32>, %k: tensor<2x7x2x8xf32>, %v: tensor<2x7
 // keys reused within a chunk): 21 rows (blocks of 8, 8, 5) against 45 keys (two 32-key strips,
 // the second partial) with GQA and D = Dv = 40 (a 32-column strip and 8 left over); causal over
 // 70 keys (each row of a block sees a different count) with Dv 64; causal with fewer queries
-// than keys (12 rows, bottom-right aligned: 19 to 30 keys each); batch 2 in "bhsd". At the
+// than keys (12 rows, bottom-right aligned: 19 to 30 keys each); batch 2 in "bhsd"; masks
+// broadcast over heads, and over heads and rows (a padding mask, "bhsd"). At the
 // host's level (AVX-512 register tiles where it has them) and at x86-64-v2 (the plain loops).
 TEST(CpuVsInterp, AttentionBlocksOfRows) {
   const std::string ir = R"(
-func.func @main(%q: tensor<1x21x4x40xf32>, %k: tensor<1x45x2x40xf32>, %v: tensor<1x45x2x40xf32>, %cq: tensor<2x3x70x32xf32>, %cv: tensor<2x3x70x64xf32>, %lq: tensor<2x2x12x16xf32>, %lk: tensor<2x2x30x16xf32>) -> (tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>, tensor<2x2x12x16xf32>) {
+func.func @main(%q: tensor<1x21x4x40xf32>, %k: tensor<1x45x2x40xf32>, %v: tensor<1x45x2x40xf32>, %cq: tensor<2x3x70x32xf32>, %cv: tensor<2x3x70x64xf32>, %lq: tensor<2x2x12x16xf32>, %lk: tensor<2x2x30x16xf32>, %m: tensor<1x1x21x45xf32>, %pm: tensor<2x1x1x70xf32>) -> (tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>, tensor<2x2x12x16xf32>, tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>) {
   %0 = tg.attention %q, %k, %v {layout = "bshd", scale = 0.3 : f32} : tensor<1x21x4x40xf32>, tensor<1x45x2x40xf32>, tensor<1x45x2x40xf32> -> tensor<1x21x4x40xf32>
   %1 = tg.attention %cq, %cq, %cv {causal = true, scale = 0.2 : f32} : tensor<2x3x70x32xf32>, tensor<2x3x70x32xf32>, tensor<2x3x70x64xf32> -> tensor<2x3x70x64xf32>
   %2 = tg.attention %lq, %lk, %lk {causal = true, scale = 0.25 : f32} : tensor<2x2x12x16xf32>, tensor<2x2x30x16xf32>, tensor<2x2x30x16xf32> -> tensor<2x2x12x16xf32>
-  return %0, %1, %2 : tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>, tensor<2x2x12x16xf32>
+  %3 = tg.attention %q, %k, %v, %m {layout = "bshd", scale = 0.3 : f32} : tensor<1x21x4x40xf32>, tensor<1x45x2x40xf32>, tensor<1x45x2x40xf32>, tensor<1x1x21x45xf32> -> tensor<1x21x4x40xf32>
+  %4 = tg.attention %cq, %cq, %cv, %pm {scale = 0.2 : f32} : tensor<2x3x70x32xf32>, tensor<2x3x70x32xf32>, tensor<2x3x70x64xf32>, tensor<2x1x1x70xf32> -> tensor<2x3x70x64xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>, tensor<2x2x12x16xf32>, tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>
 }
 )";
   compareWithInterpreter(ir, "attention_blocks.tgpkg", 3);
