@@ -795,7 +795,11 @@ inline void tg_attention_f32(const float *q, const float *k, const float *v, flo
   const int64_t qs = bshd ? Hq * D : D, os = bshd ? Hq * Dv : Dv;
   const int64_t ks = bshd ? Hkv * D : D, vs = bshd ? Hkv * Dv : Dv;
   const float inf = std::numeric_limits<float>::infinity();
-  tg_parallel_for(B * Hq * blocks, par, [&](int64_t u0, int64_t u1) {
+  // Whole heads per chunk where there are enough to go round (each thread transposes a head's
+  // keys once), else single blocks.
+  const int64_t per = B * Hq >= tgk_nt() ? blocks : 1;
+  tg_parallel_for(B * Hq * blocks / per, par, [&](int64_t c0, int64_t c1) {
+    const int64_t u0 = c0 * per, u1 = c1 * per;
     static thread_local std::vector<float> buf; // kept across calls: no allocation per run
     const size_t need = (size_t)((D + kRows) * Lp);
     if (buf.size() < need) buf.resize(need);

@@ -12,8 +12,11 @@
 #define TGC_TESTS_UNIT_ATTENTION_EDGE_CASES_H
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include "runtime/Tensor.h"
 
 namespace tgc::attn_cases {
 
@@ -36,6 +39,34 @@ struct AttentionEdgeCase {
   /// row of head 2: all undefined).
   bool poisonKeys = false;
 };
+
+/// Turns argument `a` of `args` (random values in [-2, 2)) into case `c`'s input, as its flags
+/// above describe: the mask gets its -inf entries (some keys of every row, never t = 0, and every
+/// key of row (zeroRowB, zeroRowS)) and its other values halved; q gets a NaN and a +inf row
+/// (poisonS); k a +inf and a NaN key (poisonKeys). Other arguments are left as they are.
+inline void editEdgeInput(const AttentionEdgeCase &c, size_t a, size_t args, HostTensor &x) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<int64_t> &shape = x.shape;
+  if (c.hasMask && a + 1 == args) { // [B, 1, Sm, T]
+    const int64_t Sm = shape[2], T = shape[3];
+    const bool zeroRow = c.zeroRowS >= 0 && Sm > 1;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const int64_t tt = i % T, s = (i / T) % Sm, b = i / (T * Sm * shape[1]);
+      if ((zeroRow && b == c.zeroRowB && s == c.zeroRowS) ||
+          (tt != 0 && (tt * 7 + s * 3 + b) % 5 == 0))
+        x.set(i, -inf);
+      else
+        x.set(i, x.get(i) * 0.5);
+    }
+  } else if (c.poisonKeys && a == 1) { // k [B, H, L, D]
+    const int64_t L = shape[2], D = shape[3];
+    x.set((1 * L + 450) * D, inf);
+    x.set((2 * L + 20) * D, std::numeric_limits<double>::quiet_NaN());
+  } else if (c.poisonS >= 0 && a == 0) { // q [B, H, S, D]
+    x.set(c.poisonS * shape[3], std::numeric_limits<double>::quiet_NaN());
+    x.set((c.poisonS + 1) * shape[3], inf);
+  }
+}
 
 inline std::string instantiate(const char *ir, const std::string &elem) {
   std::string s = ir;

@@ -5,6 +5,7 @@
 #include "compiler/interp/Interpreter.h"
 #include "runtime/CpuLevel.h"
 #include "runtime/Session.h"
+#include "tests/unit/attention_edge_cases.h"
 
 #include "compiler/dialect/TgDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -590,7 +591,7 @@ func.func @main(%q: tensor<2x5x4x8xf32>, %k: tensor<2x7x2x8xf32>, %v: tensor<2x7
                          "attention_layouts.tgpkg");
 }
 
-// f32 attention without a mask runs as blocks of up to 8 query rows, each block's scores and
+// f32 attention over 4+ query rows runs as blocks of up to 8 rows, each block's scores and
 // P·V two small GEMMs against a transposed copy of its head's keys (the prelude's
 // tg_attention_f32). At 3 threads (uneven chunks of (batch, head, block) units, the transposed
 // keys reused within a chunk): 21 rows (blocks of 8, 8, 5) against 45 keys (two 32-key strips,
@@ -610,7 +611,7 @@ func.func @main(%q: tensor<1x21x4x40xf32>, %k: tensor<1x45x2x40xf32>, %v: tensor
   return %0, %1, %2, %3, %4 : tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>, tensor<2x2x12x16xf32>, tensor<1x21x4x40xf32>, tensor<2x3x70x64xf32>
 }
 )";
-  compareWithInterpreter(ir, "attention_blocks.tgpkg", 3);
+  compareWithInterpreter(ir, "attention_blocks.tgpkg", 3, "cpu:" + tgc::hostCpuLevel());
   compareWithInterpreter(ir, "attention_blocks_v2.tgpkg", 3, "cpu:x86-64-v2");
 }
 
@@ -624,7 +625,7 @@ func.func @main(%q: tensor<1x2x10x32xf32>, %k: tensor<1x2x20x32xf32>) -> tensor<
   return %0 : tensor<1x2x10x32xf32>
 }
 )",
-                 "attention_nan_row.tgpkg", 2, "cpu");
+                 "attention_nan_row.tgpkg", 2, "cpu:" + tgc::hostCpuLevel());
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
   auto fn = l.module->lookupSymbol<mlir::func::FuncOp>("main");
   std::vector<tgc::HostTensor> inputs{randomTensor(tgc::DType::F32, {1, 2, 10, 32}, 1),
@@ -644,6 +645,56 @@ func.func @main(%q: tensor<1x2x10x32xf32>, %k: tensor<1x2x20x32xf32>) -> tensor<
       EXPECT_TRUE(std::isfinite(got[0].get(i))) << i;
   }
   EXPECT_LT(tgc::relativeL2(got[0], (*want)[0]), 1e-5);
+}
+
+// The attention edge cases the CUDA tests run (tests/unit/attention_edge_cases.h: -inf masks and
+// a fully masked row, NaN and +inf queries and keys, causal with S < T, GQA, head dims 40 to 160,
+// long keys and queries) at f32 on 3 threads, at the host's level and at x86-64-v2: every output
+// matches the interpreter, and the rows it writes 0 are exactly 0.
+TEST(CpuVsInterp, AttentionEdgeCasesMatchInterpreter) {
+  for (const std::string &target : {"cpu:" + tgc::hostCpuLevel(), std::string("cpu:x86-64-v2")})
+    for (const tgc::attn_cases::AttentionEdgeCase &c : tgc::attn_cases::attentionEdgeCases()) {
+      SCOPED_TRACE(std::string(c.name) + " at " + target);
+      Loaded l;
+      compileAndLoad(l, tgc::attn_cases::instantiate(c.ir, "f32"),
+                     std::string("attn_edge_") + c.name + ".tgpkg", 3, target);
+      ASSERT_FALSE(::testing::Test::HasFatalFailure());
+      auto fn = l.module->lookupSymbol<mlir::func::FuncOp>("main");
+      const auto types = fn.getArgumentTypes();
+      std::vector<tgc::HostTensor> inputs;
+      for (size_t a = 0; a < types.size(); ++a) {
+        auto rt = types[a].cast<mlir::RankedTensorType>();
+        inputs.push_back(randomTensor(tgc::DType::F32,
+                                      {rt.getShape().begin(), rt.getShape().end()},
+                                      (uint32_t)a + 1));
+        tgc::attn_cases::editEdgeInput(c, a, types.size(), inputs.back());
+      }
+      auto want = tgc::interpret(fn, inputs);
+      ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+      std::vector<tgc::HostTensor> got;
+      tgc::Status st = l.session->run(inputs, got);
+      ASSERT_TRUE(st.ok) << st.message;
+      ASSERT_EQ(got.size(), want->size());
+      for (size_t o = 0; o < got.size(); ++o) {
+        ASSERT_EQ(got[o].shape, (*want)[o].shape);
+        EXPECT_LT(tgc::relativeL2(got[o], (*want)[o]), 1e-5) << "output " << o;
+        // Output o is [B, H, S, Dv] ("bhsd") where these cases set rows to 0.
+        const std::vector<int64_t> &sh = got[o].shape;
+        const int64_t H = sh[1], S = sh[2], Dv = sh[3];
+        int64_t nonzero = 0;
+        if (c.poisonKeys) // head 2: a NaN score in every row
+          for (int64_t i = 2 * S * Dv; i < 3 * S * Dv; ++i)
+            nonzero += got[o].get(i) != 0.0;
+        if (c.poisonS >= 0) // rows poisonS (NaN) and poisonS + 1 (+inf) of head 0
+          for (int64_t i = c.poisonS * Dv; i < (c.poisonS + 2) * Dv; ++i)
+            nonzero += got[o].get(i) != 0.0;
+        if (c.zeroRowS >= 0 && o == 0) // the fully masked row, in every head
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t d = 0; d < Dv; ++d)
+              nonzero += got[o].get(((c.zeroRowB * H + h) * S + c.zeroRowS) * Dv + d) != 0.0;
+        EXPECT_EQ(nonzero, 0) << "output " << o << ": rows the interpreter writes 0 are not";
+      }
+    }
 }
 
 // The interpreter's "bshd" attention is its "bhsd" one with dims 1 and 2 swapped on q, k, v

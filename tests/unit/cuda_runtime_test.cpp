@@ -191,23 +191,6 @@ HostTensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
   return h;
 }
 
-/// An additive mask [Bm, 1, Sm, T]: -inf at some keys (never t = 0), and at
-/// every key of query row (zb, zs) when zs >= 0 and Sm > 1; small random values
-/// elsewhere.
-HostTensor edgeMask(DType t, std::vector<int64_t> shape, int64_t zb, int64_t zs, uint32_t seed) {
-  HostTensor m = randomTensor(t, shape, seed);
-  const int64_t Sm = shape[2], T = shape[3];
-  const double ninf = -std::numeric_limits<double>::infinity();
-  for (int64_t i = 0; i < m.numel(); ++i) {
-    int64_t tt = i % T, s = (i / T) % Sm, b = i / (T * Sm * shape[1]);
-    if ((zs >= 0 && Sm > 1 && b == zb && s == zs) || (tt != 0 && (tt * 7 + s * 3 + b) % 5 == 0))
-      m.set(i, ninf);
-    else
-      m.set(i, m.get(i) * 0.5);
-  }
-  return m;
-}
-
 /// Sets an environment variable for a scope and restores its earlier value (or its absence),
 /// also when an assertion or a skip leaves the scope early.
 class ScopedEnv {
@@ -332,22 +315,9 @@ TEST_F(CudaAttention, AttentionEdgeCasesMatchInterpreter) {
           attn_cases::instantiate(c.ir, elem), arch_, tol,
           [&](size_t a, size_t args, DType t,
               std::vector<int64_t> shape) -> std::optional<HostTensor> {
-            if (c.hasMask && a + 1 == args)
-              return edgeMask(t, shape, c.zeroRowB, c.zeroRowS, (uint32_t)a + 1);
-            if (c.poisonKeys && a == 1) { // k [B, H, L, D]
-              HostTensor k = randomTensor(t, shape, (uint32_t)a + 1);
-              const int64_t L = shape[2], D = shape[3];
-              k.set((1 * L + 450) * D, std::numeric_limits<double>::infinity());
-              k.set((2 * L + 20) * D, std::numeric_limits<double>::quiet_NaN());
-              return k;
-            }
-            if (c.poisonS >= 0 && a == 0) {
-              HostTensor q = randomTensor(t, shape, (uint32_t)a + 1);
-              q.set(c.poisonS * shape[3], std::numeric_limits<double>::quiet_NaN());
-              q.set((c.poisonS + 1) * shape[3], std::numeric_limits<double>::infinity());
-              return q;
-            }
-            return std::nullopt;
+            HostTensor x = randomTensor(t, shape, (uint32_t)a + 1);
+            attn_cases::editEdgeInput(c, a, args, x);
+            return x;
           },
           got, want);
       if (c.poisonKeys) {
@@ -425,9 +395,9 @@ TEST_F(CudaAttention, CudnnAttentionMatchesInterpreter) {
           attn_cases::instantiate(c.ir, elem), arch_, 1e-2,
           [&](size_t a, size_t args, DType t,
               std::vector<int64_t> shape) -> std::optional<HostTensor> {
-            if (c.hasMask && a + 1 == args)
-              return edgeMask(t, shape, c.zeroRowB, c.zeroRowS, (uint32_t)a + 1);
-            return std::nullopt;
+            HostTensor x = randomTensor(t, shape, (uint32_t)a + 1);
+            attn_cases::editEdgeInput(c, a, args, x);
+            return x;
           },
           got, want, nullptr, &describe);
       if (describe.find("cuDNN unavailable") != std::string::npos)
