@@ -777,15 +777,15 @@ inline float tg_row_max(const float *x, int64_t n, bool &nan) {
 }
 
 /// Scaled dot-product attention in f32 (tg.attention; the interpreter's rules), with an additive
-/// mask when `mask` is given: element (b, h, s, t) at b·mb + h·mh + s·ms + t·mt (0 strides where
+/// mask when `mask` is given: element (b, h, s, t) at b*mb + h*mh + s*ms + t*mt (0 strides where
 /// it is broadcast), added to the scaled score.
 /// The unit is a block of up to 8 query rows of one (batch, head), on the pool. Its scores are
 /// one small GEMM against a transposed copy of the head's keys, made once per head and thread
-/// and call: keys in the vector lanes, no horizontal sums (the row kernel summed each q·k
+/// and call: keys in the vector lanes, no horizontal sums (the row kernel summed each q*k
 /// across the lanes). Then each row's softmax: causal rows see their first min(s + L - S + 1,
-/// L) keys; a row with a NaN or +inf score, or none above -inf, is written 0. Then P·V, one more
+/// L) keys; a row with a NaN or +inf score, or none above -inf, is written 0. Then P*V, one more
 /// small GEMM over the values in place, each row scaled by 1 / its sum. Layout "bshd" puts
-/// consecutive rows (and keys) of a head H·D apart; "bhsd" D apart.
+/// consecutive rows (and keys) of a head H*D apart; "bhsd" D apart.
 inline void tg_attention_f32(const float *q, const float *k, const float *v, float *o, int64_t B,
                              int64_t Hq, int64_t Hkv, int64_t S, int64_t L, int64_t D, int64_t Dv,
                              bool bshd, bool causal, float scale, const float *mask, int64_t mb,
