@@ -18,6 +18,8 @@ const std::string &prelude();
 
 /// The prelude's convolution templates (CpuConvPrelude.cpp): im2col + GEMM, depthwise direct.
 const char *convPrelude();
+/// The prelude's attention helpers (CpuAttentionPrelude.cpp), after its GEMM tiles.
+const char *attentionPrelude();
 
 /// One emitted kernel: its C symbol, a label naming the ops/ONNX nodes, and its arguments in
 /// call order (buffered operands, then results).
