@@ -16,6 +16,8 @@ namespace tgc::cpu {
 /// The fixed text at the top of kernels.cpp (helpers, GEMM/conv templates, tgk_set_threads).
 const std::string &prelude();
 
+/// The prelude's thread pool and tg_parallel_for (CpuPoolPrelude.cpp), after tgk_nt.
+const char *poolPrelude();
 /// The prelude's convolution templates (CpuConvPrelude.cpp): im2col + GEMM, depthwise direct.
 const char *convPrelude();
 /// The prelude's attention helpers (CpuAttentionPrelude.cpp), after its GEMM tiles.

@@ -46,181 +46,10 @@ inline int tgk_nt() {
                                : tgk_threads_ > 0 ? tgk_threads_ : omp_get_max_threads();
 }
 
-/// The kernels' thread pool (docs/decisions.md, "One CPU thread pool"): tgk_nt() - 1 workers,
-/// started on the first parallel loop and kept for the process, plus the calling thread. A loop
-/// is cut into contiguous chunks that whoever is free claims from one atomic counter, the
-/// caller included: the caller never waits for a worker that has not started (a worker
-/// descheduled on a loaded machine only costs its share), only for chunks being run. Workers
-/// spin for kTgSpinUs after their last chunk (the gaps between the kernels of one run are
-/// microseconds) and then sleep on a condition variable; they never sched_yield (on 2-core VMs
-/// yielding spinners kept a worker and the caller on one core for whole runs). One loop at a
-/// time: a loop started inside a chunk, or on another thread while one runs, runs serially on
-/// its own thread. OpenBLAS stays on one thread; large GEMMs are split over this pool
-/// (tg_blas_gemm). OpenMP's team, woken from a futex for every parallel loop (the runtime sets
-/// OMP_WAIT_POLICY=PASSIVE), made 2 threads slower than 1 on CNNs of many small kernels.
-/// On Linux each worker is pinned to its own CPU of those the pool's first caller may use,
-/// never the CPU the caller last ran on, and moves when it finds itself there: the scheduler
-/// woke a sleeping worker onto its waker's CPU (measured: every wake of a 2-vCPU VM), where it
-/// spun for kTgSpinUs while the caller, preempted, could not publish the next loop. With
-/// no other CPU to move to, a worker sleeps instead of spinning beside the caller.
-typedef void (*tg_chunk_fn)(void *, int64_t, int64_t);
-constexpr int64_t kTgSpinUs = 500;
-constexpr int kTgChunkBits = 24;
-struct tg_pool {
-  std::atomic<uint64_t> claim{0}; // (job << kTgChunkBits) | next chunk
-  std::atomic<int64_t> done{0};   // chunks of the current job finished
-  std::atomic<tg_chunk_fn> fn{nullptr};
-  std::atomic<void *> ctx{nullptr};
-  std::atomic<int64_t> n{0}, chunks{0};
-  std::atomic<int> width{0}; // threads of the current job, the caller included
-  std::atomic<bool> busy{false};
-  std::atomic<int> sleeping{0};
-  std::atomic<int> callerCpu{-1}; // the CPU the caller was on when it published the last job
-  std::mutex mu;
-  std::condition_variable cv;
-  uint64_t job = 0;  // guarded by busy
-  int started = 0;   // workers started, guarded by busy
-#if defined(__linux__)
-  static constexpr int kMaxPinned = 256;
-  cpu_set_t allowed; // the first caller's CPUs, read before the first worker starts
-  bool haveAllowed = false;
-  std::atomic<int> pinned[kMaxPinned]; // worker w's CPU (-1: none yet)
-  static int tg_cpu() { return sched_getcpu(); }
-  /// Pins worker w to a CPU of `allowed` that is neither the caller's last one nor another
-  /// worker's (the w-th such, cyclically; else any but the caller's); false when there is none.
-  bool pinAway(int w) {
-    if (!haveAllowed) return false;
-    const int avoid = callerCpu.load(std::memory_order_relaxed);
-    int freeCpus[CPU_SETSIZE], nf = 0, anyCpus[CPU_SETSIZE], na = 0;
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (!CPU_ISSET(c, &allowed) || c == avoid) continue;
-      anyCpus[na++] = c;
-      bool taken = false;
-      for (int o = 0; o < kMaxPinned; ++o)
-        taken = taken || (o != w && pinned[o].load(std::memory_order_relaxed) == c);
-      if (!taken) freeCpus[nf++] = c;
-    }
-    if (na == 0) return false;
-    const int c = nf > 0 ? freeCpus[w % nf] : anyCpus[w % na];
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(c, &one);
-    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) return false;
-    if (w < kMaxPinned) pinned[w].store(c, std::memory_order_relaxed);
-    return true;
-  }
-#else
-  static int tg_cpu() { return -1; }
-  bool pinAway(int) { return false; }
-#endif
-  /// True when worker w shares the caller's CPU and could not move off it.
-  bool besideCaller(int w) {
-    const int me = tg_cpu();
-    return me >= 0 && me == callerCpu.load(std::memory_order_relaxed) && !pinAway(w);
-  }
+)PRELUDE";
 
-  /// Claims and runs chunks of job `j` until none is left or another job is current.
-  void work(uint64_t j) {
-    uint64_t c = claim.load(std::memory_order_acquire);
-    for (;;) {
-      if ((c >> kTgChunkBits) != j) return;
-      const tg_chunk_fn f = fn.load(std::memory_order_relaxed);
-      void *const x = ctx.load(std::memory_order_relaxed);
-      const int64_t nn = n.load(std::memory_order_relaxed),
-                    k = chunks.load(std::memory_order_relaxed);
-      const int64_t i = (int64_t)(c & ((1ull << kTgChunkBits) - 1));
-      if (i >= k) return;
-      // Success means job j was still open, so f, x, nn and k were its own.
-      if (!claim.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
-                                       std::memory_order_acquire))
-        continue;
-      f(x, nn * i / k, nn * (i + 1) / k);
-      done.fetch_add(1, std::memory_order_release);
-      c = claim.load(std::memory_order_acquire);
-    }
-  }
-
-  /// Worker `w` (0-based) helps with the jobs that are at least w + 2 threads wide.
-  void worker(int w) {
-    pinAway(w);
-    uint64_t seen = 0;
-    for (;;) {
-      uint64_t j = claim.load(std::memory_order_acquire) >> kTgChunkBits;
-      if (j == seen) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kTgSpinUs);
-        for (int spin = 0; j == seen; ++spin) {
-#if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
-#endif
-          j = claim.load(std::memory_order_acquire) >> kTgChunkBits;
-          if ((spin & 255) == 255 && j == seen &&
-              (besideCaller(w) || std::chrono::steady_clock::now() > until)) {
-            sleeping.fetch_add(1);
-            std::unique_lock<std::mutex> lock(mu);
-            cv.wait(lock, [&] { return (claim.load() >> kTgChunkBits) != seen; });
-            lock.unlock();
-            sleeping.fetch_sub(1);
-            j = claim.load(std::memory_order_acquire) >> kTgChunkBits;
-          }
-        }
-      }
-      seen = j;
-      if (w + 1 < width.load(std::memory_order_relaxed)) work(j);
-    }
-  }
-
-  /// Runs f(ctx, lo, hi) over [0, total) in `k` chunks on `nt` threads; false (nothing run)
-  /// when the pool is busy.
-  bool run(int64_t total, int64_t k, int nt, tg_chunk_fn f, void *x) {
-    if (busy.exchange(true, std::memory_order_acquire)) return false;
-    callerCpu.store(tg_cpu(), std::memory_order_relaxed);
-#if defined(__linux__)
-    if (started == 0 && nt > 1) { // once, before any worker exists to read it
-      haveAllowed = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
-      for (int i = 0; i < kMaxPinned; ++i) pinned[i].store(-1, std::memory_order_relaxed);
-    }
-#endif
-    for (; started < nt - 1; ++started) std::thread([this, w = started] { worker(w); }).detach();
-    fn.store(f, std::memory_order_relaxed);
-    ctx.store(x, std::memory_order_relaxed);
-    n.store(total, std::memory_order_relaxed);
-    chunks.store(k, std::memory_order_relaxed);
-    width.store(nt, std::memory_order_relaxed);
-    done.store(0, std::memory_order_relaxed);
-    const uint64_t j = ++job;
-    claim.store(j << kTgChunkBits); // publishes the job (seq_cst, paired with `sleeping`)
-    if (sleeping.load() > 0) {
-      std::lock_guard<std::mutex> lock(mu);
-      cv.notify_all();
-    }
-    work(j);
-    for (int spin = 0; done.load(std::memory_order_acquire) < k;) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-      if (spin < (1 << 16)) ++spin;
-      else std::this_thread::yield(); // a worker descheduled in the middle of its chunk
-    }
-    busy.store(false, std::memory_order_release);
-    return true;
-  }
-};
-inline tg_pool &tg_the_pool() {
-  static tg_pool *p = new tg_pool; // never destroyed: detached workers wait on it until exit
-  return *p;
-}
-
-/// f(lo, hi) over [0, n), split across the pool when `parallel`, tgk_nt() > 1 and n > 1.
-template <class F> void tg_parallel_for(int64_t n, bool parallel, F &&f) {
-  const int nt = tgk_nt();
-  if (parallel && nt > 1 && n > 1) {
-    const int64_t k = std::min<int64_t>(n, 4 * (int64_t)nt);
-    auto call = [](void *x, int64_t lo, int64_t hi) { (*static_cast<F *>(x))(lo, hi); };
-    if (tg_the_pool().run(n, k, nt, call, (void *)&f)) return;
-  }
-  if (n > 0) f((int64_t)0, n);
-}
-
+// After the thread pool (CpuPoolPrelude.cpp).
+const char *kPreludeHead2 = R"PRELUDE(
 template <class T> constexpr bool kFloat = std::is_floating_point<T>::value;
 
 // f16 and bf16 are storage types (as CUDA's __half/__nv_bfloat16): 16 bits, loaded into float
@@ -729,7 +558,8 @@ extern "C" int tgk_get_threads() { return tgk_nt(); }
 } // namespace
 
 const std::string &prelude() {
-  static const std::string text = codegen::assemblePrelude(kPreludeHead, {"inline", "kFloat<T>", "std::is_signed<T>::value", "std::pow", "std::fmod"}, kPreludeTail) +
+  static const std::string head = std::string(kPreludeHead) + poolPrelude() + kPreludeHead2;
+  static const std::string text = codegen::assemblePrelude(head.c_str(), {"inline", "kFloat<T>", "std::is_signed<T>::value", "std::pow", "std::fmod"}, kPreludeTail) +
       attentionPrelude() + convPrelude() + kPreludeEnd;
   return text;
 }

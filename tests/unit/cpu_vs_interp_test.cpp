@@ -374,17 +374,19 @@ func.func @main(%x1: tensor<1x32x8x8xf32>, %w1: tensor<4x32x1x1x16xf32>, %b1: te
 
 // Max pools (tg_maxpool2d) on shapes the model pools have: rows of 45 columns (a 13-column
 // tail in the row pass) into 23 outputs (a 7-column tail chunk); a 1-D stride-2 pool over 20
-// planes (one row a plane: groups of 16 planes, the second partial); ResNet's 3x3/2 stem pool
-// over 64 planes of 56 × 56 at 2 threads (each thread a range of planes); 512 planes of 16 × 16
-// into 8 × 8 (groups of 2 planes) at 2 threads.
+// planes (one row a plane: groups of 16 planes, the second partial); at 2 threads, split by
+// output rows (each thread the same rows of every plane): ResNet's 3x3/2 stem pool over 64 planes
+// of 56 × 56, 512 planes of 16 × 16 into 8 × 8 (chunks of one row: groups of 16 planes), and 24
+// planes into 10 × 10 (chunks of 1 and 2 rows, the second group of planes partial).
 TEST(CpuVsInterp, MaxPoolTailsAndGroups) {
   compareWithInterpreter(R"(
-func.func @main(%a: tensor<1x2x40x45xf32>, %b: tensor<1x20x33xf32>, %c: tensor<1x64x56x56xf32>, %d: tensor<1x512x16x16xf32>) -> (tensor<1x2x20x23xf32>, tensor<1x20x17xf32>, tensor<1x64x28x28xf32>, tensor<1x512x8x8xf32>) {
+func.func @main(%a: tensor<1x2x40x45xf32>, %b: tensor<1x20x33xf32>, %c: tensor<1x64x56x56xf32>, %d: tensor<1x512x16x16xf32>, %e: tensor<1x24x19x19xf32>) -> (tensor<1x2x20x23xf32>, tensor<1x20x17xf32>, tensor<1x64x28x28xf32>, tensor<1x512x8x8xf32>, tensor<1x24x10x10xf32>) {
   %0 = tg.pool %a {kind = "max", kernel = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1]} : tensor<1x2x40x45xf32> -> tensor<1x2x20x23xf32>
   %1 = tg.pool %b {kind = "max", kernel = [3], strides = [2], pads = [1, 1], dilations = [1]} : tensor<1x20x33xf32> -> tensor<1x20x17xf32>
   %2 = tg.pool %c {kind = "max", kernel = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1]} : tensor<1x64x56x56xf32> -> tensor<1x64x28x28xf32>
   %3 = tg.pool %d {kind = "max", kernel = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1]} : tensor<1x512x16x16xf32> -> tensor<1x512x8x8xf32>
-  return %0, %1, %2, %3 : tensor<1x2x20x23xf32>, tensor<1x20x17xf32>, tensor<1x64x28x28xf32>, tensor<1x512x8x8xf32>
+  %4 = tg.pool %e {kind = "max", kernel = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 1]} : tensor<1x24x19x19xf32> -> tensor<1x24x10x10xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x2x20x23xf32>, tensor<1x20x17xf32>, tensor<1x64x28x28xf32>, tensor<1x512x8x8xf32>, tensor<1x24x10x10xf32>
 }
 )",
                          "max_pools.tgpkg", 2, "cpu:" + tgc::hostCpuLevel());
