@@ -20,6 +20,8 @@ const std::string &prelude();
 const char *poolPrelude();
 /// The prelude's convolution templates (CpuConvPrelude.cpp): im2col + GEMM, depthwise direct.
 const char *convPrelude();
+/// The prelude's max pooling (CpuMaxPoolPrelude.cpp), after the convolution templates.
+const char *maxPoolPrelude();
 /// The prelude's attention helpers (CpuAttentionPrelude.cpp), after its GEMM tiles.
 const char *attentionPrelude();
 

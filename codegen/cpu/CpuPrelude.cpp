@@ -560,7 +560,7 @@ extern "C" int tgk_get_threads() { return tgk_nt(); }
 const std::string &prelude() {
   static const std::string head = std::string(kPreludeHead) + poolPrelude() + kPreludeHead2;
   static const std::string text = codegen::assemblePrelude(head.c_str(), {"inline", "kFloat<T>", "std::is_signed<T>::value", "std::pow", "std::fmod"}, kPreludeTail) +
-      attentionPrelude() + convPrelude() + kPreludeEnd;
+      attentionPrelude() + convPrelude() + maxPoolPrelude() + kPreludeEnd;
   return text;
 }
 
