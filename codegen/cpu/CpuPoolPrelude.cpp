@@ -38,17 +38,23 @@ constexpr int64_t kTgSpinUs = 500;
 constexpr int kTgRangeBits = 12;
 constexpr uint64_t kTgRangeMask = (1ull << kTgRangeBits) - 1;
 constexpr int kTgMaxThreads = 256; // a loop's width at most (so k <= 4 * 256 < 2^12 chunks)
+/// What the threads write apart from each other sits on cache lines of its own: a spinning worker
+/// reads `job` over and over, and a write to a line it reads (a chunk count, say) sends the line
+/// back and forth between the cores for every chunk.
 struct tg_pool {
   struct alignas(64) tg_range {
     std::atomic<uint64_t> claim{0};
   };
-  std::atomic<uint64_t> job{0};   // the current job's number, what idle workers watch
-  std::atomic<int64_t> done{0};   // chunks of the current job finished
-  std::atomic<tg_chunk_fn> fn{nullptr};
+  struct alignas(64) tg_count {
+    std::atomic<int64_t> n{0};
+  };
+  alignas(64) std::atomic<uint64_t> job{0}; // the current job's number, what idle workers watch
+  // The current job, written before `job` and read once a job by each worker.
+  alignas(64) std::atomic<tg_chunk_fn> fn{nullptr};
   std::atomic<void *> ctx{nullptr};
   std::atomic<int64_t> n{0}, chunks{0};
   std::atomic<int> width{0}; // threads (and ranges) of the current job, the caller included
-  std::atomic<bool> busy{false};
+  alignas(64) std::atomic<bool> busy{false};
   std::atomic<int> sleeping{0};
   std::atomic<int> callerCpu{-1}; // the CPU the caller was on when it published the last job
   std::mutex mu;
@@ -56,6 +62,7 @@ struct tg_pool {
   uint64_t jobs = 0; // jobs published, guarded by busy
   int started = 0;   // workers started, guarded by busy
   tg_range ranges[kTgMaxThreads];
+  tg_count ran[kTgMaxThreads]; // chunks thread t (0: the caller) has run, all jobs; t writes it
 #if defined(__linux__)
   cpu_set_t allowed; // the first caller's CPUs, read before the first worker starts
   bool haveAllowed = false;
@@ -125,7 +132,7 @@ struct tg_pool {
         const int64_t nn = n.load(std::memory_order_relaxed),
                       k = chunks.load(std::memory_order_relaxed);
         f(x, nn * i / k, nn * (i + 1) / k);
-        done.fetch_add(1, std::memory_order_release);
+        ran[me].n.store(ran[me].n.load(std::memory_order_relaxed) + 1, std::memory_order_release);
       }
     }
   }
@@ -178,7 +185,10 @@ struct tg_pool {
     n.store(total, std::memory_order_relaxed);
     chunks.store(k, std::memory_order_relaxed);
     width.store(nt, std::memory_order_relaxed);
-    done.store(0, std::memory_order_relaxed);
+    // Every chunk of the last job has been counted (the caller waited for them): the counts
+    // now are where this job's start.
+    int64_t before = 0;
+    for (int t = 0; t < nt; ++t) before += ran[t].n.load(std::memory_order_acquire);
     const uint64_t j = ++jobs;
     for (int r = 0; r < nt; ++r) // range r: chunks [k*r/nt, k*(r+1)/nt)
       ranges[r].claim.store((j << (2 * kTgRangeBits)) |
@@ -191,7 +201,12 @@ struct tg_pool {
       cv.notify_all();
     }
     work(j, 0);
-    for (int spin = 0; done.load(std::memory_order_acquire) < k;) {
+    auto finished = [&] {
+      int64_t now = 0;
+      for (int t = 0; t < nt; ++t) now += ran[t].n.load(std::memory_order_acquire);
+      return now - before >= k;
+    };
+    for (int spin = 0; !finished();) {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
