@@ -34,10 +34,12 @@ const char *kPoolPrelude = R"PRELUDE(/// The kernels' thread pool: tgk_nt() - 1 
 /// no other CPU to move to, a worker sleeps instead of spinning beside the caller.
 typedef void (*tg_chunk_fn)(void *, int64_t, int64_t);
 constexpr int64_t kTgSpinUs = 500;
-/// A range's claim word: (job << 24) | (next << 12) | end, chunks [next, end) unclaimed.
+/// A range's claim word: (job << 24) | (next << 12) | end, chunks [next, end) unclaimed; the job
+/// number's low 40 bits (kTgJobMask), compared as such (2^40 loops wrap it, not hang the pool).
 constexpr int kTgRangeBits = 12;
 constexpr uint64_t kTgRangeMask = (1ull << kTgRangeBits) - 1;
-constexpr int kTgMaxThreads = 256; // a loop's width at most (so k <= 4 * 256 < 2^12 chunks)
+constexpr uint64_t kTgJobMask = (1ull << (64 - 2 * kTgRangeBits)) - 1;
+constexpr int kTgMaxThreads = 256; // a loop's width at most; its chunks at most kTgRangeMask
 /// What the threads write apart from each other sits on cache lines of its own: a spinning worker
 /// reads `job` over and over, and a write to a line it reads (a chunk count, say) sends the line
 /// back and forth between the cores for every chunk.
@@ -107,7 +109,7 @@ struct tg_pool {
     std::atomic<uint64_t> &a = ranges[r].claim;
     uint64_t c = a.load(std::memory_order_acquire);
     for (;;) {
-      if ((c >> (2 * kTgRangeBits)) != j) return -2;
+      if ((c >> (2 * kTgRangeBits)) != (j & kTgJobMask)) return -2;
       const uint64_t next = (c >> kTgRangeBits) & kTgRangeMask, end = c & kTgRangeMask;
       if (next >= end) return -1;
       const uint64_t want = own ? c + (1ull << kTgRangeBits) : c - 1;

@@ -7,7 +7,8 @@
 //   took is not asserted: the caller may have moved since.)
 // - Each thread owns a contiguous range of a loop's chunks (docs/decisions.md, "CPU loops: each
 //   thread owns a range"): the prelude compiled alone runs loops of 8 chunks on 2 threads; every
-//   chunk runs exactly once, and the caller runs the first half while the worker runs the second.
+//   chunk runs exactly once, and the caller runs the first half while the worker runs the second;
+//   the loops cross the wrap of the job number the claim words keep (40 bits).
 #include "codegen/cpu/CpuBackend.h"
 #include "codegen/cpu/CpuEmit.h"
 #include "compiler/dialect/TgDialect.h"
@@ -115,6 +116,9 @@ TEST(ThreadPool, EachThreadRunsItsOwnRangeOfALoop) {
 #include <cstdio>
 int main() {
   tgk_set_threads(2);
+  // The claim words keep the job number's low 40 bits: start 10 loops short of the wrap, so
+  // that these loops cross it (before the mask, the pool hung there).
+  tg_the_pool().jobs = (1ull << 40) - 10;
   const std::thread::id caller = std::this_thread::get_id();
   int owned = 0;
   for (int loop = 0; loop < 20; ++loop) {
@@ -152,7 +156,7 @@ int main() {
                             dir + "/build.log'";
   ASSERT_EQ(std::system(build.c_str()), 0) << "could not compile the prelude: see " << dir
                                             << "/build.log";
-  FILE *p = popen(("'" + dir + "/ranges'").c_str(), "r");
+  FILE *p = popen(("timeout 120 '" + dir + "/ranges'").c_str(), "r");
   ASSERT_NE(p, nullptr);
   char line[256] = {0};
   std::string out;
