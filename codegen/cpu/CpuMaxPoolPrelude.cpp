@@ -23,9 +23,9 @@ inline int64_t tg_pool_row_cols(int64_t W, int64_t OW, int64_t PL) {
 
 /// Output rows [o0, o1) of planes [c0, c1) of a 2-D max pooling in f32 (1-D is KH = SH = DH =
 /// 1, H = 1): plane c of x [H, W] -> y [OH, OW], PT/PL the leading pads; padding never wins
-/// (-inf). Separable, in two
-/// passes over a group of planes, so that no load reads a store still in flight (a one-pass
-/// pool re-read each row at a one-float offset from its own stores: 2x slower): (1) for each
+/// (-inf). Separable, in two passes over a group of planes, so that no load reads a store still
+/// in flight (a one-pass pool re-read each row at a one-float offset from its own stores: 2x
+/// slower): (1) for each
 /// output row, the max of its window's KH input rows (rows outside the plane skipped) into a
 /// row of `vm` (Wr columns: the input at column PL, -inf around it, the borders written once
 /// per call); (2) for each 16 outputs of a row, tap kx is the run of columns ox*SW + kx*DW: one
@@ -111,17 +111,18 @@ TG_ZMM TG_INLINE_COPIES void tg_maxpool2d_planes(const float *x, float *y, int64
   }
 }
 
-/// 2-D max pooling in f32 over NC planes (tg_maxpool2d_planes). Planes of 2 * kTgPoolRowsSplit
-/// or more output rows split over the pool by rows, every plane's (from 16K window taps): thread t pools the rows of
-/// each plane that the convolution before it wrote (its rows are row-split too, tg_conv_lanes2d
-/// and tg_conv), so its input is in its own core's cache; smaller planes split by planes.
-constexpr int64_t kTgPoolRowsSplit = 4;
+/// 2-D max pooling in f32 over NC planes (tg_maxpool2d_planes). Planes of kTgPoolRowSplitMin or
+/// more output rows split over the pool by rows, every plane's (from 16K window taps): thread t
+/// pools the rows of each plane that the convolution before it wrote (its rows are row-split
+/// too, tg_conv_lanes2d and tg_conv), so its input is in its own core's cache; smaller planes
+/// split by planes (from 64K taps).
+constexpr int64_t kTgPoolRowSplitMin = 8;
 template <int KH, int KW, int SH, int SW, int DH, int DW>
 void tg_maxpool2d(const float *x, float *y, int64_t NC, int64_t H, int64_t W, int64_t OH,
                   int64_t OW, int64_t PT, int64_t PL) {
   const int64_t Wr = tg_pool_row_cols<KW, SW, DW>(W, OW, PL);
   const int64_t work = NC * OH * OW * KH * KW;
-  if (OH >= 2 * kTgPoolRowsSplit && tgk_nt() > 1) {
+  if (OH >= kTgPoolRowSplitMin) {
     tg_parallel_for(OH, work > (1 << 14), [&](int64_t o0, int64_t o1) {
       const int64_t R = o1 - o0, G = (16 + R - 1) / R; // planes a group: 16+ rows
       float *vm = tg_scratch<float, 5>((size_t)(G * R * Wr + 16));
