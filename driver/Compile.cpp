@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "passes/common/Rules.h"
+#include "runtime/CpuLevel.h"
 #include "runtime/Env.h"
 #include "runtime/schema/PlanUtil.h"
 #include "runtime/Text.h"
@@ -322,6 +323,10 @@ importAndOptimize(mlir::MLIRContext &ctx, const CompileOptions &options, llvm::r
   pipelineOptions.precision = options.precision;
   pipelineOptions.injectFault = options.injectFault;
   pipelineOptions.cpuTarget = !options.target.isCuda();
+  // The prelude's GEMM tiles need AVX-512: x86-64-v4, or native on a host of that level.
+  const std::string &arch = options.target.arch;
+  pipelineOptions.cpuGemmTiles =
+      arch == "x86-64-v4" || (arch == "native" && hostCpuLevel() == "x86-64-v4");
   pipelineOptions.cudaTarget = options.target.isCuda();
   const std::vector<PipelinePass> passes = pipelinePasses(pipelineOptions);
   if (auto err = checkPassNames(passes, options))

@@ -63,7 +63,7 @@ void addFunctionPasses(mlir::OpPassManager &fn, const PipelineOptions &options) 
   fn.addPass(mlir::createCSEPass());
   // CPU only, after every rule that matches tg.linear: weights as the CPU's GEMM reads them.
   if (options.cpuTarget)
-    fn.addPass(createCpuWeightLayoutPass());
+    fn.addPass(createCpuWeightLayoutPass(options.cpuGemmTiles));
   if (options.formKernels)
     fn.addPass(createFormKernelsPass());
 }

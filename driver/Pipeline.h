@@ -16,6 +16,7 @@ struct PipelineOptions {
   bool injectFault = false;        ///< testing only: add tgc-inject-fault (a wrong rule)
   Precision precision = Precision::FP32; ///< fp16/bf16: run tgc-convert-precision
   bool cpuTarget = false;          ///< run tgc-cpu-weight-layout (the CPU GEMM's weight layout)
+  bool cpuGemmTiles = true;        ///< the CPU target has the AVX-512 GEMM tiles (x86-64-v4)
   bool cudaTarget = false;         ///< run tgc-cuda-channels-last (NHWC convolutions)
 };
 

@@ -286,7 +286,13 @@ llvm::Expected<MatmulDims> CKernel::gemmOf(Operation *op) {
   auto mm = dyn_cast<tg::MatmulOp>(op);
   if (!mm)
     return error(op, "a gemm kernel must start with tg.linear or tg.matmul");
-  auto dims = matmulDims(shapeOf(mm.getLhs()), shapeOf(mm.getRhs()));
+  Shape rhs = shapeOf(mm.getRhs());
+  if (mm.getWeightBlock()) { // strips [ceil(N/b), K, b] of the [K, N] it stands for (verified)
+    if (!readsWeightStrips())
+      return error(op, "a matmul weight in strips (weight_block) is the CPU's layout");
+    rhs = {rhs[1], shapeOf(mm.getResult()).back()};
+  }
+  auto dims = matmulDims(shapeOf(mm.getLhs()), rhs);
   if (!dims)
     return error(op, "batch dims do not broadcast");
   return *dims;

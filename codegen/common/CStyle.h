@@ -179,9 +179,13 @@ struct CKernel {
   /// `op`'s rows and parameter reads (a parameter indexed through a table adds a constant array);
   /// refuses a non-float type, and an rms_norm scale that is neither per column nor one element.
   llvm::Expected<NormRows> normRows(mlir::Operation *op, const CType &ct);
+  /// Whether the target's GEMMs read a matmul weight stored in strips (tg.matmul's
+  /// weight_block, the CPU's layout); gemmOf refuses one where they do not.
+  virtual bool readsWeightStrips() const { return false; }
   /// The problem of GEMM `op`: a linear (x [..., K] times w [N, K]ᵀ: M the product of x's
-  /// leading dims, one batch) or a matmul (matmulDims). Refused when it is neither or a matmul's
-  /// batch dims do not broadcast.
+  /// leading dims, one batch) or a matmul (matmulDims; a weight in strips as the [K, N] it
+  /// stands for). Refused when it is neither, a matmul's batch dims do not broadcast, or its
+  /// weight is in strips the target does not read.
   llvm::Expected<MatmulDims> gemmOf(mlir::Operation *op);
   /// Leaf for a constant written into the kernel (splat literal or a constant array).
   llvm::Expected<Leaf> constantLeaf(mlir::Value v, mlir::Operation *owner);

@@ -143,6 +143,9 @@ struct KernelBuilder : codegen::CKernel {
   KernelBuilder(KernelEmitter &em, Operation *root)
       : CKernel(cpuTarget(), em.plan_, root, em.constants_), em(em) {}
 
+  /// tg_gemm_strips reads a matmul weight in strips (tgc-cpu-weight-layout writes them).
+  bool readsWeightStrips() const override { return true; }
+
   void writeLoop(const Shape &shape, const std::vector<Shape> &strides,
                  const std::vector<std::string> &bases, const Body &body, int64_t cost) override {
     loopNest(c, shape, strides, bases, body, cost);

@@ -84,6 +84,27 @@ llvm::Error KernelBuilder::emitGemmInto(Operation *op, const std::vector<std::st
     c.line("// empty batch: nothing to do");
     return llvm::Error::success();
   }
+  if (cast<tg::MatmulOp>(op).getWeightBlock()) {
+    // A constant [K, N] weight in 32-column strips (tgc-cpu-weight-layout; an f32 lhs of rank
+    // >= 2, so the batch is the lhs's): one GEMM of NB * M rows, or one a batch where each has
+    // a bias of its own.
+    if (T != "float" || N <= 0 || K <= 0)
+      return error(op, "a matmul weight in strips needs an f32 GEMM of nonzero N and K");
+    if (M == 0) {
+      c.line("// no rows: nothing to do");
+      return llvm::Error::success();
+    }
+    if (bias.empty() || biasStride == 0) {
+      c.line("tg_gemm_strips(" + str(NB * M) + ", " + str(N) + ", " + str(K) + ", " + ptrs[0] +
+             ", " + ptrs[1] + ", " + out + ", " + (bias.empty() ? "nullptr" : bias) + ");");
+      return llvm::Error::success();
+    }
+    c.line("for (int64_t b = 0; b < " + str(NB) + "; ++b)");
+    c.line("  tg_gemm_strips(" + str(M) + ", " + str(N) + ", " + str(K) + ", " + ptrs[0] +
+           " + b * " + str(M * K) + ", " + ptrs[1] + ", " + out + " + b * " + str(M * N) + ", " +
+           bias + " + b * " + str(biasStride) + ");");
+    return llvm::Error::success();
+  }
   if (product(bb) == 1 && product(ab) == NB && (bias.empty() || biasStride == 0)) {
     // One GEMM: the batch dims of the lhs fold into M.
     if (!bias.empty()) {

@@ -316,6 +316,26 @@ inline void tg_tile_f32(int64_t K, const float *A, int64_t lda, const float *B, 
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < 2; ++v) tg_stv(C + i * ldc + v * 16, c[i][v]);
 }
+/// C[M x 32] (+)= A[M x K] * B[K x 32]: 8-row tiles, then one of the remaining rows.
+inline void tg_tile_rows_f32(int64_t M, int64_t K, const float *A, int64_t lda, const float *B,
+                             int64_t ldb, float *C, int64_t ldc, bool accumulate,
+                             const float *bias) {
+  int64_t i = 0;
+  for (; i + kTgTileRows <= M; i += kTgTileRows)
+    tg_tile_f32<kTgTileRows>(K, A + i * lda, lda, B, ldb, C + i * ldc, ldc, accumulate, bias);
+  const float *a = A + i * lda;
+  float *c = C + i * ldc;
+  switch (M - i) {
+  case 7: tg_tile_f32<7>(K, a, lda, B, ldb, c, ldc, accumulate, bias); break;
+  case 6: tg_tile_f32<6>(K, a, lda, B, ldb, c, ldc, accumulate, bias); break;
+  case 5: tg_tile_f32<5>(K, a, lda, B, ldb, c, ldc, accumulate, bias); break;
+  case 4: tg_tile_f32<4>(K, a, lda, B, ldb, c, ldc, accumulate, bias); break;
+  case 3: tg_tile_f32<3>(K, a, lda, B, ldb, c, ldc, accumulate, bias); break;
+  case 2: tg_tile_f32<2>(K, a, lda, B, ldb, c, ldc, accumulate, bias); break;
+  case 1: tg_tile_f32<1>(K, a, lda, B, ldb, c, ldc, accumulate, bias); break;
+  default: break;
+  }
+}
 /// C[M x N] (+)= A * B by tiles, column strips outside (a strip of B stays in L1/L2 for every
 /// row tile); the last N % 32 columns through cblas_sgemm. With two row tiles or more a strip is
 /// first copied into a contiguous K x 32 buffer: read in place, its rows ldb apart fall on a few
@@ -341,22 +361,7 @@ inline void tg_tiled_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int6
       }
       b = p, bs = kTgTileCols;
     }
-    int64_t i = 0;
-    const float *bj = bias ? bias + j : nullptr;
-    for (; i + kTgTileRows <= M; i += kTgTileRows)
-      tg_tile_f32<kTgTileRows>(K, A + i * lda, lda, b, bs, C + i * ldc + j, ldc, accumulate, bj);
-    const float *a = A + i * lda;
-    float *c = C + i * ldc + j;
-    switch (M - i) {
-    case 7: tg_tile_f32<7>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
-    case 6: tg_tile_f32<6>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
-    case 5: tg_tile_f32<5>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
-    case 4: tg_tile_f32<4>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
-    case 3: tg_tile_f32<3>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
-    case 2: tg_tile_f32<2>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
-    case 1: tg_tile_f32<1>(K, a, lda, b, bs, c, ldc, accumulate, bj); break;
-    default: break;
-    }
+    tg_tile_rows_f32(M, K, A, lda, b, bs, C + j, ldc, accumulate, bias ? bias + j : nullptr);
   }
   if (full < N) {
     if (bias)
@@ -431,6 +436,62 @@ void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int6
     return;
   }
   tg_blas_gemm1<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, beta, bias);
+}
+
+/// C[M x N] = A[M x K] * B (+ bias[j] per column) with B a constant in 32-column strips,
+/// Bs[ceil(N/32)][K][32] with zeros past N (tg.matmul's weight_block, written at compile time by
+/// tgc-cpu-weight-layout), on the calling thread. With AVX-512 each full strip is read in place
+/// by the tiles (no copy out of B), rows in blocks whose part of A stays in L2 (1 MiB) while
+/// every strip passes over it. Elsewhere, and for the last partial strip, cblas_sgemm reads the
+/// strips (ldb 32; tgc-cpu-weight-layout stores them for targets without the tiles only where
+/// every GEMM has 8 rows or more, since a call a strip costs more than it saves below that).
+inline void tg_gemm_strips1(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                            const float *Bs, float *C, int64_t ldc, const float *bias) {
+  constexpr int64_t S = 32;
+  const int64_t full = N / S * S;
+  int64_t j = 0;
+#if defined(__AVX512F__)
+  const int64_t rows = std::max<int64_t>(kTgTileRows, (1 << 18) / K / kTgTileRows * kTgTileRows);
+  for (int64_t r = 0; r < M; r += rows) {
+    const int64_t m = std::min(rows, M - r);
+    for (int64_t s = 0; s < full; s += S)
+      tg_tile_rows_f32(m, K, A + r * lda, lda, Bs + s * K, S, C + r * ldc + s, ldc, false,
+                       bias ? bias + s : nullptr);
+  }
+  j = full;
+#endif
+  if (j == N) return;
+  if (bias) // the library adds to C: C starts as the bias
+    for (int64_t i = 0; i < M; ++i) std::copy(bias + j, bias + N, C + i * ldc + j);
+  for (; j < N; j += S)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)std::min(S, N - j),
+                (int)K, 1.0f, A, (int)lda, Bs + j * K, (int)S, bias ? 1.0f : 0.0f, C + j,
+                (int)ldc);
+}
+
+/// tg_gemm_strips1 with A, C dense (lda K, ldc N), split across the pool as tg_blas_gemm splits
+/// (panels of 32-multiples: along N they are whole strips, Bs + lo * K). M, N, K > 0.
+inline void tg_gemm_strips(int64_t M, int64_t N, int64_t K, const float *A, const float *Bs,
+                           float *C, const float *bias) {
+  const int64_t nt = tgk_nt();
+  const bool byRows = M >= N;
+  const int64_t len = byRows ? M : N;
+  const int64_t parts = std::min<int64_t>(nt, len / 16);
+  if (parts > 1 && M * N * K >= kGemmSplitWork) {
+    const int64_t step = ((len + parts - 1) / parts + 31) / 32 * 32;
+    tg_parallel_for(parts, true, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t lo = p * step, n = std::min(len, lo + step) - lo;
+        if (n <= 0) continue;
+        if (byRows)
+          tg_gemm_strips1(n, N, K, A + lo * K, K, Bs, C + lo * N, N, bias);
+        else
+          tg_gemm_strips1(M, n, K, A, K, Bs + lo * K, C + lo, N, bias ? bias + lo : nullptr);
+      }
+    });
+    return;
+  }
+  tg_gemm_strips1(M, N, K, A, K, Bs, C, N, bias);
 }
 
 /// f16/bf16 GEMM: sgemm on float copies of A and B; each result, plus its bias (bias[i] per row

@@ -238,10 +238,23 @@ LogicalResult WhereOp::verify() {
 LogicalResult MatmulOp::verify() {
   if (failed(allStatic(*this)))
     return failure();
-  auto s = tgc::matmulShape(shapeOf(getLhs()), shapeOf(getRhs()));
+  tgc::Shape rhs = shapeOf(getRhs());
+  if (auto b = getWeightBlock()) {
+    // Strips [ceil(N/b), K, b]: checked as the [K, N] it stands for.
+    const tgc::Shape x = shapeOf(getLhs()), y = shapeOf(getResult());
+    const int64_t blk = (int64_t)*b, N = y.empty() ? 0 : y.back();
+    if (blk <= 0 || x.size() < 2 || rhs.size() != 3 || rhs[2] != blk ||
+        rhs[0] != (N + blk - 1) / blk)
+      return emitOpError("a weight in strips of ")
+             << blk << " must be [ceil(N/" << blk << "), K, " << blk << "] with an lhs of rank "
+             << ">= 2, got lhs " << tgc::shapeToString(x) << ", weight "
+             << tgc::shapeToString(rhs);
+    rhs = {rhs[1], N};
+  }
+  auto s = tgc::matmulShape(shapeOf(getLhs()), rhs);
   if (!s)
     return emitOpError("shapes ") << tgc::shapeToString(shapeOf(getLhs())) << " and "
-                                  << tgc::shapeToString(shapeOf(getRhs())) << " do not contract";
+                                  << tgc::shapeToString(rhs) << " do not contract";
   if (elemOf(getLhs()) != elemOf(getRhs()) || elemOf(getLhs()) != elemOf(getResult()))
     return emitOpError("operands and result must share one element type");
   return expectShape(*this, getResult(), *s);

@@ -180,8 +180,17 @@ def TG_WhereOp : TG_Op<"where"> {
 
 def TG_MatmulOp : TG_Op<"matmul"> {
   let summary = "numpy matmul: batched, broadcasting batch dims; rank-1 operands promoted";
-  let arguments = (ins TG_Tensor:$lhs, TG_Tensor:$rhs);
+  let description = [{
+    With `weight_block` = b the rhs is a [K, N] matrix stored in strips of b columns:
+    [ceil(N/b), K, b], element [n / b, k, n % b] holding rhs[k, n] and zeros past N (N is the
+    result's last dim; the lhs has rank >= 2). tgc-cpu-weight-layout writes constant weights so
+    for the CPU's GEMM tiles, which read one strip a tile; other targets refuse it.
+  }];
+  let arguments = (ins TG_Tensor:$lhs, TG_Tensor:$rhs, OptionalAttr<I64Attr>:$weight_block);
   let results = (outs TG_Tensor:$result);
+  let builders = [OpBuilder<(ins "mlir::Type":$result, "mlir::Value":$lhs, "mlir::Value":$rhs), [{
+    build($_builder, $_state, result, lhs, rhs, mlir::IntegerAttr());
+  }]>];
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -102,6 +102,18 @@ HostTensor unblockConvWeight(const HostTensor &wb, int64_t M, int64_t block) {
   return w;
 }
 
+/// A matmul weight in strips of `block` columns ([ceil(N/b), K, b], tg.matmul's weight_block)
+/// as the plain [K, N] it stands for.
+HostTensor unstripMatmulWeight(const HostTensor &ws, int64_t N, int64_t block) {
+  const int64_t K = ws.shape[1], esize = (int64_t)dtypeSize(ws.dtype);
+  HostTensor w = HostTensor::zeros(ws.dtype, {K, N});
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n)
+      std::memcpy(w.data.data() + (k * N + n) * esize,
+                  ws.data.data() + (((n / block) * K + k) * block + n % block) * esize, esize);
+  return w;
+}
+
 /// [0, r-1, 1, .., r-2]: channels last to channels first (an `nhwc` op's operands to NC[D]HW).
 std::vector<int64_t> toChannelsFirst(int64_t r) {
   std::vector<int64_t> p{0, r - 1};
@@ -267,7 +279,12 @@ llvm::Expected<Results> dispatch(Operation *op, Operands in) {
         return one(interp::cast(*in[0], resultDType(op), c.getSaturate().value_or(true)));
       })
       .Case([&](tg::WhereOp) { return one(interp::where(*in[0], *in[1], *in[2], outShape)); })
-      .Case([&](tg::MatmulOp) { return one(interp::matmul(*in[0], *in[1], outShape)); })
+      .Case([&](tg::MatmulOp m) {
+        if (auto b = m.getWeightBlock()) // read a weight in strips as the [K, N] it is
+          return one(interp::matmul(
+              *in[0], unstripMatmulWeight(*in[1], outShape.back(), (int64_t)*b), outShape));
+        return one(interp::matmul(*in[0], *in[1], outShape));
+      })
       .Case([&](tg::LinearOp) {
         return one(interp::linear(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, outShape));
       })

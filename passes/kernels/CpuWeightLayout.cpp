@@ -1,5 +1,5 @@
-// CpuWeightLayout.cpp — `tgc-cpu-weight-layout`: linear weights stored [K, N], convolution
-// weights blocked by 16 output channels, for the CPU.
+// CpuWeightLayout.cpp — `tgc-cpu-weight-layout`: linear weights stored [K, N] in 32-column
+// strips, convolution weights blocked by 16 output channels, for the CPU.
 //
 // tg.linear keeps its weight as [N, K]: cuBLASLt's transposed-B layout, and the form horizontal
 // fusion stacks. The CPU's GEMM reads B row by row instead: its AVX-512 tiles broadcast one
@@ -11,6 +11,14 @@
 // formation. f32 only (an f16/bf16 GEMM copies B to float anyway), and only a weight that only
 // linears read (a recurrent weight, read by every step, gets one transpose for all; a tied
 // embedding keeps one copy).
+//
+// Its AVX-512 tiles compute 32 columns of C at a time from a K x 32 strip of B, which they
+// copied out of B on every call (rows of B are ldb apart: 25 % of bert_tiny's GEMM time). A
+// constant B is stored in those strips instead, once, at compile time:
+//   matmul(x, W:const[K, N]) -> matmul(x, Ws:const[ceil(N/32), K, 32]) {weight_block = 32}
+// (zeros past N), for an f32 W of at least one full strip (N >= 32) that only matmuls read as
+// their rhs, each with an lhs of rank >= 2. Without the tiles (gemm-tiles=false: x86-64-v2/v3
+// targets) the GEMM is a cblas_sgemm call a strip, so only where each has 8 rows or more.
 //
 // The CPU's direct convolution (tg_conv_lanes2d) keeps 16 output channels in a vector's lanes
 // and loads one tap's 16 weights per step, so a convolution it runs gets its weight blocked:
@@ -77,6 +85,72 @@ struct StoreLinearWeightKN : public Rule<tg::LinearOp> {
       if (Value b = lin.getBias())
         y = rewriter.create<tg::AddOp>(lin.getLoc(), lin.getType(), y, b);
       rewriter.replaceOp(lin, y);
+    }
+    return mlir::success();
+  }
+};
+
+/// Columns per strip of a matmul weight: the GEMM tile's width (kTgTileCols in the prelude).
+constexpr int64_t kGemmStrip = 32;
+
+/// Rows a GEMM needs, on a target without the AVX-512 tiles, for its weight to be stored in
+/// strips: there the GEMM is a cblas_sgemm call a strip, which cost kws_gru's one-row steps
+/// 7-11 % against one call on the [K, N] weight, and saved bert_tiny's 32-row GEMMs 24 %
+/// (x86-64-v3 kernels on this AMD EPYC).
+constexpr int64_t kStripRowsWithoutTiles = 8;
+
+/// True when every reader of `w` is a tg.matmul that takes it as its plain rhs, with an lhs of
+/// rank >= 2 and at least `minRows` rows (each then reads the one copy in strips).
+bool onlyMatmulWeight(Value w, int64_t minRows) {
+  for (mlir::OpOperand &use : w.getUses()) {
+    auto mm = dyn_cast<tg::MatmulOp>(use.getOwner());
+    if (!mm || use.getOperandNumber() != 1 || mm.getWeightBlock())
+      return false;
+    auto x = mm.getLhs().getType().cast<RankedTensorType>();
+    if (x.getRank() < 2 || x.getNumElements() / x.getShape().back() < minRows)
+      return false;
+  }
+  return true;
+}
+
+struct StoreMatmulWeightStrips : public Rule<tg::MatmulOp> {
+  StoreMatmulWeightStrips(mlir::MLIRContext *ctx, bool gemmTiles)
+      : Rule(ctx, "StoreMatmulWeightStrips"), gemmTiles(gemmTiles) {}
+  bool gemmTiles;
+
+  LogicalResult apply(tg::MatmulOp op, PatternRewriter &rewriter) const override {
+    if (op.getWeightBlock())
+      return rewriter.notifyMatchFailure(op, "weight already in strips");
+    auto c = op.getRhs().getDefiningOp<tg::ConstantOp>();
+    if (!c)
+      return rewriter.notifyMatchFailure(op, "weight is not a constant");
+    auto dense = c.getValue().dyn_cast<mlir::DenseElementsAttr>();
+    auto wt = op.getRhs().getType().cast<RankedTensorType>();
+    if (!dense || wt.getRank() != 2 || !wt.getElementType().isF32() ||
+        wt.getDimSize(0) < 1 || wt.getDimSize(1) < kGemmStrip)
+      return rewriter.notifyMatchFailure(op, "weight is not a dense f32 [K, N] constant, N >= 32");
+    if (!onlyMatmulWeight(op.getRhs(), gemmTiles ? 1 : kStripRowsWithoutTiles))
+      return rewriter.notifyMatchFailure(op, "another op reads the weight, an lhs is a vector, or "
+                                             "(no AVX-512 tiles) has fewer than 8 rows");
+    const int64_t K = wt.getDimSize(0), N = wt.getDimSize(1);
+    const int64_t strips = (N + kGemmStrip - 1) / kGemmStrip;
+    // [n / 32, k, n % 32] = w[k, n]; zeros past N.
+    std::vector<float> out(strips * K * kGemmStrip, 0.0f);
+    auto values = dense.getValues<float>();
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n)
+        out[((n / kGemmStrip) * K + k) * kGemmStrip + n % kGemmStrip] =
+            values[dense.isSplat() ? 0 : k * N + n];
+    auto type = RankedTensorType::get({strips, K, kGemmStrip}, wt.getElementType());
+    rewriter.setInsertionPointAfter(c);
+    auto w = rewriter.create<tg::ConstantOp>(
+        c.getLoc(), type, mlir::DenseElementsAttr::get(type, llvm::makeArrayRef(out)));
+    for (mlir::Operation *user : llvm::to_vector(op.getRhs().getUsers())) {
+      auto mm = cast<tg::MatmulOp>(user);
+      rewriter.updateRootInPlace(mm, [&] {
+        mm.getRhsMutable().assign(w);
+        mm.setWeightBlockAttr(rewriter.getI64IntegerAttr(kGemmStrip));
+      });
     }
     return mlir::success();
   }
@@ -199,9 +273,13 @@ struct StoreConvChannelsLast : public Rule<tg::TransposeOp> {
 };
 
 struct CpuWeightLayoutPass : public CpuWeightLayoutBase<CpuWeightLayoutPass> {
+  CpuWeightLayoutPass() = default;
+  explicit CpuWeightLayoutPass(bool tiles) { gemmTiles = tiles; }
+
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     patterns.add<StoreLinearWeightKN, BlockConvWeight, StoreConvChannelsLast>(&getContext());
+    patterns.add<StoreMatmulWeightStrips>(&getContext(), gemmTiles);
     if (mlir::failed(applyRules(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -210,6 +288,10 @@ struct CpuWeightLayoutPass : public CpuWeightLayoutBase<CpuWeightLayoutPass> {
 
 std::unique_ptr<mlir::Pass> createCpuWeightLayoutPass() {
   return std::make_unique<CpuWeightLayoutPass>();
+}
+
+std::unique_ptr<mlir::Pass> createCpuWeightLayoutPass(bool gemmTiles) {
+  return std::make_unique<CpuWeightLayoutPass>(gemmTiles);
 }
 
 } // namespace tgc

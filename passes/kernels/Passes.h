@@ -16,8 +16,10 @@ namespace tgc {
 /// Creates the `tgc-form-kernels` pass.
 std::unique_ptr<mlir::Pass> createFormKernelsPass();
 
-/// Creates the `tgc-cpu-weight-layout` pass (CPU targets only).
+/// Creates the `tgc-cpu-weight-layout` pass (CPU targets only); `gemmTiles`: whether the target
+/// has the AVX-512 GEMM tiles (the pass's gemm-tiles option, true by default).
 std::unique_ptr<mlir::Pass> createCpuWeightLayoutPass();
+std::unique_ptr<mlir::Pass> createCpuWeightLayoutPass(bool gemmTiles);
 
 /// Creates the `tgc-cuda-channels-last` pass (CUDA targets only).
 std::unique_ptr<mlir::Pass> createCudaChannelsLastPass();

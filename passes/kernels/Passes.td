@@ -22,12 +22,17 @@ def FormKernels : Pass<"tgc-form-kernels", "mlir::func::FuncOp"> {
 }
 
 def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
-  let summary = "CPU targets: weights stored as the CPU's kernels read them (linear W^T, conv blocked by 16 output channels)";
+  let summary = "CPU targets: weights stored as the CPU's kernels read them (linear W^T in 32-column strips, conv blocked by 16 output channels)";
   let description = [{
     The CPU's GEMM reads B row by row (AVX-512 tiles loading 32 consecutive columns per step of
     k; OpenBLAS without a transposed operand), so after every rule that matches tg.linear each
     f32 linear whose constant weight only linears read becomes a matmul by the [K, N] transpose
     written at compile time, plus its bias as an add (the GEMM's epilogue).
+    An f32 matmul by a constant [K, N] weight of N >= 32 (only matmuls reading it) gets it
+    stored in the AVX-512 tiles' 32-column strips, [ceil(N/32), K, 32] (tg.matmul's
+    weight_block), so no call copies a strip out of it. With gemm-tiles=false (a target without
+    AVX-512, whose GEMMs are OpenBLAS calls, one a strip) only where every matmul reading it
+    has 8 rows or more.
     An f32 1-D/2-D convolution of group 1 with at least 13 output channels (and a window the
     direct kernel unrolls) gets its constant weight blocked by 16 output channels, [ceil(M/16), C, k..., 16] (tg.conv's
     weight_block): the CPU's direct convolution loads 16 output channels of one tap per vector.
@@ -36,6 +41,10 @@ def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
     as it holds it, instead of transposing it to NCHW for the transpose to undo.
   }];
   let constructor = "tgc::createCpuWeightLayoutPass()";
+  let options = [
+    Option<"gemmTiles", "gemm-tiles", "bool", /*default=*/"true",
+           "the target has the AVX-512 GEMM tiles (x86-64-v4, or native on such a host)">
+  ];
 }
 
 def CudaChannelsLast : Pass<"tgc-cuda-channels-last", "mlir::func::FuncOp"> {

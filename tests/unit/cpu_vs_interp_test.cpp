@@ -331,6 +331,48 @@ func.func @main(%a: tensor<2x29x64xf32>, %b: tensor<2x64x200xf32>, %w: tensor<64
   EXPECT_EQ(passes, 2);
 }
 
+// Matmuls by a weight in 32-column strips (tg.matmul's weight_block: [ceil(N/32), K, 32], the
+// layout tgc-cpu-weight-layout writes; the interpreter reads it as the plain [K, N]), emitted as
+// tg_gemm_strips: N = 200 (six strips and an 8-column tail, split across two threads by columns
+// into panels of four strips and of two plus the tail), with a bias for every batch and one per
+// batch (a call a batch), 1,100 rows of K = 512 (row blocks of 512 whose A stays in L2, split by
+// rows) with N = 40, and 5 rows (no full row tile) of one exact strip. The strips' padding past N
+// is random here, not zeros: nothing may read it. At the host's level (the tiles) and at
+// x86-64-v2 (cblas_sgemm reading the strips), each against the interpreter.
+TEST(CpuVsInterp, MatmulWeightStrips) {
+  const std::string ir = R"(
+func.func @main(%a: tensor<2x29x64xf32>, %w: tensor<7x64x32xf32>, %c: tensor<200xf32>, %cb: tensor<2x1x200xf32>, %big: tensor<1100x512xf32>, %wb: tensor<2x512x32xf32>, %a5: tensor<5x3xf32>, %w5: tensor<1x3x32xf32>) -> (tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<1100x40xf32>, tensor<5x32xf32>) {
+  %0 = tg.matmul %a, %w {weight_block = 32 : i64} : tensor<2x29x64xf32>, tensor<7x64x32xf32> -> tensor<2x29x200xf32>
+  %1 = tg.fused "gemm" (%a, %w, %c) : (tensor<2x29x64xf32>, tensor<7x64x32xf32>, tensor<200xf32>) -> tensor<2x29x200xf32> {
+  ^bb0(%p: tensor<2x29x64xf32>, %q: tensor<7x64x32xf32>, %e: tensor<200xf32>):
+    %t0 = tg.matmul %p, %q {weight_block = 32 : i64} : tensor<2x29x64xf32>, tensor<7x64x32xf32> -> tensor<2x29x200xf32>
+    %t1 = tg.add %t0, %e : tensor<2x29x200xf32>, tensor<200xf32> -> tensor<2x29x200xf32>
+    tg.yield %t1 : tensor<2x29x200xf32>
+  }
+  %2 = tg.fused "gemm" (%a, %w, %cb) : (tensor<2x29x64xf32>, tensor<7x64x32xf32>, tensor<2x1x200xf32>) -> tensor<2x29x200xf32> {
+  ^bb0(%p: tensor<2x29x64xf32>, %q: tensor<7x64x32xf32>, %e: tensor<2x1x200xf32>):
+    %t0 = tg.matmul %p, %q {weight_block = 32 : i64} : tensor<2x29x64xf32>, tensor<7x64x32xf32> -> tensor<2x29x200xf32>
+    %t1 = tg.add %t0, %e : tensor<2x29x200xf32>, tensor<2x1x200xf32> -> tensor<2x29x200xf32>
+    tg.yield %t1 : tensor<2x29x200xf32>
+  }
+  %3 = tg.matmul %big, %wb {weight_block = 32 : i64} : tensor<1100x512xf32>, tensor<2x512x32xf32> -> tensor<1100x40xf32>
+  %4 = tg.matmul %a5, %w5 {weight_block = 32 : i64} : tensor<5x3xf32>, tensor<1x3x32xf32> -> tensor<5x32xf32>
+  return %0, %1, %2, %3, %4 : tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<2x29x200xf32>, tensor<1100x40xf32>, tensor<5x32xf32>
+}
+)";
+  for (const std::string target : {"cpu:" + tgc::hostCpuLevel(), std::string("cpu:x86-64-v2")}) {
+    compareWithInterpreter(ir, "matmul_strips.tgpkg", 2, target);
+    std::ifstream f(tmpDir() + "/matmul_strips.tgpkg/kernels.cpp");
+    int calls = 0, perBatch = 0;
+    for (std::string line; std::getline(f, line);) {
+      calls += line.rfind("  tg_gemm_strips(", 0) == 0;
+      perBatch += line.rfind("    tg_gemm_strips(", 0) == 0;
+    }
+    EXPECT_EQ(calls, 4) << target;    // %0, %1, %3, %4
+    EXPECT_EQ(perBatch, 1) << target; // %2, one call a batch
+  }
+}
+
 // Convolutions with weights blocked by 16 output channels (tg.conv's weight_block, the lanes
 // kernel tg_conv_lanes2d; the interpreter reads the blocked weight as the plain one): a last
 // block of 4 valid channels, two images with a stride, 1-D with stride and dilation and a

@@ -339,6 +339,36 @@ func.func @main(%q: tensor<2x5x4x64xT>, %k: tensor<2x7x2x64xT>, %v: tensor<2x7x2
   }
 }
 
+// A matmul weight in 32-column strips (tg.matmul's weight_block) is the CPU's layout: the CUDA
+// backend refuses it, naming it, alone and as a fused GEMM's, instead of reading the strips as
+// a [K, N] matrix.
+TEST(CudaCodegen, RefusesMatmulWeightInStrips) {
+  const std::string alone = R"(
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<2x8x32xf32>) -> tensor<4x40xf32> {
+  %0 = tg.matmul %x, %w {weight_block = 32 : i64} : tensor<4x8xf32>, tensor<2x8x32xf32> -> tensor<4x40xf32>
+  return %0 : tensor<4x40xf32>
+}
+)";
+  const std::string fused = R"(
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<2x8x32xf32>, %b: tensor<40xf32>) -> tensor<4x40xf32> {
+  %0 = tg.fused "gemm" (%x, %w, %b) : (tensor<4x8xf32>, tensor<2x8x32xf32>, tensor<40xf32>) -> tensor<4x40xf32> {
+  ^bb0(%p: tensor<4x8xf32>, %q: tensor<2x8x32xf32>, %e: tensor<40xf32>):
+    %t0 = tg.matmul %p, %q {weight_block = 32 : i64} : tensor<4x8xf32>, tensor<2x8x32xf32> -> tensor<4x40xf32>
+    %t1 = tg.add %t0, %e : tensor<4x40xf32>, tensor<40xf32> -> tensor<4x40xf32>
+    tg.yield %t1 : tensor<4x40xf32>
+  }
+  return %0 : tensor<4x40xf32>
+}
+)";
+  for (const std::string *ir : {&alone, &fused}) {
+    std::string error;
+    irPackageSource(*ir, "matmul_strips", error);
+    EXPECT_NE(error.find("a matmul weight in strips (weight_block) is the CPU's layout"),
+              std::string::npos)
+        << (ir == &alone ? "alone" : "fused") << ": " << error;
+  }
+}
+
 // The indexing ops (codegen/common/IndexEmit) in f32, f16, f64 and i64: cumsum, every scatter
 // reduction with i32 and i64 indices, top-k largest and smallest; NVRTC compiles them.
 TEST(CudaCodegen, IndexOpsCompile) {

@@ -379,3 +379,30 @@ func.func @pool_nhwc_channels(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x8xf32> {
   %0 = tg.pool %x {kind = "max", kernel = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], nhwc} : tensor<1x8x8x4xf32> -> tensor<1x4x4x8xf32>
   return %0 : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// A matmul weight in strips of 32 is [ceil(N/32), K, 32]: N = 65 needs three strips.
+func.func @matmul_weight_strips_count(%x: tensor<4x8xf32>, %w: tensor<2x8x32xf32>) -> tensor<4x65xf32> {
+  // expected-error @+1 {{a weight in strips of 32 must be [ceil(N/32), K, 32] with an lhs of rank >= 2, got lhs 4x8, weight 2x8x32}}
+  %0 = tg.matmul %x, %w {weight_block = 32 : i64} : tensor<4x8xf32>, tensor<2x8x32xf32> -> tensor<4x65xf32>
+  return %0 : tensor<4x65xf32>
+}
+
+// -----
+
+// ... and needs an lhs of rank >= 2 (a vector lhs drops M from the result).
+func.func @matmul_weight_strips_vector(%x: tensor<8xf32>, %w: tensor<1x8x32xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{a weight in strips of 32 must be [ceil(N/32), K, 32] with an lhs of rank >= 2, got lhs 8, weight 1x8x32}}
+  %0 = tg.matmul %x, %w {weight_block = 32 : i64} : tensor<8xf32>, tensor<1x8x32xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+// K is the strips' middle dim: it must be the lhs's last.
+func.func @matmul_weight_strips_k(%x: tensor<4x8xf32>, %w: tensor<1x9x32xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{shapes 4x8 and 9x32 do not contract}}
+  %0 = tg.matmul %x, %w {weight_block = 32 : i64} : tensor<4x8xf32>, tensor<1x9x32xf32> -> tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}

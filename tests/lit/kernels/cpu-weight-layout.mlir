@@ -191,3 +191,52 @@ func.func @conv_channels_last_not(%x: tensor<1x8x6x6xf32>) -> (tensor<1x4x4x16xf
   %5 = tg.transpose %4 {perm = [0, 2, 3, 1]} : tensor<1x7x4x4xf32> -> tensor<1x4x4x7xf32>
   return %1, %3, %2, %5 : tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>, tensor<1x16x4x4xf32>, tensor<1x4x4x7xf32>
 }
+
+// -----
+
+// A matmul by a constant f32 [K, N] weight of N >= 32 gets it stored in 32-column strips,
+// [ceil(N/32), K, 32] with zeros past N (here N = 33: a full strip and one of a single column).
+// CHECK-LABEL: func.func @matmul_strips
+func.func @matmul_strips(%x: tensor<4x1xf32>) -> tensor<4x33xf32> {
+  %w = tg.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0]]> : tensor<1x33xf32>
+  // CHECK: %[[W:.+]] = tg.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00, {{.*}}, 3.100000e+01]], {{\[\[}}3.200000e+01, 0.000000e+00, {{.*}}, 0.000000e+00]]]> : tensor<2x1x32xf32>
+  // CHECK: tg.matmul %{{.+}}, %[[W]] {weight_block = 32 : i64} : tensor<4x1xf32>, tensor<2x1x32xf32> -> tensor<4x33xf32>
+  %0 = tg.matmul %x, %w : tensor<4x1xf32>, tensor<1x33xf32> -> tensor<4x33xf32>
+  return %0 : tensor<4x33xf32>
+}
+
+// -----
+
+// A linear becomes a matmul by its transpose, which is then stored in strips; two matmuls
+// reading one weight share one copy in strips.
+// CHECK-LABEL: func.func @linear_to_strips
+func.func @linear_to_strips(%x: tensor<3x1xf32>, %h: tensor<5x1xf32>) -> (tensor<3x32xf32>, tensor<5x32xf32>) {
+  %w = tg.constant dense<1.5> : tensor<32x1xf32>
+  // CHECK: %[[W:.+]] = tg.constant dense<1.500000e+00> : tensor<1x1x32xf32>
+  // CHECK-NOT: tg.constant
+  // CHECK: tg.matmul %{{.+}}, %[[W]] {weight_block = 32 : i64} : tensor<3x1xf32>, tensor<1x1x32xf32> -> tensor<3x32xf32>
+  // CHECK: tg.matmul %{{.+}}, %[[W]] {weight_block = 32 : i64} : tensor<5x1xf32>, tensor<1x1x32xf32> -> tensor<5x32xf32>
+  // CHECK-NOT: tg.linear
+  %0 = tg.linear %x, %w : tensor<3x1xf32>, tensor<32x1xf32> -> tensor<3x32xf32>
+  %1 = tg.linear %h, %w : tensor<5x1xf32>, tensor<32x1xf32> -> tensor<5x32xf32>
+  return %0, %1 : tensor<3x32xf32>, tensor<5x32xf32>
+}
+
+// -----
+
+// Negative: fewer than 32 columns (no full strip: the tiles do not take it), a weight another
+// op reads too, a vector lhs, and an f16 weight all stay [K, N].
+// CHECK-LABEL: func.func @matmul_not_strips
+func.func @matmul_not_strips(%x: tensor<4x2xf32>, %v: tensor<2xf32>, %xh: tensor<4x2xf16>) -> (tensor<4x31xf32>, tensor<4x32xf32>, tensor<2x32xf32>, tensor<32xf32>, tensor<4x32xf16>) {
+  %w31 = tg.constant dense<1.0> : tensor<2x31xf32>
+  %w = tg.constant dense<2.0> : tensor<2x32xf32>
+  %wv = tg.constant dense<3.0> : tensor<2x32xf32>
+  %wh = tg.constant dense<4.0> : tensor<2x32xf16>
+  // CHECK-NOT: weight_block
+  %0 = tg.matmul %x, %w31 : tensor<4x2xf32>, tensor<2x31xf32> -> tensor<4x31xf32>
+  %1 = tg.matmul %x, %w : tensor<4x2xf32>, tensor<2x32xf32> -> tensor<4x32xf32>
+  %2 = tg.neg %w : tensor<2x32xf32>
+  %3 = tg.matmul %v, %wv : tensor<2xf32>, tensor<2x32xf32> -> tensor<32xf32>
+  %4 = tg.matmul %xh, %wh : tensor<4x2xf16>, tensor<2x32xf16> -> tensor<4x32xf16>
+  return %0, %1, %2, %3, %4 : tensor<4x31xf32>, tensor<4x32xf32>, tensor<2x32xf32>, tensor<32xf32>, tensor<4x32xf16>
+}
