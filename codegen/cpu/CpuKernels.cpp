@@ -84,12 +84,13 @@ llvm::Error KernelBuilder::emitGemmInto(Operation *op, const std::vector<std::st
     c.line("// empty batch: nothing to do");
     return llvm::Error::success();
   }
-  if (cast<tg::MatmulOp>(op).getWeightBlock()) {
+  if (auto block = cast<tg::MatmulOp>(op).getWeightBlock()) {
     // A constant [K, N] weight in 32-column strips (tgc-cpu-weight-layout; an f32 lhs of rank
     // >= 2, so the batch is the lhs's): one GEMM of NB * M rows, or one a batch where each has
     // a bias of its own.
-    if (T != "float" || N <= 0 || K <= 0)
-      return error(op, "a matmul weight in strips needs an f32 GEMM of nonzero N and K");
+    if (*block != 32 || T != "float" || N <= 0 || K <= 0)
+      return error(op, "a matmul weight in strips must be in strips of 32 (the GEMM tiles' "
+                       "width), for an f32 GEMM of nonzero N and K");
     if (M == 0) {
       c.line("// no rows: nothing to do");
       return llvm::Error::success();

@@ -442,9 +442,8 @@ void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int6
 /// Bs[ceil(N/32)][K][32] with zeros past N (tg.matmul's weight_block, written at compile time by
 /// tgc-cpu-weight-layout), on the calling thread. With AVX-512 each full strip is read in place
 /// by the tiles (no copy out of B), rows in blocks whose part of A stays in L2 (1 MiB) while
-/// every strip passes over it. Elsewhere, and for the last partial strip, cblas_sgemm reads the
-/// strips (ldb 32; tgc-cpu-weight-layout stores them for targets without the tiles only where
-/// every GEMM has 8 rows or more, since a call a strip costs more than it saves below that).
+/// every strip passes over it. Elsewhere (tgc-cpu-weight-layout writes strips only for targets
+/// with the tiles), and for the last partial strip, cblas_sgemm reads the strips (ldb 32).
 inline void tg_gemm_strips1(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                             const float *Bs, float *C, int64_t ldc, const float *bias) {
   constexpr int64_t S = 32;

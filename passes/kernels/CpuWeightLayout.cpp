@@ -17,8 +17,8 @@
 // constant B is stored in those strips instead, once, at compile time:
 //   matmul(x, W:const[K, N]) -> matmul(x, Ws:const[ceil(N/32), K, 32]) {weight_block = 32}
 // (zeros past N), for an f32 W of at least one full strip (N >= 32) that only matmuls read as
-// their rhs, each with an lhs of rank >= 2. Without the tiles (gemm-tiles=false: x86-64-v2/v3
-// targets) the GEMM is a cblas_sgemm call a strip, so only where each has 8 rows or more.
+// their rhs, each with an lhs of rank >= 2. Not without the tiles (gemm-tiles=false: x86-64-v2/v3
+// targets), where the GEMM would be a cblas_sgemm call a strip.
 //
 // The CPU's direct convolution (tg_conv_lanes2d) keeps 16 output channels in a vector's lanes
 // and loads one tap's 16 weights per step, so a convolution it runs gets its weight blocked:
@@ -93,21 +93,15 @@ struct StoreLinearWeightKN : public Rule<tg::LinearOp> {
 /// Columns per strip of a matmul weight: the GEMM tile's width (kTgTileCols in the prelude).
 constexpr int64_t kGemmStrip = 32;
 
-/// Rows a GEMM needs, on a target without the AVX-512 tiles, for its weight to be stored in
-/// strips: there the GEMM is a cblas_sgemm call a strip, which cost kws_gru's one-row steps
-/// 7-11 % against one call on the [K, N] weight, and saved bert_tiny's 32-row GEMMs 24 %
-/// (x86-64-v3 kernels on this AMD EPYC).
-constexpr int64_t kStripRowsWithoutTiles = 8;
-
 /// True when every reader of `w` is a tg.matmul that takes it as its plain rhs, with an lhs of
-/// rank >= 2 and at least `minRows` rows (each then reads the one copy in strips).
-bool onlyMatmulWeight(Value w, int64_t minRows) {
+/// rank >= 2 (each then reads the one copy in strips). Nothing here depends on the number of
+/// rows, so every bucket of a bucketed or decode package (one weight merged across them) makes
+/// the same choice.
+bool onlyMatmulWeight(Value w) {
   for (mlir::OpOperand &use : w.getUses()) {
     auto mm = dyn_cast<tg::MatmulOp>(use.getOwner());
-    if (!mm || use.getOperandNumber() != 1 || mm.getWeightBlock())
-      return false;
-    auto x = mm.getLhs().getType().cast<RankedTensorType>();
-    if (x.getRank() < 2 || x.getNumElements() / x.getShape().back() < minRows)
+    if (!mm || use.getOperandNumber() != 1 || mm.getWeightBlock() ||
+        mm.getLhs().getType().cast<RankedTensorType>().getRank() < 2)
       return false;
   }
   return true;
@@ -116,9 +110,16 @@ bool onlyMatmulWeight(Value w, int64_t minRows) {
 struct StoreMatmulWeightStrips : public Rule<tg::MatmulOp> {
   StoreMatmulWeightStrips(mlir::MLIRContext *ctx, bool gemmTiles)
       : Rule(ctx, "StoreMatmulWeightStrips"), gemmTiles(gemmTiles) {}
+  /// Whether the target has the AVX-512 tiles (the pass's gemm-tiles option).
   bool gemmTiles;
 
   LogicalResult apply(tg::MatmulOp op, PatternRewriter &rewriter) const override {
+    // Without the tiles each strip would be a cblas_sgemm call of its own (x86-64-v3 kernels
+    // here: bert_tiny's 32-row GEMMs 24 % faster, kws_gru's one-row steps 7-11 % slower; a
+    // choice by rows would differ between a decode package's prefill buckets and its one-row
+    // step and store their weights twice), so those targets keep [K, N].
+    if (!gemmTiles)
+      return rewriter.notifyMatchFailure(op, "the target has no AVX-512 GEMM tiles");
     if (op.getWeightBlock())
       return rewriter.notifyMatchFailure(op, "weight already in strips");
     auto c = op.getRhs().getDefiningOp<tg::ConstantOp>();
@@ -129,9 +130,8 @@ struct StoreMatmulWeightStrips : public Rule<tg::MatmulOp> {
     if (!dense || wt.getRank() != 2 || !wt.getElementType().isF32() ||
         wt.getDimSize(0) < 1 || wt.getDimSize(1) < kGemmStrip)
       return rewriter.notifyMatchFailure(op, "weight is not a dense f32 [K, N] constant, N >= 32");
-    if (!onlyMatmulWeight(op.getRhs(), gemmTiles ? 1 : kStripRowsWithoutTiles))
-      return rewriter.notifyMatchFailure(op, "another op reads the weight, an lhs is a vector, or "
-                                             "(no AVX-512 tiles) has fewer than 8 rows");
+    if (!onlyMatmulWeight(op.getRhs()))
+      return rewriter.notifyMatchFailure(op, "another op reads the weight, or an lhs is a vector");
     const int64_t K = wt.getDimSize(0), N = wt.getDimSize(1);
     const int64_t strips = (N + kGemmStrip - 1) / kGemmStrip;
     // [n / 32, k, n % 32] = w[k, n]; zeros past N.

@@ -30,9 +30,8 @@ def CpuWeightLayout : Pass<"tgc-cpu-weight-layout", "mlir::func::FuncOp"> {
     written at compile time, plus its bias as an add (the GEMM's epilogue).
     An f32 matmul by a constant [K, N] weight of N >= 32 (only matmuls reading it) gets it
     stored in the AVX-512 tiles' 32-column strips, [ceil(N/32), K, 32] (tg.matmul's
-    weight_block), so no call copies a strip out of it. With gemm-tiles=false (a target without
-    AVX-512, whose GEMMs are OpenBLAS calls, one a strip) only where every matmul reading it
-    has 8 rows or more.
+    weight_block), so no call copies a strip out of it; not with gemm-tiles=false (a target
+    without AVX-512, whose GEMMs are OpenBLAS calls, which would take one call a strip).
     An f32 1-D/2-D convolution of group 1 with at least 13 output channels (and a window the
     direct kernel unrolls) gets its constant weight blocked by 16 output channels, [ceil(M/16), C, k..., 16] (tg.conv's
     weight_block): the CPU's direct convolution loads 16 output channels of one tap per vector.

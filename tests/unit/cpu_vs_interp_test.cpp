@@ -373,6 +373,29 @@ func.func @main(%a: tensor<2x29x64xf32>, %w: tensor<7x64x32xf32>, %c: tensor<200
   }
 }
 
+// Strips of another width verify (and interpret) as the [K, N] weight they stand for, but the
+// CPU's GEMM reads strips of 32 only: the backend refuses them, naming why, instead of reading
+// them as 32 wide.
+TEST(CpuVsInterp, RefusesMatmulWeightStripsOfAnotherWidth) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<tgc::tg::TGDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"(
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<3x8x16xf32>) -> tensor<4x40xf32> {
+  %0 = tg.matmul %x, %w {weight_block = 16 : i64} : tensor<4x8xf32>, tensor<3x8x16xf32> -> tensor<4x40xf32>
+  return %0 : tensor<4x40xf32>
+}
+)",
+                                                        &ctx);
+  ASSERT_TRUE(module);
+  tgc::PackageInfo info;
+  info.target = "cpu";
+  auto stats = tgc::writeCpuPackage(*module, tmpDir() + "/strips16.tgpkg", info,
+                                    tmpDir() + "/kcache");
+  ASSERT_FALSE(bool(stats));
+  const std::string error = llvm::toString(stats.takeError());
+  EXPECT_NE(error.find("must be in strips of 32"), std::string::npos) << error;
+}
+
 // Convolutions with weights blocked by 16 output channels (tg.conv's weight_block, the lanes
 // kernel tg_conv_lanes2d; the interpreter reads the blocked weight as the plain one): a last
 // block of 4 valid channels, two images with a stride, 1-D with stride and dilation and a

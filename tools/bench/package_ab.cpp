@@ -7,6 +7,9 @@
 //   clang++ -O2 -std=c++17 -I. tools/bench/package_ab.cpp -o /tmp/package_ab \
 //       -Lbazel-bin/runtime -ltgc -Wl,-rpath,$PWD/bazel-bin/runtime
 // Use: ROUNDS=1000 TH=1 /tmp/package_ab before.tgpkg after.tgpkg
+//      ROUNDS=1000 /tmp/package_ab model.tgpkg@1 copy.tgpkg@2   (threads per package)
+// Two thread counts need two copies of the package (cp -r): one kernels.so loaded twice is one
+// library, whose thread count (tgk_set_threads) the two sessions would share.
 // Inputs are zeros of each input's declared shape and type (timing, not numerics). Prints each
 // package's median, p10 and p25 (µs) and the median over rounds of its time over the first's.
 #include "runtime/tgc_runtime.h"
@@ -22,7 +25,7 @@ namespace {
 
 /// One loaded package with zeroed inputs and room for its outputs, and its run times (µs).
 struct Package {
-  const char *path = nullptr;
+  std::string path;
   tgc_session *session = nullptr;
   std::vector<std::vector<char>> buffers[2]; // inputs, outputs
   std::vector<tgc_tensor> tensors[2];
@@ -64,7 +67,7 @@ double percentile(std::vector<double> v, double q) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: [ROUNDS=n] [TH=threads] package_ab PKG...\n");
+    std::fprintf(stderr, "usage: [ROUNDS=n] [TH=threads] package_ab PKG[@threads]...\n");
     return 2;
   }
   const int rounds = std::atoi(std::getenv("ROUNDS") ? std::getenv("ROUNDS") : "3000");
@@ -74,10 +77,15 @@ int main(int argc, char **argv) {
   for (int a = 1; a < argc; ++a) {
     Package &p = pkgs[a - 1];
     p.path = argv[a];
+    int t = threads; // PATH@N: N threads for this package
+    if (size_t at = p.path.rfind('@'); at != std::string::npos) {
+      t = std::atoi(p.path.c_str() + at + 1);
+      p.path.resize(at);
+    }
     char *err = nullptr;
-    p.session = tgc_session_load(p.path, threads, &err);
+    p.session = tgc_session_load(p.path.c_str(), t, &err);
     if (!p.session) {
-      std::fprintf(stderr, "%s: %s\n", p.path, err);
+      std::fprintf(stderr, "%s: %s\n", p.path.c_str(), err);
       return 1;
     }
     makeTensors(p, 0);
@@ -89,7 +97,7 @@ int main(int argc, char **argv) {
       const auto t0 = std::chrono::steady_clock::now();
       if (tgc_session_run(p.session, p.tensors[0].data(), p.tensors[0].size(),
                           p.tensors[1].data(), p.tensors[1].size(), &err) != 0) {
-        std::fprintf(stderr, "%s: %s\n", p.path, err);
+        std::fprintf(stderr, "%s: %s\n", p.path.c_str(), err);
         return 1;
       }
       const auto t1 = std::chrono::steady_clock::now();
@@ -100,7 +108,8 @@ int main(int argc, char **argv) {
     std::vector<double> ratio;
     for (size_t i = 0; i < p.times.size(); ++i)
       ratio.push_back(p.times[i] / pkgs[0].times[i]);
-    std::printf("%-40s median %8.1f p10 %8.1f p25 %8.1f  time / first's, median %.3f\n", p.path,
+    std::printf("%-40s median %8.1f p10 %8.1f p25 %8.1f  time / first's, median %.3f\n",
+                argv[&p - pkgs.data() + 1],
                 percentile(p.times, 0.5), percentile(p.times, 0.1), percentile(p.times, 0.25),
                 percentile(ratio, 0.5));
   }
