@@ -406,36 +406,42 @@ void tg_blas_gemm1(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int
 /// threshold for threading a GEMM is 2^18).
 constexpr int64_t kGemmSplitWork = 1 << 18;
 
-/// C = A * op(B) + beta * C (row-major; op(B) = B[K,N] or B[N,K]^T). M, N, K > 0.
-/// OpenBLAS runs on one thread (tgk_init_threads): the pool is the only one, so a large GEMM is
-/// split into panels of 32-multiples along the longer of M and N (rows of A and C, or columns
-/// of op(B) and C), tgk_nt() of them, one cblas call each.
-template <class T>
-void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
-                  const T *B, int64_t ldb, T *C, int64_t ldc, T beta, const T *bias = nullptr) {
+/// Calls gemm(i0, m, j0, n) for panels of C (rows [i0, i0 + m), columns [j0, j0 + n)) covering
+/// C[M x N]: OpenBLAS runs on one thread (tgk_init_threads), the pool is the only one, so a large
+/// GEMM is split into panels of 32-multiples along the longer of M and N, tgk_nt() of them;
+/// otherwise one call for the whole. Panels of 32-multiples: every panel's columns fall on the
+/// same GEMM tiles (and weight strips) whatever the thread count, so results do not change with
+/// it.
+template <class F>
+inline void tg_gemm_panels(int64_t M, int64_t N, int64_t K, const F &gemm) {
   const int64_t nt = tgk_nt();
   const bool byRows = M >= N;
   const int64_t len = byRows ? M : N;
   const int64_t parts = std::min<int64_t>(nt, len / 16);
   if (parts > 1 && M * N * K >= kGemmSplitWork) {
-    // Panels of 32-multiples: every panel's columns fall on the same GEMM tiles (tg_tiled_sgemm)
-    // whatever the thread count, so results do not change with it.
     const int64_t step = ((len + parts - 1) / parts + 31) / 32 * 32;
     tg_parallel_for(parts, true, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t lo = p * step, n = std::min(len, lo + step) - lo;
         if (n <= 0) continue;
-        if (byRows)
-          tg_blas_gemm1<T>(transB, n, N, K, A + lo * lda, lda, B, ldb, C + lo * ldc, ldc, beta,
-                           bias);
-        else
-          tg_blas_gemm1<T>(transB, M, n, K, A, lda, transB ? B + lo * ldb : B + lo, ldb, C + lo,
-                           ldc, beta, bias ? bias + lo : nullptr);
+        if (byRows) gemm(lo, n, 0, N);
+        else gemm(0, M, lo, n);
       }
     });
     return;
   }
-  tg_blas_gemm1<T>(transB, M, N, K, A, lda, B, ldb, C, ldc, beta, bias);
+  gemm(0, M, 0, N);
+}
+
+/// C = A * op(B) + beta * C (row-major; op(B) = B[K,N] or B[N,K]^T), one cblas call a panel
+/// (tg_gemm_panels). M, N, K > 0.
+template <class T>
+void tg_blas_gemm(bool transB, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
+                  const T *B, int64_t ldb, T *C, int64_t ldc, T beta, const T *bias = nullptr) {
+  tg_gemm_panels(M, N, K, [&](int64_t i0, int64_t m, int64_t j0, int64_t n) {
+    tg_blas_gemm1<T>(transB, m, n, K, A + i0 * lda, lda, transB ? B + j0 * ldb : B + j0, ldb,
+                     C + i0 * ldc + j0, ldc, beta, bias ? bias + j0 : nullptr);
+  });
 }
 
 /// C[M x N] = A[M x K] * B (+ bias[j] per column) with B a constant in 32-column strips,
@@ -468,29 +474,14 @@ inline void tg_gemm_strips1(int64_t M, int64_t N, int64_t K, const float *A, int
                 (int)ldc);
 }
 
-/// tg_gemm_strips1 with A, C dense (lda K, ldc N), split across the pool as tg_blas_gemm splits
-/// (panels of 32-multiples: along N they are whole strips, Bs + lo * K). M, N, K > 0.
+/// tg_gemm_strips1 with A, C dense (lda K, ldc N), split across the pool by tg_gemm_panels
+/// (along N its panels are whole strips, Bs + j0 * K). M, N, K > 0.
 inline void tg_gemm_strips(int64_t M, int64_t N, int64_t K, const float *A, const float *Bs,
                            float *C, const float *bias) {
-  const int64_t nt = tgk_nt();
-  const bool byRows = M >= N;
-  const int64_t len = byRows ? M : N;
-  const int64_t parts = std::min<int64_t>(nt, len / 16);
-  if (parts > 1 && M * N * K >= kGemmSplitWork) {
-    const int64_t step = ((len + parts - 1) / parts + 31) / 32 * 32;
-    tg_parallel_for(parts, true, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t lo = p * step, n = std::min(len, lo + step) - lo;
-        if (n <= 0) continue;
-        if (byRows)
-          tg_gemm_strips1(n, N, K, A + lo * K, K, Bs, C + lo * N, N, bias);
-        else
-          tg_gemm_strips1(M, n, K, A, K, Bs + lo * K, C + lo, N, bias ? bias + lo : nullptr);
-      }
-    });
-    return;
-  }
-  tg_gemm_strips1(M, N, K, A, K, Bs, C, N, bias);
+  tg_gemm_panels(M, N, K, [&](int64_t i0, int64_t m, int64_t j0, int64_t n) {
+    tg_gemm_strips1(m, n, K, A + i0 * K, K, Bs + j0 * K, C + i0 * N + j0, N,
+                    bias ? bias + j0 : nullptr);
+  });
 }
 
 /// f16/bf16 GEMM: sgemm on float copies of A and B; each result, plus its bias (bias[i] per row

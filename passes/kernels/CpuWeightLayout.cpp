@@ -90,6 +90,24 @@ struct StoreLinearWeightKN : public Rule<tg::LinearOp> {
   }
 };
 
+/// A new f32 constant after `c`, of `shape`, holding the M x inner matrix `at(m, t)` blocked by
+/// `block` rows: element [m / block, t, m % block] = at(m, t), zeros past M (shape's element
+/// count is ceil(M / block) * inner * block). Both layouts below are this one: a conv weight's
+/// output channels by 16 (m, t over [M, C·k...]), a matmul weight's columns by 32 (m, t over
+/// its [N, K] transpose).
+tg::ConstantOp blockedConstant(PatternRewriter &rewriter, tg::ConstantOp c,
+                               llvm::ArrayRef<int64_t> shape, int64_t M, int64_t inner,
+                               int64_t block, llvm::function_ref<float(int64_t, int64_t)> at) {
+  std::vector<float> out((M + block - 1) / block * inner * block, 0.0f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t t = 0; t < inner; ++t)
+      out[((m / block) * inner + t) * block + m % block] = at(m, t);
+  auto type = RankedTensorType::get(shape, rewriter.getF32Type());
+  rewriter.setInsertionPointAfter(c);
+  return rewriter.create<tg::ConstantOp>(
+      c.getLoc(), type, mlir::DenseElementsAttr::get(type, llvm::makeArrayRef(out)));
+}
+
 /// Columns per strip of a matmul weight: the GEMM tile's width (kTgTileCols in the prelude).
 constexpr int64_t kGemmStrip = 32;
 
@@ -135,16 +153,11 @@ struct StoreMatmulWeightStrips : public Rule<tg::MatmulOp> {
     const int64_t K = wt.getDimSize(0), N = wt.getDimSize(1);
     const int64_t strips = (N + kGemmStrip - 1) / kGemmStrip;
     // [n / 32, k, n % 32] = w[k, n]; zeros past N.
-    std::vector<float> out(strips * K * kGemmStrip, 0.0f);
     auto values = dense.getValues<float>();
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t n = 0; n < N; ++n)
-        out[((n / kGemmStrip) * K + k) * kGemmStrip + n % kGemmStrip] =
-            values[dense.isSplat() ? 0 : k * N + n];
-    auto type = RankedTensorType::get({strips, K, kGemmStrip}, wt.getElementType());
-    rewriter.setInsertionPointAfter(c);
-    auto w = rewriter.create<tg::ConstantOp>(
-        c.getLoc(), type, mlir::DenseElementsAttr::get(type, llvm::makeArrayRef(out)));
+    auto w = blockedConstant(rewriter, c, {strips, K, kGemmStrip}, N, K, kGemmStrip,
+                             [&](int64_t n, int64_t k) {
+                               return values[dense.isSplat() ? 0 : k * N + n];
+                             });
     for (mlir::Operation *user : llvm::to_vector(op.getRhs().getUsers())) {
       auto mm = cast<tg::MatmulOp>(user);
       rewriter.updateRootInPlace(mm, [&] {
@@ -234,16 +247,10 @@ struct BlockConvWeight : public Rule<tg::ConvOp> {
     shape[0] = blocks;
     shape.push_back(kConvBlock);
     // [m / 16, c, k..., m % 16] = w[m, c, k...]; zeros past M.
-    std::vector<float> out(blocks * inner * kConvBlock, 0.0f);
     auto values = dense.getValues<float>();
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t t = 0; t < inner; ++t)
-        out[((m / kConvBlock) * inner + t) * kConvBlock + m % kConvBlock] =
-            values[dense.isSplat() ? 0 : m * inner + t];
-    auto type = RankedTensorType::get(shape, wt.getElementType());
-    rewriter.setInsertionPointAfter(c);
-    auto w = rewriter.create<tg::ConstantOp>(
-        c.getLoc(), type, mlir::DenseElementsAttr::get(type, llvm::makeArrayRef(out)));
+    auto w = blockedConstant(rewriter, c, shape, M, inner, kConvBlock, [&](int64_t m, int64_t t) {
+      return values[dense.isSplat() ? 0 : m * inner + t];
+    });
     rewriter.updateRootInPlace(op, [&] {
       op.getWeightMutable().assign(w);
       op.setWeightBlockAttr(rewriter.getI64IntegerAttr(kConvBlock));
